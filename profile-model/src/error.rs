@@ -1,0 +1,40 @@
+//! Errors of decoding and combining profiles.
+
+/// Why bytes could not be turned into a [`crate::Profile`], or profiles not combined.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProfileError {
+    /// The input holds no bytes at all.
+    #[error("the file is empty")]
+    Empty,
+    /// The gzip stream is corrupt or cut short.
+    #[error("corrupt or truncated gzip data: {0}")]
+    Gzip(String),
+    /// Decompressing would exceed the configured cap.
+    #[error(
+        "decompressed size exceeds the limit of {limit_bytes} bytes (raise it with --max-decompressed)"
+    )]
+    TooLarge {
+        /// The cap that was hit.
+        limit_bytes: u64,
+    },
+    /// The bytes are not a pprof protobuf message.
+    #[error("not a pprof profile: {0}")]
+    Protobuf(String),
+    /// A reference inside the profile points nowhere.
+    #[error("invalid profile: {0}")]
+    Invalid(String),
+    /// Two profiles that cannot be merged because their sample types differ.
+    #[error(
+        "cannot merge {first} ({first_types}) with {second} ({second_types}): different sample types"
+    )]
+    IncompatibleSampleTypes {
+        /// Name of the profile already merged.
+        first: String,
+        /// Its sample types, as `type/unit` list.
+        first_types: String,
+        /// Name of the profile being added.
+        second: String,
+        /// Its sample types.
+        second_types: String,
+    },
+}

@@ -1,0 +1,152 @@
+//! pprof's sample filters: focus, ignore, hide and tag (label) filters.
+
+use regex::Regex;
+
+use crate::profile::{LabelSetId, Profile};
+
+/// A filter on sample labels, `key=value`: the sample must have label `key` with a value
+/// matched by the regex `value` (string labels) or equal to it (numeric labels), as
+/// pprof's `-tagfocus`.
+#[derive(Debug, Clone)]
+pub struct TagFilter {
+    /// Label key.
+    pub key: String,
+    /// Value pattern as typed.
+    pub value: String,
+    regex: Regex,
+}
+
+impl TagFilter {
+    /// Parses `key=value`.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let Some((key, value)) = spec.split_once('=') else {
+            return Err(format!("tag filter {spec:?} is not of the form KEY=VALUE"));
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("tag filter {spec:?} has an empty key"));
+        }
+        let regex =
+            Regex::new(value).map_err(|e| format!("tag filter {spec:?}: invalid regex: {e}"))?;
+        Ok(Self {
+            key: key.to_string(),
+            value: value.to_string(),
+            regex,
+        })
+    }
+}
+
+/// The filters of a view, as pprof's `-focus`, `-ignore`, `-hide` and `-tagfocus`.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    /// Keep only samples with a frame whose function, file or binary matches.
+    pub focus: Option<Regex>,
+    /// Drop samples with a frame whose function, file or binary matches.
+    pub ignore: Option<Regex>,
+    /// Remove frames whose function name matches from stacks.
+    pub hide: Option<Regex>,
+    /// Keep only samples whose labels match all of these.
+    pub tags: Vec<TagFilter>,
+}
+
+/// Compiles a user-typed regex, naming the option in the error.
+pub fn compile_regex(option: &str, pattern: &str) -> Result<Option<Regex>, String> {
+    if pattern.is_empty() {
+        return Ok(None);
+    }
+    Regex::new(pattern)
+        .map(Some)
+        .map_err(|e| format!("invalid {option} regex {pattern:?}: {e}"))
+}
+
+impl Filters {
+    /// Whether no filter is set.
+    pub fn is_empty(&self) -> bool {
+        self.focus.is_none() && self.ignore.is_none() && self.hide.is_none() && self.tags.is_empty()
+    }
+
+    /// Precomputes which locations and label sets pass, so that checking a sample is
+    /// a few array look-ups.
+    pub fn prepare(&self, profile: &Profile) -> SampleFilter {
+        let location_matches = |re: &Regex| -> Vec<bool> {
+            let function_match: Vec<bool> = profile
+                .functions
+                .iter()
+                .map(|f| re.is_match(profile.str(f.name)) || re.is_match(profile.str(f.filename)))
+                .collect();
+            let mapping_match: Vec<bool> = profile
+                .mappings
+                .iter()
+                .map(|m| re.is_match(profile.str(m.filename)))
+                .collect();
+            profile
+                .locations
+                .iter()
+                .map(|l| {
+                    l.lines
+                        .iter()
+                        .any(|ln| function_match[ln.function as usize])
+                        || l.mapping.is_some_and(|m| mapping_match[m as usize])
+                })
+                .collect()
+        };
+        let label_set_kept = if self.tags.is_empty() {
+            Vec::new()
+        } else {
+            profile
+                .label_sets
+                .iter()
+                .map(|set| {
+                    self.tags.iter().all(|tag| {
+                        set.iter().any(|l| {
+                            profile.str(l.key) == tag.key
+                                && if l.str != 0 {
+                                    tag.regex.is_match(profile.str(l.str))
+                                } else {
+                                    tag.value.trim().parse::<i64>() == Ok(l.num)
+                                }
+                        })
+                    })
+                })
+                .collect()
+        };
+        SampleFilter {
+            focus: self.focus.as_ref().map(location_matches),
+            ignore: self.ignore.as_ref().map(location_matches),
+            label_set_kept,
+        }
+    }
+}
+
+/// [`Filters`] prepared for one profile; see [`Filters::prepare`].
+#[derive(Debug, Clone, Default)]
+pub struct SampleFilter {
+    focus: Option<Vec<bool>>,
+    ignore: Option<Vec<bool>>,
+    label_set_kept: Vec<bool>,
+}
+
+impl SampleFilter {
+    /// Whether sample `i` of `profile` passes the focus, ignore and tag filters.
+    pub fn keeps(&self, profile: &Profile, i: usize) -> bool {
+        if !self.label_set_kept.is_empty() {
+            let set: LabelSetId = profile.samples.label_set[i];
+            if !self.label_set_kept[set as usize] {
+                return false;
+            }
+        }
+        if self.focus.is_none() && self.ignore.is_none() {
+            return true;
+        }
+        let stack = profile.samples.stack(i);
+        if let Some(ignore) = &self.ignore
+            && stack.iter().any(|l| ignore[*l as usize])
+        {
+            return false;
+        }
+        match &self.focus {
+            Some(focus) => stack.iter().any(|l| focus[*l as usize]),
+            None => true,
+        }
+    }
+}

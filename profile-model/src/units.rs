@@ -1,0 +1,242 @@
+//! Turning raw sample values into text: readable (for the window) and exactly as
+//! `go tool pprof` prints them (for `flint top`).
+
+/// The family of a unit name as found in profiles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Family {
+    /// Nanoseconds per unit.
+    Time(f64),
+    /// Bytes per unit.
+    Memory(f64),
+    /// Anything else: printed as a plain number.
+    Other,
+}
+
+fn family(unit: &str) -> Family {
+    match unit.to_ascii_lowercase().as_str() {
+        "ns" | "nanosecond" | "nanoseconds" => Family::Time(1.0),
+        "us" | "µs" | "μs" | "microsecond" | "microseconds" => Family::Time(1e3),
+        "ms" | "millisecond" | "milliseconds" => Family::Time(1e6),
+        "s" | "sec" | "second" | "seconds" => Family::Time(1e9),
+        "hour" | "hours" | "hr" | "hrs" => Family::Time(3600e9),
+        "b" | "byte" | "bytes" => Family::Memory(1.0),
+        "kb" | "kbyte" | "kilobyte" | "kilobytes" => Family::Memory(1024.0),
+        "mb" | "mbyte" | "megabyte" | "megabytes" => Family::Memory(1024.0 * 1024.0),
+        "gb" | "gbyte" | "gigabyte" | "gigabytes" => Family::Memory(1024.0 * 1024.0 * 1024.0),
+        _ => Family::Other,
+    }
+}
+
+/// A value in its unit made readable: `1.23 s`, `12.5 ms`, `3.40 MiB`, `12,345`.
+pub fn readable(value: i64, unit: &str) -> String {
+    let sign = if value < 0 { "-" } else { "" };
+    let v = (value as f64).abs();
+    match family(unit) {
+        Family::Time(factor) => {
+            let ns = v * factor;
+            let (scaled, suffix) = if ns >= 3600e9 {
+                (ns / 3600e9, "h")
+            } else if ns >= 60e9 {
+                (ns / 60e9, "min")
+            } else if ns >= 1e9 {
+                (ns / 1e9, "s")
+            } else if ns >= 1e6 {
+                (ns / 1e6, "ms")
+            } else if ns >= 1e3 {
+                (ns / 1e3, "µs")
+            } else {
+                (ns, "ns")
+            };
+            format!("{sign}{} {suffix}", three_digits(scaled))
+        }
+        Family::Memory(factor) => {
+            let bytes = v * factor;
+            let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+            let mut scaled = bytes;
+            let mut i = 0;
+            while scaled >= 1024.0 && i + 1 < units.len() {
+                scaled /= 1024.0;
+                i += 1;
+            }
+            if i == 0 {
+                format!("{sign}{bytes} B")
+            } else {
+                format!("{sign}{} {}", three_digits(scaled), units[i])
+            }
+        }
+        Family::Other => format!("{sign}{}", thousands(value.unsigned_abs())),
+    }
+}
+
+/// Three significant digits: `1.23`, `12.3`, `123`.
+fn three_digits(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A percentage for the window: `12.3%`, `0.04%`.
+pub fn percent(value: i64, total: i64) -> String {
+    if total == 0 {
+        return "–".to_string();
+    }
+    let p = value as f64 * 100.0 / total as f64;
+    if p.abs() >= 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// A value as pprof prints it in `-top`: auto-scaled per value (`1.20s`, `10ms`,
+/// `512kB`), two decimals with `.00` trimmed, plain numbers for counts.
+pub fn pprof_value(value: i64, unit: &str) -> String {
+    if value < 0 && value != i64::MIN {
+        let v = pprof_value(-value, unit);
+        return if v == "0" { v } else { format!("-{v}") };
+    }
+    let v = value as f64;
+    let (scaled, suffix) = match family(unit) {
+        Family::Time(factor) => pick(
+            v * factor,
+            &[
+                ("ns", 1.0),
+                ("us", 1e3),
+                ("ms", 1e6),
+                ("s", 1e9),
+                ("hrs", 3600e9),
+            ],
+            "s",
+        ),
+        Family::Memory(factor) => pick(
+            v * factor,
+            &[
+                ("B", 1.0),
+                ("kB", 1024.0),
+                ("MB", 1024f64.powi(2)),
+                ("GB", 1024f64.powi(3)),
+                ("TB", 1024f64.powi(4)),
+                ("PB", 1024f64.powi(5)),
+            ],
+            "B",
+        ),
+        Family::Other => (v, ""),
+    };
+    let text = format!("{scaled:.2}");
+    let text = text.strip_suffix(".00").unwrap_or(&text);
+    if text == "0" || text == "-0" {
+        "0".to_string()
+    } else {
+        format!("{text}{suffix}")
+    }
+}
+
+/// The largest unit in which `v` is at least 1, or zero in `default`.
+fn pick(v: f64, units: &[(&'static str, f64)], default: &'static str) -> (f64, &'static str) {
+    units
+        .iter()
+        .rev()
+        .find(|(_, factor)| v / factor >= 1.0)
+        .map_or((0.0, default), |(name, factor)| (v / factor, *name))
+}
+
+/// A percentage as pprof prints it: `  100%`, `12.34%`, ` 0.5%` (Go's `%5.2g` below 1%).
+pub fn pprof_percent(value: i64, total: i64) -> String {
+    let ratio = if total == 0 {
+        0.0
+    } else {
+        (value as f64 / total as f64).abs() * 100.0
+    };
+    if (99.95..=100.05).contains(&ratio) {
+        "  100%".to_string()
+    } else if ratio >= 1.0 {
+        format!("{ratio:5.2}%")
+    } else {
+        format!("{:>5}%", go_g2(ratio))
+    }
+}
+
+/// Go's `%.2g`: two significant digits, trailing zeros dropped, exponent form for
+/// exponents below -4.
+fn go_g2(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let exp = v.abs().log10().floor() as i32;
+    // Round to two significant digits first: the exponent may change (0.0999 → 0.1).
+    let rounded: f64 = format!("{v:.1e}").parse().unwrap_or(v);
+    let exp = if rounded.abs() >= 10f64.powi(exp + 1) {
+        exp + 1
+    } else {
+        exp
+    };
+    if !(-4..2).contains(&exp) {
+        let s = format!("{rounded:.1e}");
+        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        let e: i32 = e.parse().unwrap_or(0);
+        let sign = if e < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", e.abs())
+    } else {
+        let decimals = (1 - exp).max(0) as usize;
+        let s = format!("{rounded:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pprof_values_scale_per_value() {
+        assert_eq!(pprof_value(1_200_000_000, "nanoseconds"), "1.20s");
+        assert_eq!(pprof_value(10_000_000, "nanoseconds"), "10ms");
+        assert_eq!(pprof_value(0, "nanoseconds"), "0");
+        assert_eq!(pprof_value(-20_000_000, "nanoseconds"), "-20ms");
+        assert_eq!(pprof_value(524_288, "bytes"), "512kB");
+        assert_eq!(pprof_value(1536, "bytes"), "1.50kB");
+        assert_eq!(pprof_value(123, "count"), "123");
+    }
+
+    #[test]
+    fn pprof_percentages_follow_go_formatting() {
+        assert_eq!(pprof_percent(1, 1), "  100%");
+        assert_eq!(pprof_percent(1234, 10000), "12.34%");
+        assert_eq!(pprof_percent(5, 1000), "  0.5%");
+        assert_eq!(pprof_percent(123, 1_000_000), "0.012%");
+        assert_eq!(pprof_percent(0, 10), "    0%");
+        assert_eq!(pprof_percent(1, 10_000_000), "1e-05%");
+        assert_eq!(pprof_percent(999, 100_000), "    1%");
+    }
+
+    #[test]
+    fn readable_units() {
+        assert_eq!(readable(1_230_000_000, "nanoseconds"), "1.23 s");
+        assert_eq!(readable(12_500_000, "nanoseconds"), "12.5 ms");
+        assert_eq!(readable(3 * 1024 * 1024 + 400 * 1024, "bytes"), "3.39 MiB");
+        assert_eq!(readable(12345, "count"), "12,345");
+        assert_eq!(readable(512, "bytes"), "512 B");
+    }
+}

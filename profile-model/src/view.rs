@@ -1,0 +1,46 @@
+//! A view: one profile seen through filters at one granularity; the unit the window
+//! and the CLI ask questions of (top table, call tree, folded stacks, export).
+
+use crate::calltree::CallTree;
+use crate::filter::{Filters, SampleFilter};
+use crate::frames::{FrameTable, Granularity};
+use crate::profile::Profile;
+use crate::top::{Top, top};
+
+/// How to look at a profile.
+#[derive(Debug, Clone, Default)]
+pub struct ViewOptions {
+    /// How finely frames are told apart.
+    pub granularity: Granularity,
+    /// Which samples and frames are kept.
+    pub filters: Filters,
+}
+
+/// A profile prepared for the questions of one [`ViewOptions`].
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The frames at the chosen granularity, hidden frames left out.
+    pub frames: FrameTable,
+    /// Which samples are kept.
+    pub filter: SampleFilter,
+}
+
+impl View {
+    /// Prepares the frames and the filters; cost is linear in functions and locations.
+    pub fn new(profile: &Profile, options: &ViewOptions) -> Self {
+        Self {
+            frames: FrameTable::build(profile, options.granularity, options.filters.hide.as_ref()),
+            filter: options.filters.prepare(profile),
+        }
+    }
+
+    /// The top table of one sample type.
+    pub fn top(&self, profile: &Profile, sample_type: usize) -> Top {
+        top(profile, &self.frames, &self.filter, sample_type)
+    }
+
+    /// The call tree of the kept samples.
+    pub fn call_tree(&self, profile: &Profile) -> CallTree {
+        CallTree::build(profile, &self.frames, &self.filter)
+    }
+}
