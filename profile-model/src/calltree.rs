@@ -185,8 +185,11 @@ impl CallTree {
         &self.self_values[start..start + self.types]
     }
 
-    /// Self value of every node for one sample type.
+    /// Self value of every node for one sample type (zeros for a type the tree lacks).
     pub fn self_column(&self, sample_type: usize) -> Vec<i64> {
+        if sample_type >= self.types {
+            return vec![0; self.len()];
+        }
         (0..self.len())
             .map(|n| self.self_values[n * self.types + sample_type])
             .collect()

@@ -11,7 +11,8 @@ pub enum ProfileError {
     Gzip(String),
     /// Decompressing would exceed the configured cap.
     #[error(
-        "decompressed size exceeds the limit of {limit_bytes} bytes (raise it with --max-decompressed)"
+        "decompressed size exceeds the limit of {} (raise it with --max-decompressed)",
+        crate::units::readable(i64::try_from(*limit_bytes).unwrap_or(i64::MAX), "bytes")
     )]
     TooLarge {
         /// The cap that was hit.

@@ -56,7 +56,14 @@ pub fn compile_regex(option: &str, pattern: &str) -> Result<Option<Regex>, Strin
     }
     Regex::new(pattern)
         .map(Some)
-        .map_err(|e| format!("invalid {option} regex {pattern:?}: {e}"))
+        .map_err(|e| format!("invalid {option} regex {pattern:?}: {}", regex_error(&e)))
+}
+
+/// The regex crate's error on one line: its last line says what is wrong.
+pub fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text.lines().last().unwrap_or(&text);
+    last.trim().trim_start_matches("error: ").to_string()
 }
 
 impl Filters {

@@ -19,7 +19,11 @@ pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> Strin
         let depth = tree.depth(node) as usize;
         names.truncate(depth - 1);
         names.push(frames.get(tree.frame(node)).name.as_str());
-        let value = tree.self_values_of(node)[sample_type];
+        let value = tree
+            .self_values_of(node)
+            .get(sample_type)
+            .copied()
+            .unwrap_or(0);
         if value != 0 {
             for (i, name) in names.iter().enumerate() {
                 if i > 0 {

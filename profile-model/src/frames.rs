@@ -66,8 +66,8 @@ pub struct FrameTable {
 }
 
 impl FrameTable {
-    /// Builds the frame table. Lines whose function name matches `hide` are left out,
-    /// as pprof's `-hide` does.
+    /// Builds the frame table. As pprof's `-hide`, lines whose function name or file
+    /// matches `hide` are left out, and so are whole locations whose binary matches.
     pub fn build(profile: &Profile, granularity: Granularity, hide: Option<&Regex>) -> Self {
         let mut table = FrameTable {
             frames: Vec::new(),
@@ -76,10 +76,14 @@ impl FrameTable {
         };
         let mut by_key: FxHashMap<String, FrameId> = FxHashMap::default();
         table.offsets.push(0);
-        for (loc_id, loc) in profile.locations.iter().enumerate() {
+        for loc in &profile.locations {
             let binary = loc
                 .mapping
                 .map_or("", |m| profile.str(profile.mappings[m as usize].filename));
+            if hide.is_some_and(|re| re.is_match(binary)) {
+                table.offsets.push(table.location_frames.len() as u32);
+                continue;
+            }
             if loc.lines.is_empty() {
                 let name = unsymbolized_name(profile, loc);
                 let frame = Frame {
@@ -95,7 +99,8 @@ impl FrameTable {
             for (line_index, line) in loc.lines.iter().enumerate() {
                 let function = &profile.functions[line.function as usize];
                 let fname = profile.str(function.name);
-                if hide.is_some_and(|re| re.is_match(fname)) {
+                let file = profile.str(function.filename);
+                if hide.is_some_and(|re| re.is_match(fname) || re.is_match(file)) {
                     continue;
                 }
                 let fname = if fname.is_empty() {
@@ -103,7 +108,7 @@ impl FrameTable {
                 } else {
                     fname.to_string()
                 };
-                let file = profile.str(function.filename).to_string();
+                let file = file.to_string();
                 let frame = match granularity {
                     Granularity::Function => Frame {
                         name: fname.clone(),
@@ -137,7 +142,6 @@ impl FrameTable {
                 let id = table.intern(&mut by_key, frame);
                 table.location_frames.push(id);
             }
-            debug_assert_eq!(table.offsets.len(), loc_id + 1);
             table.offsets.push(table.location_frames.len() as u32);
         }
         table

@@ -12,7 +12,7 @@
 //! let top = view.top(&profile, sample_type);
 //! for row in top.rows.iter().take(10) {
 //!     let unit = profile.sample_types.get(sample_type).map_or("", |t| profile.str(t.unit));
-//!     println!("{:>10} {}", units::pprof_value(row.flat, unit), view.frames.get(row.frame).name);
+//!     println!("{:>10} {}", units::readable(row.flat, unit), view.frames.get(row.frame).name);
 //! }
 //! # Ok::<(), profile_model::ProfileError>(())
 //! ```

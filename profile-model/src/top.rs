@@ -16,6 +16,31 @@ pub struct TopRow {
     /// Value of samples with this frame anywhere on the stack, counted once per sample
     /// even under recursion (pprof's cum).
     pub cum: i64,
+    /// How callers reach this frame, for pprof's `(inline)` marks.
+    pub inline: InlineMark,
+}
+
+/// Whether a frame is reached through inlining, as pprof marks names in `-top`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InlineMark {
+    /// Called normally (or the outermost frame).
+    #[default]
+    None,
+    /// Always inlined into its callers: `(inline)`.
+    Inline,
+    /// Inlined into some callers, called by others: `(partial-inline)`.
+    Partial,
+}
+
+impl InlineMark {
+    /// The suffix pprof appends to the name, with its leading space, or `""`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Self::None => "",
+            Self::Inline => " (inline)",
+            Self::Partial => " (partial-inline)",
+        }
+    }
 }
 
 /// The top table of one sample type.
@@ -23,8 +48,11 @@ pub struct TopRow {
 pub struct Top {
     /// Rows sorted as pprof sorts them: |flat| descending, then name, then |cum| descending.
     pub rows: Vec<TopRow>,
-    /// Sum of the column over all kept samples: the 100% of the percentages.
+    /// Sum of the column over all samples, filtered or not: the 100% of pprof's
+    /// percentages.
     pub total: i64,
+    /// Sum of the column over the samples the filters keep.
+    pub kept: i64,
 }
 
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps.
@@ -39,20 +67,39 @@ pub fn top(
     // stamp[f] == i + 1 when frame f was already counted for sample i.
     let mut stamp = vec![0u32; frames.len()];
     let mut seen = vec![false; frames.len()];
+    // Bit 0: reached by an inlined call; bit 1: reached by a real call.
+    let mut reached = vec![0u8; frames.len()];
     let mut total = 0i64;
+    let mut kept = 0i64;
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
     };
     for (i, &value) in values.iter().enumerate() {
+        total += value;
         if !filter.keeps(profile, i) {
             continue;
         }
-        total += value;
+        kept += value;
+        if value == 0 {
+            // As pprof: a sample that weighs nothing adds no row.
+            continue;
+        }
         let mark = i as u32 + 1;
         let mut leaf = true;
-        for &loc in profile.samples.stack(i) {
-            for &f in frames.of_location(loc) {
+        let stack = profile.samples.stack(i);
+        // The outermost location with frames: its last frame has no caller.
+        let outermost = stack
+            .iter()
+            .rposition(|l| !frames.of_location(*l).is_empty());
+        for (depth, &loc) in stack.iter().enumerate() {
+            let loc_frames = frames.of_location(loc);
+            for (j, &f) in loc_frames.iter().enumerate() {
                 let f = f as usize;
+                if j + 1 < loc_frames.len() {
+                    reached[f] |= 1;
+                } else if Some(depth) != outermost {
+                    reached[f] |= 2;
+                }
                 if leaf {
                     flat[f] += value;
                     leaf = false;
@@ -71,10 +118,15 @@ pub fn top(
             frame: f as FrameId,
             flat: flat[f],
             cum: cum[f],
+            inline: match reached[f] {
+                1 => InlineMark::Inline,
+                3 => InlineMark::Partial,
+                _ => InlineMark::None,
+            },
         })
         .collect();
     sort_pprof(&mut rows, frames);
-    Top { rows, total }
+    Top { rows, total, kept }
 }
 
 /// Sorts rows as `go tool pprof -top` does.

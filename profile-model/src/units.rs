@@ -105,39 +105,69 @@ pub fn percent(value: i64, total: i64) -> String {
     }
 }
 
-/// A value as pprof prints it in `-top`: auto-scaled per value (`1.20s`, `10ms`,
-/// `512kB`), two decimals with `.00` trimmed, plain numbers for counts.
-pub fn pprof_value(value: i64, unit: &str) -> String {
-    if value < 0 && value != i64::MIN {
-        let v = pprof_value(-value, unit);
-        return if v == "0" { v } else { format!("-{v}") };
-    }
+const TIME_UNITS: [(&str, f64); 5] = [
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("hrs", 3600e9),
+];
+const MEMORY_UNITS: [(&str, f64); 6] = [
+    ("B", 1.0),
+    ("kB", 1024.0),
+    ("MB", 1048576.0),
+    ("GB", 1073741824.0),
+    ("TB", 1099511627776.0),
+    ("PB", 1125899906842624.0),
+];
+
+/// The unit pprof's text reports print every value in (its `-unit=minimum`): the unit
+/// of the smallest non-zero value, or of 100× that when the total needs a larger one.
+/// `min_value` is the smallest non-zero |flat| (or |cum| when flat is 0) of the rows.
+pub fn pprof_output_unit(min_value: i64, total: i64, unit: &str) -> String {
+    let min_value = if min_value == 0 { total } else { min_value };
+    let min_unit = pprof_auto_unit(min_value, unit);
+    let max_unit = pprof_auto_unit(total, unit);
+    let chosen = if min_unit != max_unit && min_value.saturating_mul(100) < total {
+        pprof_auto_unit(min_value.saturating_mul(100), unit)
+    } else {
+        min_unit
+    };
+    chosen.map_or_else(|| unit.to_string(), str::to_string)
+}
+
+/// The largest unit in which |value| is at least 1 (`None` for counts and unknown units).
+fn pprof_auto_unit(value: i64, unit: &str) -> Option<&'static str> {
+    let v = (value as f64).abs();
+    let (base, units, default) = match family(unit) {
+        Family::Time(f) => (v * f, &TIME_UNITS[..], "s"),
+        Family::Memory(f) => (v * f, &MEMORY_UNITS[..], "B"),
+        Family::Other => return None,
+    };
+    Some(
+        units
+            .iter()
+            .rev()
+            .find(|(_, factor)| base / factor >= 1.0)
+            .map_or(default, |(name, _)| name),
+    )
+}
+
+/// A value as pprof prints it in `-top`, converted from `unit` to `output_unit` (see
+/// [`pprof_output_unit`]): two decimals with `.00` trimmed, `0` for zero, no suffix
+/// for counts.
+pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
     let v = value as f64;
-    let (scaled, suffix) = match family(unit) {
-        Family::Time(factor) => pick(
-            v * factor,
-            &[
-                ("ns", 1.0),
-                ("us", 1e3),
-                ("ms", 1e6),
-                ("s", 1e9),
-                ("hrs", 3600e9),
-            ],
-            "s",
-        ),
-        Family::Memory(factor) => pick(
-            v * factor,
-            &[
-                ("B", 1.0),
-                ("kB", 1024.0),
-                ("MB", 1024f64.powi(2)),
-                ("GB", 1024f64.powi(3)),
-                ("TB", 1024f64.powi(4)),
-                ("PB", 1024f64.powi(5)),
-            ],
-            "B",
-        ),
-        Family::Other => (v, ""),
+    let target = TIME_UNITS
+        .iter()
+        .chain(MEMORY_UNITS.iter())
+        .find(|(name, _)| *name == output_unit);
+    let (scaled, suffix) = match (family(unit), target) {
+        (Family::Time(f) | Family::Memory(f), Some((name, factor))) => (v * f / factor, *name),
+        _ => match output_unit {
+            "count" | "sample" | "samples" | "unit" | "" => (v, ""),
+            other => (v, other),
+        },
     };
     let text = format!("{scaled:.2}");
     let text = text.strip_suffix(".00").unwrap_or(&text);
@@ -146,15 +176,6 @@ pub fn pprof_value(value: i64, unit: &str) -> String {
     } else {
         format!("{text}{suffix}")
     }
-}
-
-/// The largest unit in which `v` is at least 1, or zero in `default`.
-fn pick(v: f64, units: &[(&'static str, f64)], default: &'static str) -> (f64, &'static str) {
-    units
-        .iter()
-        .rev()
-        .find(|(_, factor)| v / factor >= 1.0)
-        .map_or((0.0, default), |(name, factor)| (v / factor, *name))
 }
 
 /// A percentage as pprof prints it: `  100%`, `12.34%`, ` 0.5%` (Go's `%5.2g` below 1%).
@@ -210,14 +231,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pprof_values_scale_per_value() {
-        assert_eq!(pprof_value(1_200_000_000, "nanoseconds"), "1.20s");
-        assert_eq!(pprof_value(10_000_000, "nanoseconds"), "10ms");
-        assert_eq!(pprof_value(0, "nanoseconds"), "0");
-        assert_eq!(pprof_value(-20_000_000, "nanoseconds"), "-20ms");
-        assert_eq!(pprof_value(524_288, "bytes"), "512kB");
-        assert_eq!(pprof_value(1536, "bytes"), "1.50kB");
-        assert_eq!(pprof_value(123, "count"), "123");
+    fn pprof_values_use_one_unit_per_report() {
+        // 10ms smallest, 4.28s total: pprof prints seconds.
+        let unit = pprof_output_unit(10_000_000, 4_280_000_000, "nanoseconds");
+        assert_eq!(unit, "s");
+        assert_eq!(pprof_value(910_000_000, "nanoseconds", &unit), "0.91s");
+        assert_eq!(pprof_value(10_000_000, "nanoseconds", &unit), "0.01s");
+        assert_eq!(pprof_value(0, "nanoseconds", &unit), "0");
+        assert_eq!(pprof_value(-250_000_000, "nanoseconds", &unit), "-0.25s");
+        // Same unit for smallest and total: that unit.
+        assert_eq!(
+            pprof_output_unit(20_000_000, 90_000_000, "nanoseconds"),
+            "ms"
+        );
+        let kb = pprof_output_unit(512, 574_551_203, "bytes");
+        assert_eq!(kb, "kB");
+        assert_eq!(pprof_value(123_565_025, "bytes", &kb), "120668.97kB");
+        assert_eq!(pprof_value(51_757_056, "bytes", &kb), "50544kB");
+        let count = pprof_output_unit(1, 5000, "count");
+        assert_eq!(count, "count");
+        assert_eq!(pprof_value(123, "count", &count), "123");
     }
 
     #[test]

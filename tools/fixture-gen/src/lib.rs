@@ -249,6 +249,7 @@ impl Universe {
                 } else {
                     names::generate(&mut rng, langs[b], &svc)
                 };
+                let (base_name, base_system) = (f.name.clone(), f.system_name.clone());
                 let mut n = 1;
                 while seen.contains_key(&f.name) {
                     let suffix = match langs[b] {
@@ -256,8 +257,8 @@ impl Universe {
                         Lang::Rust => format!("::{{{{closure}}}}#{n}"),
                         Lang::Cpp | Lang::C => format!(".part.{n}"),
                     };
-                    f.name.push_str(&suffix);
-                    f.system_name.push_str(&suffix);
+                    f.name = format!("{base_name}{suffix}");
+                    f.system_name = format!("{base_system}{suffix}");
                     n += 1;
                 }
                 seen.insert(f.name.clone(), ());
@@ -336,7 +337,8 @@ impl Universe {
                 }
                 let last = l0 + i - 1;
                 let mut par = l0 + rng.below(roots as u64) as usize;
-                if rng.chance(0.65) && (level[last] as usize) < cap {
+                let extend_chain = if binaries[b].exe { 0.8 } else { 0.5 };
+                if rng.chance(extend_chain) && (level[last] as usize) < cap {
                     par = last;
                 } else {
                     for _ in 0..8 {
@@ -352,6 +354,10 @@ impl Universe {
             }
         }
 
+        // Interleave the shared libraries' entry points (Fisher-Yates).
+        for i in (1..lib_entries.len()).rev() {
+            lib_entries.swap(i, rng.below(i as u64 + 1) as usize);
+        }
         // Children in creation order (CSR).
         let nl = locs.len();
         let mut child_start = vec![0u32; nl + 1];
@@ -431,7 +437,8 @@ impl Universe {
             let Some(&node) = stack.last() else { return };
             let kids = self.kids(node);
             if kids.is_empty() {
-                if self.lib_entries.is_empty() {
+                let in_lib = !self.binaries[self.locs[node as usize].binary as usize].exe;
+                if self.lib_entries.is_empty() || (in_lib && stack.len() >= self.min_depth) {
                     return;
                 }
                 stack.push(self.lib_entries[self.zipf_pick(rng, self.lib_entries.len())]);
@@ -786,13 +793,19 @@ pub fn series_profile(u: &Universe, p: &SeriesParams, index: u64) -> Profile {
     profile
 }
 
-/// Encodes and gzips a profile; returns `(uncompressed, compressed)` bytes.
+/// Encodes and gzips a profile at flate2's default level; returns
+/// `(uncompressed, compressed)` bytes.
 pub fn encode_gz(profile: &Profile) -> Result<(usize, Vec<u8>), GenError> {
+    encode_gz_level(profile, flate2::Compression::default())
+}
+
+/// Like [`encode_gz`] with an explicit compression level.
+pub fn encode_gz_level(
+    profile: &Profile,
+    level: flate2::Compression,
+) -> Result<(usize, Vec<u8>), GenError> {
     let raw = prost::Message::encode_to_vec(profile);
-    let mut gz = flate2::write::GzEncoder::new(
-        Vec::with_capacity(raw.len() / 3),
-        flate2::Compression::default(),
-    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::with_capacity(raw.len() / 3), level);
     gz.write_all(&raw)?;
     Ok((raw.len(), gz.finish()?))
 }

@@ -3,8 +3,8 @@
 //! ```text
 //! flint-fixture-gen fleet OUT.pb.gz [--samples 300000] [--locations 120000] [--functions 30000]
 //!     [--binaries 8] [--min-depth 20] [--max-depth 80] [--seed N] [--time-nanos T] [--duration-nanos D]
-//! flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 20000]
-//!     [--functions 6000] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed N] [--time-nanos T]
+//! flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 8000]
+//!     [--functions 2500] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed N] [--time-nanos T]
 //! ```
 
 use std::collections::HashMap;
@@ -13,15 +13,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flint_fixture_gen::{
-    FleetParams, GenError, SeriesParams, Universe, UniverseParams, encode_gz, fleet_profile,
-    series_profile,
+    FleetParams, GenError, SeriesParams, Universe, UniverseParams, encode_gz, encode_gz_level,
+    fleet_profile, series_profile,
 };
 
 const USAGE: &str = "usage:
   flint-fixture-gen fleet OUT.pb.gz [--samples 300000] [--locations 120000] [--functions 30000]
       [--binaries 8] [--min-depth 20] [--max-depth 80] [--seed 1] [--time-nanos T] [--duration-nanos D]
-  flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 20000]
-      [--functions 6000] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed 1] [--time-nanos T]";
+  flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 8000]
+      [--functions 2500] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed 1] [--time-nanos T]";
 
 /// 2023-11-14T22:13:20Z, a fixed default so output is reproducible.
 const DEFAULT_TIME_NANOS: i64 = 1_700_000_000_000_000_000;
@@ -114,7 +114,7 @@ fn series(dir: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
     let mut keys = UNIVERSE_KEYS.to_vec();
     keys.extend(["count", "samples", "step-secs", "time-nanos"]);
     let o = Opts::parse(args, &keys)?;
-    let up = o.universe(20_000, 6_000, 10, 40)?;
+    let up = o.universe(8_000, 2_500, 10, 40)?;
     let count: u64 = o.get("count", 8640)?;
     let sp = SeriesParams {
         samples: o.get("samples", 2000)?,
@@ -134,7 +134,7 @@ fn series(dir: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
                     let (mut samples, mut raw, mut gzipped) = (0, 0, 0);
                     for i in (t..count).step_by(threads as usize) {
                         let p = series_profile(universe, sp, i);
-                        let (r, gz) = encode_gz(&p)?;
+                        let (r, gz) = encode_gz_level(&p, flate2::Compression::fast())?;
                         std::fs::write(dir.join(format!("{i:07}.pb.gz")), &gz)?;
                         samples += p.sample.len();
                         raw += r;

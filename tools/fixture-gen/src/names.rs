@@ -322,9 +322,13 @@ pub fn generate(rng: &mut SplitMix64, lang: Lang, svc: &str) -> FuncName {
             }
         }
         Lang::C => {
+            let prefix = match svc.trim_start_matches("lib") {
+                "c" => "__libc",
+                other => other,
+            };
             let name = format!(
-                "{}_{}_{}",
-                svc.trim_start_matches("lib"),
+                "{prefix}_{}_{}_{}",
+                pick(rng, PKGS),
                 snake(verb),
                 snake(noun)
             );

@@ -1,0 +1,224 @@
+//! The command line: argument definitions and the dispatch of each subcommand.
+
+mod fold;
+mod top;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use profile_model::codec::DecodeOptions;
+use profile_model::filter::compile_regex;
+use profile_model::{Filters, Granularity, Profile, TagFilter, ViewOptions};
+
+/// flint: a native viewer for CPU profiles (pprof).
+#[derive(Debug, Parser)]
+#[command(name = "flint", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// Profile to open in the window (.pb.gz or raw pprof); the bundled demo when absent.
+    file: Option<PathBuf>,
+    /// Largest decompressed profile accepted, e.g. 2GiB, 512MiB, 1000000.
+    #[arg(long, global = true, value_parser = parse_size, default_value = "2GiB")]
+    max_decompressed: u64,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the top functions, as `go tool pprof -top` does (several files are merged).
+    Top(top::TopArgs),
+    /// Print folded stacks, one `root;…;leaf VALUE` line per distinct stack.
+    Fold(fold::FoldArgs),
+}
+
+/// Options shared by the subcommands that read profiles.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Profile files (.pb.gz or raw pprof); several are merged.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Sample type by name (`cpu`, `alloc_space`) or index; default: as pprof, the last.
+    #[arg(long, short = 's')]
+    sample_type: Option<String>,
+    /// Keep only stacks through a frame matching this regex.
+    #[arg(long)]
+    focus: Option<String>,
+    /// Drop stacks with a frame matching this regex.
+    #[arg(long)]
+    ignore: Option<String>,
+    /// Remove frames matching this regex from stacks.
+    #[arg(long)]
+    hide: Option<String>,
+    /// Keep only samples with this label (`KEY=VALUE`, value a regex); repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    tags: Vec<String>,
+    /// How finely frames are told apart.
+    #[arg(long, value_enum, default_value = "function")]
+    granularity: GranularityArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum GranularityArg {
+    Function,
+    Line,
+    Address,
+}
+
+impl ViewArgs {
+    /// The filters as pprof lists them under "Active filters:".
+    fn describe_filters(&self) -> Vec<String> {
+        let regexes = [
+            ("focus", &self.focus),
+            ("ignore", &self.ignore),
+            ("hide", &self.hide),
+        ];
+        regexes
+            .iter()
+            .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name}={v}")))
+            .chain(self.tags.iter().map(|t| format!("tagfocus={t}")))
+            .collect()
+    }
+
+    /// Reads and merges the files, and resolves the sample type and view options.
+    fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), String> {
+        let filters = Filters {
+            focus: compile_regex("--focus", self.focus.as_deref().unwrap_or(""))?,
+            ignore: compile_regex("--ignore", self.ignore.as_deref().unwrap_or(""))?,
+            hide: compile_regex("--hide", self.hide.as_deref().unwrap_or(""))?,
+            tags: self
+                .tags
+                .iter()
+                .map(|t| TagFilter::parse(t))
+                .collect::<Result<_, _>>()?,
+        };
+        let profile = crate::load::read_merged(&self.files, decode)?;
+        let sample_type = match &self.sample_type {
+            None => profile.default_sample_index(),
+            Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {
+                format!(
+                    "no sample type {spec:?} in the profile (it has: {})",
+                    profile.sample_type_names().join(", ")
+                )
+            })?,
+        };
+        if profile.sample_types.is_empty() {
+            return Err("the profile has no sample types".into());
+        }
+        let granularity = match self.granularity {
+            GranularityArg::Function => Granularity::Function,
+            GranularityArg::Line => Granularity::FunctionLine,
+            GranularityArg::Address => Granularity::Address,
+        };
+        Ok((
+            profile,
+            sample_type,
+            ViewOptions {
+                granularity,
+                filters,
+            },
+        ))
+    }
+}
+
+/// Parses a byte size such as `2GiB`, `512MiB`, `64KiB`, `1GB` or `1000`.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size such as 2GiB or 1000000"))?;
+    let factor: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1000,
+        "kib" => 1 << 10,
+        "m" | "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        "g" | "gb" => 1_000_000_000,
+        "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown size suffix (use B, KiB, MiB, GiB)"
+            ));
+        }
+    };
+    n.checked_mul(factor)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// Prints a clap error as one `error: …` line (help and version print in full).
+pub fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("error: {first} (see flint --help)");
+    ExitCode::from(2)
+}
+
+/// Runs the chosen subcommand, or the window.
+pub fn run(cli: Cli) -> Result<(), String> {
+    let decode = DecodeOptions {
+        max_decompressed_bytes: cli.max_decompressed,
+    };
+    match cli.command {
+        Some(Command::Top(args)) => top::run(&args, decode),
+        Some(Command::Fold(args)) => fold::run(&args, decode),
+        None => {
+            if !has_display() {
+                return Err(
+                    "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); \
+                     the headless subcommands work without one: flint top FILE, flint fold FILE"
+                        .into(),
+                );
+            }
+            crate::gui::run(cli.file, decode)
+        }
+    }
+}
+
+/// Whether a window can be opened at all (on Linux: an X11 or Wayland display).
+fn has_display() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// Writes to stdout, treating a closed pipe (`flint top … | head`) as success.
+fn write_stdout(text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_binary_and_decimal_suffixes() {
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("1 kb"), Ok(1000));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5XB").is_err());
+        assert!(parse_size("99999999999999999999GiB").is_err());
+    }
+}

@@ -1,0 +1,89 @@
+//! Bad input gets one `error: …` line on stderr and a non-zero exit, never a panic.
+
+use std::io::Write as _;
+
+use super::flint;
+
+/// Asserts a single-line error containing `needle`.
+fn assert_error(args: &[&str], needle: &str) {
+    let out = flint(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "flint {args:?} should fail");
+    assert!(
+        out.stdout.is_empty(),
+        "no output on failure: {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with("error: "), "{stderr:?}");
+    assert!(
+        stderr.contains(needle),
+        "{stderr:?} should mention {needle:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write temp file");
+    path.display().to_string()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).expect("gzip");
+    e.finish().expect("gzip")
+}
+
+#[test]
+fn broken_files() {
+    let empty = temp_file("empty.pb.gz", b"");
+    assert_error(&["top", &empty], "the file is empty");
+    let random: Vec<u8> = (0u32..5000)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8 | 0x07)
+        .collect();
+    let random = temp_file("random.bin", &random);
+    assert_error(&["top", &random], "not a pprof profile");
+    let cpu = std::fs::read(super::fixtures().join("cpu.pb.gz")).expect("fixture");
+    let truncated = temp_file("truncated.pb.gz", &cpu[..cpu.len() / 3]);
+    assert_error(&["top", &truncated], "truncated gzip");
+    let text = temp_file("text.gz", &gzip(b"just some text\n"));
+    assert_error(&["fold", &text], "not a pprof profile");
+    assert_error(&["top", "does-not-exist.pb.gz"], "does-not-exist.pb.gz");
+}
+
+#[test]
+fn gzip_bomb_is_refused_before_it_is_allocated() {
+    let bomb = temp_file("bomb.pb.gz", &gzip(&vec![0u8; 200 << 20]));
+    assert_error(
+        &["top", &bomb, "--max-decompressed", "16MiB"],
+        "exceeds the limit of 16.0 MiB",
+    );
+}
+
+#[test]
+fn bad_flags_and_values() {
+    assert_error(&["top", "cpu.pb.gz", "--bogus"], "--bogus");
+    assert_error(
+        &["top", "cpu.pb.gz", "--sample-type", "wall"],
+        "no sample type \"wall\"",
+    );
+    assert_error(
+        &["top", "cpu.pb.gz", "--focus", "("],
+        "invalid --focus regex",
+    );
+    assert_error(&["top", "cpu.pb.gz", "--tag", "endpoint"], "KEY=VALUE");
+    assert_error(&["top", "cpu.pb.gz", "--format", "xml"], "xml");
+    assert_error(&["top", "cpu.pb.gz", "--max-decompressed", "lots"], "lots");
+    assert_error(
+        &["top", "cpu.pb.gz", "heap.pb.gz"],
+        "different sample types",
+    );
+}
+
+#[test]
+fn no_display_names_the_headless_subcommands() {
+    assert_error(&["cpu.pb.gz"], "flint top");
+}

@@ -1,0 +1,133 @@
+//! `flint top` prints exactly what `go tool pprof -top` prints, row for row.
+
+use super::{fixtures, flint_ok};
+
+/// The lines from "Showing nodes accounting for" to the end: the total line, the
+/// column header and every row.
+fn report_body(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("Showing nodes accounting for"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Compares `flint top ARGS` with a golden file written by `go tool pprof -top`.
+fn assert_matches_pprof(golden: &str, args: &[&str]) {
+    let path = fixtures().join("golden").join(golden);
+    let expected = std::fs::read_to_string(&path).expect("golden file");
+    let expected = report_body(&expected);
+    assert!(expected.len() > 3, "{golden} holds rows");
+    let actual = report_body(&flint_ok(args));
+    if actual != expected {
+        let first = actual
+            .iter()
+            .zip(&expected)
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.len().min(expected.len()));
+        panic!(
+            "flint top {args:?} differs from {golden} at line {first} (of {} vs {}):\n  flint: {:?}\n  pprof: {:?}",
+            actual.len(),
+            expected.len(),
+            actual.get(first),
+            expected.get(first)
+        );
+    }
+}
+
+#[test]
+fn cpu_profile_every_sample_type() {
+    assert_matches_pprof(
+        "cpu.sample_index=0.top.txt",
+        &["top", "cpu.pb.gz", "--sample-type", "0"],
+    );
+    assert_matches_pprof(
+        "cpu.sample_index=1.top.txt",
+        &["top", "cpu.pb.gz", "--sample-type", "cpu"],
+    );
+    // Without --sample-type: the last one, as pprof.
+    assert_matches_pprof("cpu.sample_index=1.top.txt", &["top", "cpu.pb.gz"]);
+}
+
+#[test]
+fn heap_profile_every_sample_type() {
+    for (i, name) in [
+        "alloc_objects",
+        "alloc_space",
+        "inuse_objects",
+        "inuse_space",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_matches_pprof(
+            &format!("heap.sample_index={i}.top.txt"),
+            &["top", "heap.pb.gz", "-s", name],
+        );
+    }
+}
+
+#[test]
+fn several_files_are_merged() {
+    assert_matches_pprof(
+        "merge-cpu-123.top.txt",
+        &["top", "cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"],
+    );
+}
+
+#[test]
+fn filters_match_pprof() {
+    assert_matches_pprof(
+        "cpu.focus=main.fib.top.txt",
+        &["top", "cpu.pb.gz", "--focus", "main.fib"],
+    );
+    assert_matches_pprof(
+        "cpu.ignore=main.hashLoop.top.txt",
+        &["top", "cpu.pb.gz", "--ignore", "main.hashLoop"],
+    );
+    assert_matches_pprof(
+        "cpu.hide=runtime.top.txt",
+        &["top", "cpu.pb.gz", "--hide", "runtime\\."],
+    );
+    assert_matches_pprof(
+        "cpu.tagfocus=endpoint=_api_hash.top.txt",
+        &["top", "cpu.pb.gz", "--tag", "endpoint=/api/hash"],
+    );
+}
+
+#[test]
+fn tsv_has_raw_values_and_json_has_unit_and_total() {
+    let tsv = flint_ok(&["top", "cpu.pb.gz", "--format", "tsv", "--limit", "3"]);
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines[0], "flat\tflat_pct\tcum\tcum_pct\tname");
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1], "910000000\t21.26\t910000000\t21.26\tmain.fib");
+    let json: serde_json::Value = serde_json::from_str(&flint_ok(&[
+        "top",
+        "cpu.pb.gz",
+        "--format",
+        "json",
+        "-n",
+        "2",
+    ]))
+    .expect("json");
+    assert_eq!(json["unit"], "nanoseconds");
+    assert_eq!(json["total"], 4_280_000_000i64);
+    assert_eq!(json["rows"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        json["rows"][1]["name"],
+        "compress/flate.(*compressor).findMatch"
+    );
+    assert_eq!(json["rows"][1]["cum"], 810_000_000i64);
+}
+
+#[test]
+fn limit_says_how_many_rows_are_shown() {
+    let text = flint_ok(&["top", "cpu.pb.gz", "--limit", "5"]);
+    assert!(text.contains("Showing top 5 nodes out of 246"), "{text}");
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.contains("flat%"))
+        .skip(1)
+        .count();
+    assert_eq!(rows, 5);
+}

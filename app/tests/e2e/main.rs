@@ -1,0 +1,36 @@
+//! End-to-end tests of the `flint` binary: its answers against `go tool pprof`'s on
+//! real Go profiles, and its behaviour on bad input.
+
+mod cli_errors;
+mod cli_fold;
+mod cli_top;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The folder of the Go fixtures and their golden outputs.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/go")
+}
+
+/// Runs `flint` with `args` in the fixtures folder.
+pub fn flint(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flint"))
+        .args(args)
+        .current_dir(fixtures())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("the flint binary runs")
+}
+
+/// Runs `flint` and returns its stdout, failing the test on a non-zero exit.
+pub fn flint_ok(args: &[&str]) -> String {
+    let out = flint(args);
+    assert!(
+        out.status.success(),
+        "flint {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}

@@ -1,0 +1,189 @@
+//! Every kind of broken input gets an error naming the problem, never a panic.
+
+use proptest::prelude::*;
+use prost::Message as _;
+
+use profile_model::codec::{DecodeOptions, decode, decode_with, gzip, to_proto};
+use profile_model::{ProfileError, proto};
+
+use super::{fixture, fixture_bytes};
+
+fn valid_message() -> proto::Profile {
+    to_proto(&fixture("cpu.pb.gz"))
+}
+
+/// The encoded fixture, made once for all proptest cases.
+fn valid_bytes() -> &'static [u8] {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| valid_message().encode_to_vec())
+}
+
+fn error_of(message: &proto::Profile) -> String {
+    match decode(&message.encode_to_vec()) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn empty_file() {
+    assert_eq!(decode(&[]), Err(ProfileError::Empty));
+}
+
+#[test]
+fn random_bytes() {
+    // Fixed bytes that are not a protobuf message (wire type 7 is invalid).
+    let bytes: Vec<u8> = (0u32..4096)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 0x07)
+        .collect();
+    assert!(matches!(decode(&bytes), Err(ProfileError::Protobuf(_))));
+}
+
+#[test]
+fn truncated_gzip() {
+    let gz = fixture_bytes("cpu.pb.gz");
+    let err = decode(&gz[..gz.len() / 2]).expect_err("truncated");
+    assert!(matches!(err, ProfileError::Gzip(_)), "{err}");
+}
+
+#[test]
+fn gzip_of_text_is_not_a_profile() {
+    let err = decode(&gzip(b"hello, this is not a profile\n")).expect_err("text");
+    assert!(matches!(err, ProfileError::Protobuf(_)), "{err}");
+}
+
+#[test]
+fn gzip_bomb_over_the_cap_is_refused() {
+    let bomb = gzip(&vec![0u8; 64 << 20]);
+    assert!(bomb.len() < 1 << 20, "the bomb is small compressed");
+    let err = decode_with(
+        &bomb,
+        DecodeOptions {
+            max_decompressed_bytes: 1 << 20,
+        },
+    )
+    .expect_err("bomb");
+    assert_eq!(
+        err,
+        ProfileError::TooLarge {
+            limit_bytes: 1 << 20
+        }
+    );
+    assert!(err.to_string().contains("1.00 MiB"), "{err}");
+}
+
+#[test]
+fn raw_input_over_the_cap_is_refused() {
+    let raw = valid_message().encode_to_vec();
+    let err = decode_with(
+        &raw,
+        DecodeOptions {
+            max_decompressed_bytes: 100,
+        },
+    )
+    .expect_err("cap");
+    assert_eq!(err, ProfileError::TooLarge { limit_bytes: 100 });
+}
+
+#[test]
+fn dangling_location_id() {
+    let mut m = valid_message();
+    m.sample[0].location_id[0] = 999_999;
+    let e = error_of(&m);
+    assert!(
+        e.contains("sample 0") && e.contains("location id 999999"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dangling_function_id() {
+    let mut m = valid_message();
+    m.location[3].line[0].function_id = 777_777;
+    let e = error_of(&m);
+    assert!(
+        e.contains("location 4") && e.contains("function id 777777"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dangling_mapping_id() {
+    let mut m = valid_message();
+    m.location[0].mapping_id = 55;
+    let e = error_of(&m);
+    assert!(e.contains("mapping id 55"), "{e}");
+}
+
+#[test]
+fn string_index_out_of_range() {
+    let mut m = valid_message();
+    m.function[0].name = 1_000_000;
+    let e = error_of(&m);
+    assert!(
+        e.contains("function 1") && e.contains("string index 1000000"),
+        "{e}"
+    );
+    let mut m = valid_message();
+    m.sample_type[0].unit = -3;
+    assert!(error_of(&m).contains("string index -3"));
+}
+
+#[test]
+fn wrong_number_of_values() {
+    let mut m = valid_message();
+    m.sample[2].value.pop();
+    let e = error_of(&m);
+    assert!(
+        e.contains("sample 2 has 1 values") && e.contains("2 sample types"),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_and_zero_ids() {
+    let mut m = valid_message();
+    m.function[1].id = m.function[0].id + 1_000_000;
+    m.function[2].id = m.function[1].id;
+    assert!(error_of(&m).contains("duplicate function id"));
+    let mut m = valid_message();
+    m.mapping[0].id = 0;
+    assert!(error_of(&m).contains("mapping has id 0"));
+}
+
+#[test]
+fn first_string_must_be_empty() {
+    let mut m = valid_message();
+    m.string_table[0] = "x".into();
+    assert!(error_of(&m).contains("entry 0"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = decode(&bytes);
+        let mut gz = vec![0x1f, 0x8b];
+        gz.extend_from_slice(&bytes);
+        let _ = decode(&gz);
+    }
+
+    #[test]
+    fn mutated_profiles_never_panic(edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16)) {
+        let mut raw = valid_bytes().to_vec();
+        for (at, byte) in edits {
+            let i = at.index(raw.len());
+            raw[i] = byte;
+        }
+        if let Ok(p) = decode(&raw) {
+            // Whatever decodes must also be safe to aggregate.
+            let view = profile_model::View::new(&p, &profile_model::ViewOptions::default());
+            for t in 0..p.sample_types.len() {
+                let _ = view.top(&p, t);
+            }
+            let tree = view.call_tree(&p);
+            let _ = profile_model::fold::folded(&tree, &view.frames, 0);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Decoding real profiles and encoding them back.
+
+use profile_model::codec::{decode, encode, encode_gzip, is_gzip};
+use profile_model::export::to_profile;
+use profile_model::{View, ViewOptions};
+
+use super::{fixture, fixture_bytes};
+
+#[test]
+fn decode_encode_decode_is_lossless_for_every_fixture() {
+    for name in [
+        "cpu.pb.gz",
+        "heap.pb.gz",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+    ] {
+        let first = fixture(name);
+        let raw = encode(&first);
+        assert!(!is_gzip(&raw));
+        let second = decode(&raw).expect("re-decode raw");
+        assert_eq!(first, second, "{name}: raw round trip");
+        let third = decode(&encode_gzip(&first)).expect("re-decode gzip");
+        assert_eq!(first, third, "{name}: gzip round trip");
+    }
+}
+
+#[test]
+fn raw_and_gzip_inputs_decode_alike() {
+    let gz = fixture_bytes("heap.pb.gz");
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut raw)
+        .expect("gunzip");
+    assert_eq!(decode(&gz).expect("gzip"), decode(&raw).expect("raw"));
+}
+
+#[test]
+fn go_cpu_profile_has_its_sample_types_and_default() {
+    let p = fixture("cpu.pb.gz");
+    assert_eq!(p.sample_type_names(), ["samples/count", "cpu/nanoseconds"]);
+    assert_eq!(p.default_sample_index(), 1);
+    assert_eq!(p.find_sample_type("samples"), Some(0));
+    assert_eq!(p.find_sample_type("1"), Some(1));
+    assert_eq!(p.find_sample_type("cpu/nanoseconds"), Some(1));
+    assert_eq!(p.find_sample_type("2"), None);
+    // samples × period = cpu for every sample of a Go CPU profile.
+    assert_eq!(p.total(0) * p.period, p.total(1));
+    let heap = fixture("heap.pb.gz");
+    assert_eq!(heap.sample_types.len(), 4);
+}
+
+#[test]
+fn exported_view_keeps_every_value_and_stack() {
+    let p = fixture("cpu.pb.gz");
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let exported = to_profile(&tree, &view.frames, &p);
+    let again = decode(&encode_gzip(&exported)).expect("exported profile decodes");
+    assert_eq!(again.sample_type_names(), p.sample_type_names());
+    for t in 0..2 {
+        assert_eq!(again.total(t), p.total(t));
+        let before = view.top(&p, t);
+        let v2 = View::new(&again, &ViewOptions::default());
+        let after = v2.top(&again, t);
+        let named = |top: &profile_model::top::Top, frames: &profile_model::FrameTable| {
+            let mut rows: Vec<(String, i64, i64)> = top
+                .rows
+                .iter()
+                .map(|r| (frames.get(r.frame).name.clone(), r.flat, r.cum))
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(named(&before, &view.frames), named(&after, &v2.frames));
+    }
+}

@@ -1,0 +1,188 @@
+//! The flame graph layout, tested without any UI.
+
+use profile_model::calltree::{CallTree, NodeId};
+use profile_model::layout::{FlameRect, LayoutParams, RectKind, layout};
+use profile_model::{View, ViewOptions, codec::from_proto, proto};
+
+use super::fixture;
+
+/// A tree: `main` with children `big` (600) and 400 leaves `t0..t399` of 1 each.
+fn wide_tree() -> (CallTree, Vec<i64>, View) {
+    let mut p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        string_table: vec![
+            "".into(),
+            "samples".into(),
+            "count".into(),
+            "main".into(),
+            "big".into(),
+        ],
+        ..proto::Profile::default()
+    };
+    let add_function = |p: &mut proto::Profile, name: &str| {
+        p.string_table.push(name.to_string());
+        let id = p.function.len() as u64 + 1;
+        p.function.push(proto::Function {
+            id,
+            name: p.string_table.len() as i64 - 1,
+            ..Default::default()
+        });
+        p.location.push(proto::Location {
+            id,
+            line: vec![proto::Line {
+                function_id: id,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        id
+    };
+    let main = add_function(&mut p, "main");
+    let big = add_function(&mut p, "big");
+    p.sample.push(proto::Sample {
+        location_id: vec![big, main],
+        value: vec![600],
+        label: vec![],
+    });
+    for i in 0..400 {
+        let t = add_function(&mut p, &format!("t{i}"));
+        p.sample.push(proto::Sample {
+            location_id: vec![t, main],
+            value: vec![1],
+            label: vec![],
+        });
+    }
+    let profile = from_proto(p).expect("valid");
+    let view = View::new(&profile, &ViewOptions::default());
+    let tree = view.call_tree(&profile);
+    let totals = tree.totals(0);
+    (tree, totals, view)
+}
+
+fn params(zoom: NodeId, width: f32) -> LayoutParams {
+    LayoutParams {
+        zoom,
+        width,
+        min_width: 1.0,
+        rows: 0..100,
+    }
+}
+
+fn node_rect(rects: &[FlameRect], node: NodeId) -> FlameRect {
+    *rects
+        .iter()
+        .find(|r| r.kind == RectKind::Node(node))
+        .expect("node laid out")
+}
+
+#[test]
+fn widths_are_proportional_and_narrow_children_become_one_sliver() {
+    let (tree, totals, view) = wide_tree();
+    let rects = layout(&tree, &totals, &params(CallTree::ROOT, 100.0));
+    let root = node_rect(&rects, CallTree::ROOT);
+    assert_eq!(
+        (root.x0, root.x1, root.row, root.value),
+        (0.0, 100.0, 0, 1000)
+    );
+    let main = tree.children(CallTree::ROOT)[0];
+    let main_rect = node_rect(&rects, main);
+    assert_eq!((main_rect.x1, main_rect.hidden), (100.0, 400));
+    let big = tree
+        .children(main)
+        .iter()
+        .copied()
+        .find(|c| view.frames.get(tree.frame(*c)).name == "big")
+        .expect("big");
+    let big_rect = node_rect(&rects, big);
+    assert!((big_rect.x1 - big_rect.x0 - 60.0).abs() < 1e-3);
+    let slivers: Vec<&FlameRect> = rects
+        .iter()
+        .filter(|r| matches!(r.kind, RectKind::Hidden { .. }))
+        .collect();
+    assert_eq!(slivers.len(), 1);
+    assert_eq!(
+        slivers[0].kind,
+        RectKind::Hidden {
+            parent: main,
+            count: 400
+        }
+    );
+    assert_eq!(slivers[0].value, 400);
+    assert!(
+        (slivers[0].x1 - slivers[0].x0 - 40.0).abs() < 1e-3,
+        "the sliver keeps its true width"
+    );
+    // Nothing is lost: the children's values add up to the parent's.
+    let row2: i64 = rects.iter().filter(|r| r.row == 2).map(|r| r.value).sum();
+    assert_eq!(row2, 1000);
+}
+
+#[test]
+fn wide_viewport_draws_every_child() {
+    let (tree, totals, _) = wide_tree();
+    let rects = layout(&tree, &totals, &params(CallTree::ROOT, 4000.0));
+    assert_eq!(rects.iter().filter(|r| r.row == 2).count(), 401);
+    assert!(rects.iter().all(|r| r.hidden == 0));
+}
+
+#[test]
+fn zoomed_node_fills_the_width_under_full_width_ancestors() {
+    let p = fixture("cpu.pb.gz");
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let totals = tree.totals(1);
+    // Zoom into the deepest node of the largest path.
+    let mut zoom = CallTree::ROOT;
+    for _ in 0..6 {
+        let Some(next) = tree
+            .children(zoom)
+            .iter()
+            .copied()
+            .max_by_key(|c| totals[*c as usize])
+        else {
+            break;
+        };
+        zoom = next;
+    }
+    let rects = layout(&tree, &totals, &params(zoom, 1000.0));
+    let depth = tree.depth(zoom);
+    for row in 0..=depth {
+        let in_row: Vec<&FlameRect> = rects.iter().filter(|r| r.row == row).collect();
+        assert_eq!(in_row.len(), 1, "row {row} holds one full-width frame");
+        assert_eq!((in_row[0].x0, in_row[0].x1), (0.0, 1000.0));
+    }
+    assert_eq!(node_rect(&rects, zoom).row, depth);
+    // Below the zoomed node, everything lies within the viewport and sums to at most it.
+    for r in rects.iter().filter(|r| r.row > depth) {
+        assert!(r.x0 >= 0.0 && r.x1 <= 1000.0 + 1e-3, "{r:?}");
+    }
+    let below: i64 = rects
+        .iter()
+        .filter(|r| r.row == depth + 1)
+        .map(|r| r.value)
+        .sum();
+    assert!(below <= totals[zoom as usize]);
+}
+
+#[test]
+fn rows_outside_the_viewport_are_culled() {
+    let p = fixture("cpu.pb.gz");
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let totals = tree.totals(1);
+    let all = layout(&tree, &totals, &params(CallTree::ROOT, 1920.0));
+    let some = layout(
+        &tree,
+        &totals,
+        &LayoutParams {
+            rows: 3..8,
+            ..params(CallTree::ROOT, 1920.0)
+        },
+    );
+    assert!(some.iter().all(|r| (3..8).contains(&r.row)));
+    assert_eq!(
+        some.len(),
+        all.iter().filter(|r| (3..8).contains(&r.row)).count()
+    );
+    assert!(layout(&tree, &totals, &params(CallTree::ROOT, 0.0)).is_empty());
+}

@@ -1,0 +1,301 @@
+//! Call tree, top table, filters, search, merge and folded stacks on small profiles
+//! whose answers are known by hand.
+
+use profile_model::calltree::CallTree;
+use profile_model::codec::from_proto;
+use profile_model::filter::compile_regex;
+use profile_model::fold::folded;
+use profile_model::merge::Merger;
+use profile_model::{Filters, Profile, ProfileError, TagFilter, View, ViewOptions, proto};
+use regex::Regex;
+
+/// A profile of `samples/count` from folded stacks (`root;…;leaf`), each with an
+/// optional `endpoint` label.
+fn profile(stacks: &[(&str, i64, Option<&str>)]) -> Profile {
+    profile_typed("samples", stacks)
+}
+
+fn profile_typed(kind: &str, stacks: &[(&str, i64, Option<&str>)]) -> Profile {
+    let mut strings = vec![
+        String::new(),
+        kind.to_string(),
+        "count".into(),
+        "endpoint".into(),
+    ];
+    let mut p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        ..proto::Profile::default()
+    };
+    let string = |s: &str, strings: &mut Vec<String>| -> i64 {
+        if let Some(i) = strings.iter().position(|x| x == s) {
+            return i as i64;
+        }
+        strings.push(s.to_string());
+        strings.len() as i64 - 1
+    };
+    for (stack, value, endpoint) in stacks {
+        let mut ids = Vec::new();
+        for name in stack.split(';').rev() {
+            let name_id = string(name, &mut strings);
+            let id = match p.function.iter().position(|f| f.name == name_id) {
+                Some(i) => i as u64 + 1,
+                None => {
+                    let id = p.function.len() as u64 + 1;
+                    p.function.push(proto::Function {
+                        id,
+                        name: name_id,
+                        ..Default::default()
+                    });
+                    p.location.push(proto::Location {
+                        id,
+                        line: vec![proto::Line {
+                            function_id: id,
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    });
+                    id
+                }
+            };
+            ids.push(id);
+        }
+        let label = endpoint
+            .map(|e| proto::Label {
+                key: 3,
+                str: string(e, &mut strings),
+                ..Default::default()
+            })
+            .into_iter()
+            .collect();
+        p.sample.push(proto::Sample {
+            location_id: ids,
+            value: vec![*value],
+            label,
+        });
+    }
+    p.string_table = strings;
+    from_proto(p).expect("valid test profile")
+}
+
+/// `name flat cum` rows of the top table, sorted as pprof sorts them.
+fn top_rows(p: &Profile, options: &ViewOptions) -> Vec<(String, i64, i64)> {
+    let view = View::new(p, options);
+    view.top(p, 0)
+        .rows
+        .iter()
+        .map(|r| (view.frames.get(r.frame).name.clone(), r.flat, r.cum))
+        .collect()
+}
+
+fn row(name: &str, flat: i64, cum: i64) -> (String, i64, i64) {
+    (name.to_string(), flat, cum)
+}
+
+#[test]
+fn recursion_counts_once_in_cum() {
+    let p = profile(&[("main;fib;fib;fib", 10, None), ("main;work", 5, None)]);
+    assert_eq!(
+        top_rows(&p, &ViewOptions::default()),
+        [row("fib", 10, 10), row("work", 5, 5), row("main", 0, 15)]
+    );
+}
+
+#[test]
+fn tree_totals_and_children_in_name_order() {
+    let p = profile(&[
+        ("main;b", 3, None),
+        ("main;a;x", 2, None),
+        ("main;a", 1, None),
+    ]);
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let totals = tree.totals(0);
+    assert_eq!(totals[CallTree::ROOT as usize], 6);
+    let main = tree.children(CallTree::ROOT)[0];
+    let names: Vec<&str> = tree
+        .children(main)
+        .iter()
+        .map(|c| view.frames.get(tree.frame(*c)).name.as_str())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    let a = tree.children(main)[0];
+    assert_eq!((totals[a as usize], tree.self_values_of(a)[0]), (3, 1));
+    assert_eq!(tree.path(tree.children(a)[0]).len(), 3);
+}
+
+#[test]
+fn inverted_tree_starts_at_leaves() {
+    let p = profile(&[
+        ("main;a;x", 2, None),
+        ("main;b;x", 3, None),
+        ("main;b", 4, None),
+    ]);
+    let view = View::new(&p, &ViewOptions::default());
+    let inverted = view.call_tree(&p).inverted(&view.frames);
+    let totals = inverted.totals(0);
+    let roots: Vec<(String, i64)> = inverted
+        .children(CallTree::ROOT)
+        .iter()
+        .map(|c| {
+            (
+                view.frames.get(inverted.frame(*c)).name.clone(),
+                totals[*c as usize],
+            )
+        })
+        .collect();
+    assert_eq!(roots, [("b".to_string(), 4), ("x".to_string(), 5)]);
+}
+
+#[test]
+fn search_counts_each_sample_once() {
+    let p = profile(&[
+        ("main;c;c", 5, None),
+        ("main;a;c", 3, None),
+        ("main;d", 2, None),
+    ]);
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let totals = tree.totals(0);
+    let matched = |re: &str| {
+        let m = CallTree::frame_matches(&view.frames, &Regex::new(re).expect("regex"));
+        tree.matched_total(&totals, &m)
+    };
+    assert_eq!(matched("^c$"), 8);
+    assert_eq!(matched("^(main|c)$"), 10);
+    assert_eq!(matched("nothing"), 0);
+}
+
+#[test]
+fn focus_ignore_hide_and_tags_follow_pprof() {
+    let p = profile(&[
+        ("main;api;hash", 5, Some("/api/hash")),
+        ("main;api;sort", 3, Some("/api/sort")),
+        ("main;gc", 2, None),
+    ]);
+    let with = |filters: Filters| {
+        top_rows(
+            &p,
+            &ViewOptions {
+                filters,
+                ..ViewOptions::default()
+            },
+        )
+    };
+    let re = |s: &str| compile_regex("test", s).expect("regex");
+    let focus = with(Filters {
+        focus: re("api"),
+        ..Filters::default()
+    });
+    assert_eq!(
+        focus,
+        [
+            row("hash", 5, 5),
+            row("sort", 3, 3),
+            row("api", 0, 8),
+            row("main", 0, 8)
+        ]
+    );
+    let ignore = with(Filters {
+        ignore: re("hash"),
+        ..Filters::default()
+    });
+    assert_eq!(
+        ignore,
+        [
+            row("sort", 3, 3),
+            row("gc", 2, 2),
+            row("api", 0, 3),
+            row("main", 0, 5)
+        ]
+    );
+    // Hiding the leaf makes its caller the leaf.
+    let hide = with(Filters {
+        hide: re("^(hash|sort)$"),
+        ..Filters::default()
+    });
+    assert_eq!(
+        hide,
+        [row("api", 8, 8), row("gc", 2, 2), row("main", 0, 10)]
+    );
+    let tags = with(Filters {
+        tags: vec![TagFilter::parse("endpoint=/api/sort").expect("tag")],
+        ..Filters::default()
+    });
+    assert_eq!(
+        tags,
+        [row("sort", 3, 3), row("api", 0, 3), row("main", 0, 3)]
+    );
+    assert!(TagFilter::parse("novalue").is_err());
+    assert!(
+        compile_regex("--focus", "(")
+            .expect_err("bad regex")
+            .contains("--focus")
+    );
+}
+
+#[test]
+fn filtered_top_keeps_the_whole_total_as_pprof() {
+    let p = profile(&[("main;a", 6, None), ("main;b", 4, None)]);
+    let options = ViewOptions {
+        filters: Filters {
+            focus: compile_regex("t", "^a$").expect("regex"),
+            ..Filters::default()
+        },
+        ..ViewOptions::default()
+    };
+    let top = View::new(&p, &options).top(&p, 0);
+    assert_eq!((top.total, top.kept), (10, 6));
+}
+
+#[test]
+fn merge_sums_and_refuses_other_sample_types() {
+    let a = profile(&[("main;a", 1, None), ("main;b", 2, None)]);
+    let b = profile(&[("main;a", 10, None), ("main;c", 20, None)]);
+    let mut merger = Merger::new();
+    merger.add("a.pb.gz", &a).expect("first");
+    merger.add("b.pb.gz", &b).expect("same types");
+    let merged = merger.finish();
+    assert_eq!(merged.total(0), 33);
+    assert_eq!(
+        merged.samples.len(),
+        3,
+        "identical stacks are summed into one sample"
+    );
+    assert_eq!(
+        top_rows(&merged, &ViewOptions::default()),
+        [
+            row("c", 20, 20),
+            row("a", 11, 11),
+            row("b", 2, 2),
+            row("main", 0, 33)
+        ]
+    );
+    let heap = profile_typed("alloc_space", &[("main", 1, None)]);
+    let mut merger = Merger::new();
+    merger.add("cpu.pb.gz", &a).expect("first");
+    let err = merger
+        .add("heap.pb.gz", &heap)
+        .expect_err("different types");
+    assert!(matches!(err, ProfileError::IncompatibleSampleTypes { .. }));
+    let text = err.to_string();
+    assert!(
+        text.contains("cpu.pb.gz") && text.contains("heap.pb.gz"),
+        "{text}"
+    );
+}
+
+#[test]
+fn folded_lines_are_root_first_with_self_values() {
+    let p = profile(&[
+        ("main;a;x", 2, None),
+        ("main;a", 1, None),
+        ("main;b", 4, None),
+        ("main;a;x", 3, None),
+    ]);
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    assert_eq!(
+        folded(&tree, &view.frames, 0),
+        "main;a 1\nmain;a;x 5\nmain;b 4\n"
+    );
+}
