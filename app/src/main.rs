@@ -1,13 +1,10 @@
 //! `flint`: a native viewer for CPU profiles. Without a subcommand it opens the window;
 //! `top` and `fold` answer the same questions headless.
 
-mod cli;
-mod gui;
-mod load;
-
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use flint::cli;
 
 fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {

@@ -2,7 +2,6 @@
 //! with self values for every sample type.
 
 use regex::Regex;
-use rustc_hash::FxHashMap;
 
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
@@ -11,8 +10,9 @@ use crate::profile::Profile;
 /// Index of a node in a [`CallTree`]; [`CallTree::ROOT`] is the synthetic root.
 pub type NodeId = u32;
 
-/// A prefix tree of stacks, root first. Node ids are assigned parents before children,
-/// and children are ordered by frame name (as classic flame graphs are).
+/// A prefix tree of stacks, root first. Node ids are assigned in depth-first order
+/// (parents before children), and children are ordered by frame name (as classic flame
+/// graphs are).
 #[derive(Debug, Clone, Default)]
 pub struct CallTree {
     frame: Vec<FrameId>,
@@ -25,75 +25,113 @@ pub struct CallTree {
     child_ids: Vec<NodeId>,
 }
 
-/// Builds a tree node by node; children are looked up by (parent, frame).
-struct Builder {
-    tree: CallTree,
-    index: FxHashMap<(NodeId, FrameId), NodeId>,
+/// Stacks to build a tree from: sequences of frame name ranks, outermost first, each
+/// with one value per sample type.
+struct Sequences {
+    offsets: Vec<usize>,
+    ranks: Vec<u32>,
+    values: Vec<i64>,
+    types: usize,
 }
 
-impl Builder {
+impl Sequences {
     fn new(types: usize) -> Self {
         Self {
-            tree: CallTree {
-                frame: vec![CallTree::NO_FRAME],
-                parent: vec![CallTree::ROOT],
-                depth: vec![0],
-                self_values: vec![0; types],
-                types,
-                ..CallTree::default()
-            },
-            index: FxHashMap::default(),
+            offsets: vec![0],
+            ranks: Vec::new(),
+            values: Vec::new(),
+            types,
         }
     }
 
-    fn child(&mut self, parent: NodeId, frame: FrameId) -> NodeId {
-        let tree = &mut self.tree;
-        *self.index.entry((parent, frame)).or_insert_with(|| {
-            let id = tree.frame.len() as NodeId;
-            tree.frame.push(frame);
-            tree.parent.push(parent);
-            tree.depth.push(tree.depth[parent as usize] + 1);
-            tree.self_values.extend(std::iter::repeat_n(0, tree.types));
-            id
-        })
+    /// Ends the sequence whose ranks were pushed since the last call.
+    fn close(&mut self, values: impl Iterator<Item = i64>) {
+        self.offsets.push(self.ranks.len());
+        let start = self.values.len();
+        self.values.extend(values.take(self.types));
+        self.values.resize(start + self.types, 0);
     }
 
-    fn add(&mut self, node: NodeId, values: impl Iterator<Item = i64>) {
-        let start = node as usize * self.tree.types;
-        for (slot, v) in self.tree.self_values[start..].iter_mut().zip(values) {
-            *slot += v;
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn get(&self, k: usize) -> &[u32] {
+        &self.ranks[self.offsets[k]..self.offsets[k + 1]]
+    }
+
+    /// The tree of these stacks. Sorting the sequences puts stacks with a common prefix
+    /// next to each other, so one pass creates each node exactly once, in depth-first
+    /// order, with siblings in name order, and with no hash look-ups.
+    fn into_tree(self, by_rank: &[FrameId]) -> CallTree {
+        let types = self.types;
+        let mut order: Vec<u32> = (0..self.len() as u32).collect();
+        order.sort_unstable_by(|a, b| self.get(*a as usize).cmp(self.get(*b as usize)));
+        let mut tree = CallTree {
+            frame: vec![CallTree::NO_FRAME],
+            parent: vec![CallTree::ROOT],
+            depth: vec![0],
+            self_values: vec![0; types],
+            types,
+            ..CallTree::default()
+        };
+        let mut path: Vec<NodeId> = Vec::new();
+        let mut previous: &[u32] = &[];
+        for k in order {
+            let k = k as usize;
+            let sequence = self.get(k);
+            let common = previous
+                .iter()
+                .zip(sequence)
+                .take_while(|(a, b)| a == b)
+                .count();
+            path.truncate(common);
+            for &rank in &sequence[common..] {
+                let id = tree.frame.len() as NodeId;
+                tree.frame.push(by_rank[rank as usize]);
+                tree.parent
+                    .push(path.last().copied().unwrap_or(CallTree::ROOT));
+                tree.depth.push(path.len() as u32 + 1);
+                tree.self_values.extend(std::iter::repeat_n(0, types));
+                path.push(id);
+            }
+            let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
+            let values = &self.values[k * types..(k + 1) * types];
+            for (slot, v) in tree.self_values[node * types..].iter_mut().zip(values) {
+                *slot += v;
+            }
+            previous = sequence;
         }
-    }
-
-    fn finish(mut self, frames: &FrameTable) -> CallTree {
-        drop(self.index);
-        let tree = &mut self.tree;
+        // Depth-first creation: each parent's children are already in name order.
         let n = tree.frame.len();
-        let mut counts = vec![0u32; n + 1];
+        let mut offsets = vec![0u32; n + 1];
         for &p in &tree.parent[1..] {
-            counts[p as usize + 1] += 1;
+            offsets[p as usize + 1] += 1;
         }
         for i in 0..n {
-            counts[i + 1] += counts[i];
+            offsets[i + 1] += offsets[i];
         }
-        let mut fill = counts.clone();
+        let mut fill = offsets.clone();
         let mut child_ids = vec![0; n.saturating_sub(1)];
         for (node, &p) in tree.parent.iter().enumerate().skip(1) {
             child_ids[fill[p as usize] as usize] = node as NodeId;
             fill[p as usize] += 1;
         }
-        for p in 0..n {
-            let range = counts[p] as usize..counts[p + 1] as usize;
-            child_ids[range].sort_by(|a, b| {
-                let fa = frames.get(tree.frame[*a as usize]);
-                let fb = frames.get(tree.frame[*b as usize]);
-                fa.name.cmp(&fb.name).then(a.cmp(b))
-            });
-        }
-        tree.child_offsets = counts;
+        tree.child_offsets = offsets;
         tree.child_ids = child_ids;
-        self.tree
+        tree
     }
+}
+
+/// Ranks of frames by name (ties by id), and the frame of every rank.
+fn name_ranks(frames: &FrameTable) -> (Vec<u32>, Vec<FrameId>) {
+    let mut by_rank: Vec<FrameId> = (0..frames.len() as FrameId).collect();
+    by_rank.sort_unstable_by(|a, b| frames.get(*a).name.cmp(&frames.get(*b).name).then(a.cmp(b)));
+    let mut rank = vec![0u32; frames.len()];
+    for (r, f) in by_rank.iter().enumerate() {
+        rank[*f as usize] = r as u32;
+    }
+    (rank, by_rank)
 }
 
 impl CallTree {
@@ -104,43 +142,40 @@ impl CallTree {
 
     /// Builds the tree of the samples that `filter` keeps.
     pub fn build(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
-        let types = profile.sample_types.len();
-        let mut builder = Builder::new(types);
-        let mut path: Vec<FrameId> = Vec::new();
+        let (rank, by_rank) = name_ranks(frames);
+        let mut sequences = Sequences::new(profile.sample_types.len());
         for i in 0..profile.samples.len() {
             if !filter.keeps(profile, i) {
                 continue;
             }
-            path.clear();
-            for &loc in profile.samples.stack(i) {
-                path.extend_from_slice(frames.of_location(loc));
+            for &loc in profile.samples.stack(i).iter().rev() {
+                let outermost_first = frames.of_location(loc).iter().rev();
+                sequences
+                    .ranks
+                    .extend(outermost_first.map(|f| rank[*f as usize]));
             }
-            let mut node = Self::ROOT;
-            for &f in path.iter().rev() {
-                node = builder.child(node, f);
-            }
-            builder.add(node, profile.samples.values.iter().map(|c| c[i]));
+            sequences.close(profile.samples.values.iter().map(|c| c[i]));
         }
-        builder.finish(frames)
+        sequences.into_tree(&by_rank)
     }
 
     /// The bottom-up (inverted) tree: leaves become roots, callers become children.
     pub fn inverted(&self, frames: &FrameTable) -> Self {
-        let mut builder = Builder::new(self.types);
+        let (rank, by_rank) = name_ranks(frames);
+        let mut sequences = Sequences::new(self.types);
         for node in 1..self.len() as NodeId {
             let values = self.self_values_of(node);
             if values.iter().all(|v| *v == 0) {
                 continue;
             }
-            let mut target = Self::ROOT;
             let mut cursor = node;
             while cursor != Self::ROOT {
-                target = builder.child(target, self.frame(cursor));
+                sequences.ranks.push(rank[self.frame(cursor) as usize]);
                 cursor = self.parent(cursor);
             }
-            builder.add(target, values.iter().copied());
+            sequences.close(values.iter().copied());
         }
-        builder.finish(frames)
+        sequences.into_tree(&by_rank)
     }
 
     /// Number of nodes, the root included.

@@ -5,12 +5,14 @@ use std::collections::HashMap;
 use std::io::Read as _;
 
 use prost::Message as _;
+use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
 use crate::profile::{
     Function, Label, Line, Location, Mapping, Profile, Samples, StrId, ValueType,
 };
 use crate::proto;
+use crate::wire;
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
 pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 2 << 30;
@@ -36,9 +38,29 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, ProfileError> {
 }
 
 /// Decodes a pprof profile, gzip-compressed or raw.
+///
+/// The tables are decoded with prost; the samples, which are most of a profile, are
+/// read straight from the wire into the columnar [`Samples`], never as one prost
+/// message each.
 pub fn decode_with(bytes: &[u8], options: DecodeOptions) -> Result<Profile, ProfileError> {
-    let message = decode_message(bytes, options)?;
-    from_proto(message)
+    let raw;
+    let body = if is_gzip(bytes) {
+        raw = gunzip(bytes, options.max_decompressed_bytes)?;
+        raw.as_slice()
+    } else {
+        check_raw(bytes, options)?;
+        bytes
+    };
+    if body.is_empty() {
+        return Err(ProfileError::Protobuf("no protobuf data".into()));
+    }
+    let tables =
+        proto::ProfileTables::decode(body).map_err(|e| ProfileError::Protobuf(e.to_string()))?;
+    let mut builder = Builder::new(tables)?;
+    let (samples, locations) = wire::count_samples(body)?;
+    builder.reserve(samples, locations);
+    wire::for_each_sample(body, |sample| builder.push_wire(sample))?;
+    Ok(builder.finish())
 }
 
 /// Decodes the bytes into the raw protobuf message, without validation.
@@ -46,25 +68,27 @@ pub fn decode_message(
     bytes: &[u8],
     options: DecodeOptions,
 ) -> Result<proto::Profile, ProfileError> {
-    if bytes.is_empty() {
-        return Err(ProfileError::Empty);
-    }
     let raw;
     let body = if is_gzip(bytes) {
         raw = gunzip(bytes, options.max_decompressed_bytes)?;
         raw.as_slice()
     } else {
-        if bytes.len() as u64 > options.max_decompressed_bytes {
-            return Err(ProfileError::TooLarge {
-                limit_bytes: options.max_decompressed_bytes,
-            });
-        }
+        check_raw(bytes, options)?;
         bytes
     };
-    if body.is_empty() {
-        return Err(ProfileError::Protobuf("no protobuf data".into()));
-    }
     proto::Profile::decode(body).map_err(|e| ProfileError::Protobuf(e.to_string()))
+}
+
+fn check_raw(bytes: &[u8], options: DecodeOptions) -> Result<(), ProfileError> {
+    if bytes.is_empty() {
+        return Err(ProfileError::Empty);
+    }
+    if bytes.len() as u64 > options.max_decompressed_bytes {
+        return Err(ProfileError::TooLarge {
+            limit_bytes: options.max_decompressed_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// Whether `bytes` start with the gzip magic number.
@@ -131,7 +155,8 @@ impl IdIndex {
         })
     }
 
-    fn get(&self, id: u64, user: &str) -> Result<u32, ProfileError> {
+    /// The index of `id`; `user` names the referrer in the error, built only on failure.
+    fn get(&self, id: u64, user: impl Fn() -> String) -> Result<u32, ProfileError> {
         let found = if self.dense {
             (id >= 1 && id <= self.len as u64).then(|| (id - 1) as u32)
         } else {
@@ -139,7 +164,8 @@ impl IdIndex {
         };
         found.ok_or_else(|| {
             ProfileError::Invalid(format!(
-                "{user} refers to {} id {id}, which does not exist",
+                "{} refers to {} id {id}, which does not exist",
+                user(),
                 self.what
             ))
         })
@@ -165,186 +191,263 @@ impl Strings {
 
 /// Builds the validated model from a decoded protobuf message.
 pub fn from_proto(mut p: proto::Profile) -> Result<Profile, ProfileError> {
-    if p.string_table.is_empty() {
-        p.string_table.push(String::new());
-    }
-    if !p.string_table[0].is_empty() {
-        return Err(ProfileError::Invalid(
-            "string table entry 0 is not empty".into(),
-        ));
-    }
-    if u32::try_from(p.string_table.len()).is_err() || u32::try_from(p.location.len()).is_err() {
-        return Err(ProfileError::Invalid("tables are too large".into()));
-    }
-    let s = Strings(p.string_table.len());
-    let value_type = |v: &proto::ValueType, what: &str| -> Result<ValueType, ProfileError> {
-        Ok(ValueType {
-            kind: s.get(v.r#type, &|| what.to_string())?,
-            unit: s.get(v.unit, &|| what.to_string())?,
-        })
+    let samples = std::mem::take(&mut p.sample);
+    let tables = proto::ProfileTables {
+        sample_type: p.sample_type,
+        mapping: p.mapping,
+        location: p.location,
+        function: p.function,
+        string_table: p.string_table,
+        drop_frames: p.drop_frames,
+        keep_frames: p.keep_frames,
+        time_nanos: p.time_nanos,
+        duration_nanos: p.duration_nanos,
+        period_type: p.period_type,
+        period: p.period,
+        comment: p.comment,
+        default_sample_type: p.default_sample_type,
+        doc_url: p.doc_url,
     };
-    let sample_types = p
-        .sample_type
-        .iter()
-        .map(|v| value_type(v, "a sample type"))
-        .collect::<Result<Vec<_>, _>>()?;
-    let period_type = match &p.period_type {
-        Some(v) => value_type(v, "the period type")?,
-        None => ValueType::default(),
-    };
-
-    let mapping_ids = IdIndex::new(p.mapping.iter().map(|m| m.id), "mapping")?;
-    let mappings = p
-        .mapping
-        .iter()
-        .map(|m| {
-            let who = || format!("mapping {}", m.id);
-            Ok(Mapping {
-                memory_start: m.memory_start,
-                memory_limit: m.memory_limit,
-                file_offset: m.file_offset,
-                filename: s.get(m.filename, &who)?,
-                build_id: s.get(m.build_id, &who)?,
-                flags: u8::from(m.has_functions)
-                    | u8::from(m.has_filenames) << 1
-                    | u8::from(m.has_line_numbers) << 2
-                    | u8::from(m.has_inline_frames) << 3,
-            })
-        })
-        .collect::<Result<Vec<_>, ProfileError>>()?;
-
-    let function_ids = IdIndex::new(p.function.iter().map(|f| f.id), "function")?;
-    let functions = p
-        .function
-        .iter()
-        .map(|f| {
-            let who = || format!("function {}", f.id);
-            Ok(Function {
-                name: s.get(f.name, &who)?,
-                system_name: s.get(f.system_name, &who)?,
-                filename: s.get(f.filename, &who)?,
-                start_line: f.start_line,
-            })
-        })
-        .collect::<Result<Vec<_>, ProfileError>>()?;
-
-    let location_ids = IdIndex::new(p.location.iter().map(|l| l.id), "location")?;
-    let locations = p
-        .location
-        .iter()
-        .map(|l| {
-            let who = format!("location {}", l.id);
-            let mapping = match l.mapping_id {
-                0 => None,
-                id => Some(mapping_ids.get(id, &who)?),
-            };
-            let lines = l
-                .line
-                .iter()
-                .map(|ln| {
-                    Ok(Line {
-                        function: function_ids.get(ln.function_id, &who)?,
-                        line: ln.line,
-                        column: ln.column,
-                    })
-                })
-                .collect::<Result<Vec<_>, ProfileError>>()?;
-            Ok(Location {
-                mapping,
-                address: l.address,
-                lines,
-                is_folded: l.is_folded,
-            })
-        })
-        .collect::<Result<Vec<_>, ProfileError>>()?;
-
-    let n_types = sample_types.len();
-    let n_samples = p.sample.len();
-    let total_frames: usize = p.sample.iter().map(|x| x.location_id.len()).sum();
-    if u32::try_from(total_frames).is_err() {
-        return Err(ProfileError::Invalid(
-            "too many stack frames in total".into(),
-        ));
-    }
-    let mut samples = Samples {
-        stack_offsets: Vec::with_capacity(n_samples + 1),
-        stack_locations: Vec::with_capacity(total_frames),
-        values: vec![Vec::with_capacity(n_samples); n_types],
-        label_set: Vec::with_capacity(n_samples),
-    };
-    samples.stack_offsets.push(0);
-    let mut label_sets: Vec<Vec<Label>> = vec![Vec::new()];
-    let mut label_set_ids: HashMap<Vec<Label>, u32> = HashMap::new();
-    label_set_ids.insert(Vec::new(), 0);
-    for (i, sample) in std::mem::take(&mut p.sample).into_iter().enumerate() {
-        if sample.value.len() != n_types {
-            return Err(ProfileError::Invalid(format!(
-                "sample {i} has {} values, but the profile has {n_types} sample types",
-                sample.value.len()
-            )));
-        }
-        for id in &sample.location_id {
-            let loc = location_ids.get(*id, &format!("sample {i}"))?;
-            samples.stack_locations.push(loc);
-        }
-        samples
-            .stack_offsets
-            .push(samples.stack_locations.len() as u32);
-        for (column, v) in samples.values.iter_mut().zip(&sample.value) {
-            column.push(*v);
-        }
-        let set_id = if sample.label.is_empty() {
-            0
-        } else {
-            let labels = sample
+    let mut builder = Builder::new(tables)?;
+    for sample in samples {
+        builder.push(
+            sample.location_id.iter().copied(),
+            &sample.value,
+            sample
                 .label
                 .iter()
-                .map(|l| {
-                    let who = || format!("a label of sample {i}");
-                    Ok(Label {
-                        key: s.get(l.key, &who)?,
-                        str: s.get(l.str, &who)?,
-                        num: l.num,
-                        num_unit: s.get(l.num_unit, &who)?,
-                    })
+                .map(|l| [l.key, l.str, l.num, l.num_unit]),
+        )?;
+    }
+    Ok(builder.finish())
+}
+
+/// Validates the tables of a profile, then takes its samples one by one.
+struct Builder {
+    profile: Profile,
+    location_ids: IdIndex,
+    strings: Strings,
+    label_set_ids: FxHashMap<Vec<Label>, u32>,
+    labels: Vec<Label>,
+    values: Vec<i64>,
+    /// Reused buffers of the wire reader: location ids, values, labels.
+    scratch: (Vec<u64>, Vec<u64>, Vec<[i64; 4]>),
+}
+
+impl Builder {
+    fn new(mut p: proto::ProfileTables) -> Result<Self, ProfileError> {
+        if p.string_table.is_empty() {
+            p.string_table.push(String::new());
+        }
+        if !p.string_table[0].is_empty() {
+            return Err(ProfileError::Invalid(
+                "string table entry 0 is not empty".into(),
+            ));
+        }
+        if u32::try_from(p.string_table.len()).is_err() || u32::try_from(p.location.len()).is_err()
+        {
+            return Err(ProfileError::Invalid("tables are too large".into()));
+        }
+        let s = Strings(p.string_table.len());
+        let value_type = |v: &proto::ValueType, what: &str| -> Result<ValueType, ProfileError> {
+            Ok(ValueType {
+                kind: s.get(v.r#type, &|| what.to_string())?,
+                unit: s.get(v.unit, &|| what.to_string())?,
+            })
+        };
+        let sample_types = p
+            .sample_type
+            .iter()
+            .map(|v| value_type(v, "a sample type"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let period_type = match &p.period_type {
+            Some(v) => value_type(v, "the period type")?,
+            None => ValueType::default(),
+        };
+
+        let mapping_ids = IdIndex::new(p.mapping.iter().map(|m| m.id), "mapping")?;
+        let mappings = p
+            .mapping
+            .iter()
+            .map(|m| {
+                let who = || format!("mapping {}", m.id);
+                Ok(Mapping {
+                    memory_start: m.memory_start,
+                    memory_limit: m.memory_limit,
+                    file_offset: m.file_offset,
+                    filename: s.get(m.filename, &who)?,
+                    build_id: s.get(m.build_id, &who)?,
+                    flags: u8::from(m.has_functions)
+                        | u8::from(m.has_filenames) << 1
+                        | u8::from(m.has_line_numbers) << 2
+                        | u8::from(m.has_inline_frames) << 3,
                 })
-                .collect::<Result<Vec<_>, ProfileError>>()?;
-            match label_set_ids.get(&labels) {
-                Some(id) => *id,
-                None => {
-                    let id = label_sets.len() as u32;
-                    label_sets.push(labels.clone());
-                    label_set_ids.insert(labels, id);
-                    id
-                }
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+
+        let function_ids = IdIndex::new(p.function.iter().map(|f| f.id), "function")?;
+        let functions = p
+            .function
+            .iter()
+            .map(|f| {
+                let who = || format!("function {}", f.id);
+                Ok(Function {
+                    name: s.get(f.name, &who)?,
+                    system_name: s.get(f.system_name, &who)?,
+                    filename: s.get(f.filename, &who)?,
+                    start_line: f.start_line,
+                })
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+
+        let location_ids = IdIndex::new(p.location.iter().map(|l| l.id), "location")?;
+        let locations = p
+            .location
+            .iter()
+            .map(|l| {
+                let who = || format!("location {}", l.id);
+                let mapping = match l.mapping_id {
+                    0 => None,
+                    id => Some(mapping_ids.get(id, who)?),
+                };
+                let lines = l
+                    .line
+                    .iter()
+                    .map(|ln| {
+                        Ok(Line {
+                            function: function_ids.get(ln.function_id, who)?,
+                            line: ln.line,
+                            column: ln.column,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, ProfileError>>()?;
+                Ok(Location {
+                    mapping,
+                    address: l.address,
+                    lines,
+                    is_folded: l.is_folded,
+                })
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+        let comments = p
+            .comment
+            .iter()
+            .map(|c| s.get(*c, &|| "a comment".to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n_types = sample_types.len();
+        let profile = Profile {
+            default_sample_type: s.get(p.default_sample_type, &|| "default_sample_type".into())?,
+            drop_frames: s.get(p.drop_frames, &|| "drop_frames".into())?,
+            keep_frames: s.get(p.keep_frames, &|| "keep_frames".into())?,
+            strings: p.string_table,
+            sample_types,
+            period_type,
+            period: p.period,
+            time_nanos: p.time_nanos,
+            duration_nanos: p.duration_nanos,
+            comments,
+            doc_url: p.doc_url,
+            mappings,
+            functions,
+            locations,
+            label_sets: vec![Vec::new()],
+            samples: Samples {
+                stack_offsets: vec![0],
+                values: vec![Vec::new(); n_types],
+                ..Samples::default()
+            },
+        };
+        Ok(Self {
+            profile,
+            location_ids,
+            strings: s,
+            label_set_ids: FxHashMap::from_iter([(Vec::new(), 0)]),
+            labels: Vec::new(),
+            values: Vec::new(),
+            scratch: Default::default(),
+        })
+    }
+
+    /// Makes room for `samples` samples with `locations` location ids in all.
+    fn reserve(&mut self, samples: usize, locations: usize) {
+        let columns = &mut self.profile.samples;
+        columns.stack_offsets.reserve_exact(samples);
+        columns.stack_locations.reserve_exact(locations);
+        columns.label_set.reserve_exact(samples);
+        for column in &mut columns.values {
+            column.reserve_exact(samples);
+        }
+    }
+
+    /// Adds one sample given as its wire encoding.
+    fn push_wire(&mut self, sample: &[u8]) -> Result<(), ProfileError> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let (locations, values, labels) = &mut scratch;
+        let result = wire::read_sample(sample, locations, values, labels).and_then(|()| {
+            self.values.clear();
+            self.values.extend(values.iter().map(|v| *v as i64));
+            let values = std::mem::take(&mut self.values);
+            let result = self.push(locations.iter().copied(), &values, labels.iter().copied());
+            self.values = values;
+            result
+        });
+        self.scratch = scratch;
+        result
+    }
+
+    /// Adds one sample: pprof location ids (leaf first), values, labels as
+    /// `[key, str, num, num_unit]`.
+    fn push(
+        &mut self,
+        locations: impl Iterator<Item = u64>,
+        values: &[i64],
+        labels: impl Iterator<Item = [i64; 4]>,
+    ) -> Result<(), ProfileError> {
+        let samples = &mut self.profile.samples;
+        let i = samples.label_set.len();
+        let n_types = samples.values.len();
+        if values.len() != n_types {
+            return Err(ProfileError::Invalid(format!(
+                "sample {i} has {} values, but the profile has {n_types} sample types",
+                values.len()
+            )));
+        }
+        for id in locations {
+            let loc = self.location_ids.get(id, || format!("sample {i}"))?;
+            samples.stack_locations.push(loc);
+        }
+        let end = u32::try_from(samples.stack_locations.len())
+            .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
+        samples.stack_offsets.push(end);
+        for (column, v) in samples.values.iter_mut().zip(values) {
+            column.push(*v);
+        }
+        self.labels.clear();
+        for [key, str, num, num_unit] in labels {
+            let who = || format!("a label of sample {i}");
+            self.labels.push(Label {
+                key: self.strings.get(key, &who)?,
+                str: self.strings.get(str, &who)?,
+                num,
+                num_unit: self.strings.get(num_unit, &who)?,
+            });
+        }
+        let set_id = match self.label_set_ids.get(&self.labels) {
+            Some(id) => *id,
+            None => {
+                let id = self.profile.label_sets.len() as u32;
+                self.profile.label_sets.push(self.labels.clone());
+                self.label_set_ids.insert(self.labels.clone(), id);
+                id
             }
         };
         samples.label_set.push(set_id);
+        Ok(())
     }
 
-    let comments = p
-        .comment
-        .iter()
-        .map(|c| s.get(*c, &|| "a comment".to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Profile {
-        default_sample_type: s.get(p.default_sample_type, &|| "default_sample_type".into())?,
-        drop_frames: s.get(p.drop_frames, &|| "drop_frames".into())?,
-        keep_frames: s.get(p.keep_frames, &|| "keep_frames".into())?,
-        strings: p.string_table,
-        sample_types,
-        period_type,
-        period: p.period,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        comments,
-        doc_url: p.doc_url,
-        mappings,
-        functions,
-        locations,
-        label_sets,
-        samples,
-    })
+    fn finish(self) -> Profile {
+        self.profile
+    }
 }
 
 /// Converts the model back to the protobuf message; ids become `index + 1`.

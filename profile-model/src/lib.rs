@@ -30,6 +30,7 @@ pub mod profile;
 pub mod top;
 pub mod units;
 pub mod view;
+mod wire;
 
 /// The pprof wire types, generated from `proto/profile.proto`.
 #[allow(missing_docs, reason = "generated code; the .proto file documents it")]

@@ -1,6 +1,12 @@
 //! End-to-end tests of the `flint` binary: its answers against `go tool pprof`'s on
 //! real Go profiles, and its behaviour on bad input.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a test fails loudly on a broken fixture"
+)]
+
 mod cli_errors;
 mod cli_fold;
 mod cli_top;

@@ -74,3 +74,15 @@ fn exported_view_keeps_every_value_and_stack() {
         assert_eq!(named(&before, &view.frames), named(&after, &v2.frames));
     }
 }
+
+#[test]
+fn wire_reader_and_prost_agree() {
+    use profile_model::codec::{DecodeOptions, decode_message, from_proto};
+    for name in ["cpu.pb.gz", "heap.pb.gz"] {
+        let bytes = fixture_bytes(name);
+        let via_prost =
+            from_proto(decode_message(&bytes, DecodeOptions::default()).expect("message"))
+                .expect("valid");
+        assert_eq!(decode(&bytes).expect("decode"), via_prost, "{name}");
+    }
+}

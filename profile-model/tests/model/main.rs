@@ -1,5 +1,11 @@
 //! Tests of the model on real profiles written by Go's runtime/pprof, and on bad input.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a test fails loudly on a broken fixture"
+)]
+
 mod bad_input;
 mod codec;
 mod layout;

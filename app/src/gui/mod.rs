@@ -1,0 +1,55 @@
+//! The desktop window: a flame graph (icicle by default) with a top table, search,
+//! filters and export, over profiles loaded and recomputed on background threads.
+
+pub mod app;
+pub mod colors;
+pub mod flame;
+pub mod loader;
+pub mod top_table;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use profile_model::codec::DecodeOptions;
+
+use self::app::FlintApp;
+use self::loader::Source;
+
+/// The profile shown when the window is opened without a file.
+pub const DEMO_NAME: &str = "demo-cpu.pb.gz";
+/// Bytes of the bundled demo profile (a real Go CPU profile).
+pub const DEMO_BYTES: &[u8] = include_bytes!("../../../assets/demo-cpu.pb.gz");
+
+/// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
+pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
+    let source = match initial {
+        Some(path) => Source::Path(path),
+        None => Source::Bytes {
+            name: DEMO_NAME.to_string(),
+            bytes: Arc::from(DEMO_BYTES),
+        },
+    };
+    let title = format!("flint — {}", source.name());
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title(title)
+            .with_app_id("flint")
+            .with_inner_size([1440.0, 900.0])
+            .with_min_inner_size([640.0, 400.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "flint",
+        options,
+        Box::new(move |_cc| {
+            let mut app = FlintApp::new(decode);
+            app.open(source);
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| format!("cannot open a window: {e}"))
+}
