@@ -29,6 +29,9 @@ fn family(unit: &str) -> Family {
 
 /// A value in its unit made readable: `1.23 s`, `12.5 ms`, `3.40 MiB`, `12,345`.
 pub fn readable(value: i64, unit: &str) -> String {
+    if value == 0 {
+        return "0".to_string();
+    }
     let sign = if value < 0 { "-" } else { "" };
     let v = (value as f64).abs();
     match family(unit) {
@@ -271,5 +274,7 @@ mod tests {
         assert_eq!(readable(3 * 1024 * 1024 + 400 * 1024, "bytes"), "3.39 MiB");
         assert_eq!(readable(12345, "count"), "12,345");
         assert_eq!(readable(512, "bytes"), "512 B");
+        assert_eq!(readable(0, "nanoseconds"), "0");
+        assert_eq!(readable(-2_000_000, "nanoseconds"), "-2.00 ms");
     }
 }

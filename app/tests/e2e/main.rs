@@ -10,6 +10,7 @@
 mod cli_errors;
 mod cli_fold;
 mod cli_top;
+mod gui_smoke;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
