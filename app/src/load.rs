@@ -1,6 +1,7 @@
-//! Reading profiles from disk for both the CLI and the window.
+//! Reading profiles from disk for both the CLI and the window: single files, several
+//! files merged, directories searched recursively, and differences.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use profile_model::Profile;
 use profile_model::codec::{self, DecodeOptions};
@@ -13,18 +14,106 @@ pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, Stri
     codec::decode_with(&bytes, options).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads several files and merges them, as `go tool pprof` does with several inputs.
-pub fn read_merged(paths: &[impl AsRef<Path>], options: DecodeOptions) -> Result<Profile, String> {
-    if let [single] = paths {
-        return read_profile(single.as_ref(), options);
-    }
+/// Several inputs merged into one profile, and what could not be read.
+#[derive(Debug)]
+pub struct Merged {
+    /// The sum of every profile read.
+    pub profile: Profile,
+    /// One line per file found in a directory that was skipped, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// Reads files and directories (searched recursively, in name order) and merges every
+/// profile, one at a time, as `go tool pprof` merges the files it is given. A file named
+/// on the command line must be a valid profile; a broken file found in a directory is
+/// skipped and reported in [`Merged::skipped`].
+pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
     let mut merger = Merger::new();
+    let mut skipped = Vec::new();
     for path in paths {
-        let path = path.as_ref();
-        let profile = read_profile(path, options)?;
-        merger
-            .add(&path.display().to_string(), &profile)
-            .map_err(|e| e.to_string())?;
+        if path.is_dir() {
+            let files = files_under(path)?;
+            for file in &files {
+                match read_profile(file, options) {
+                    Ok(profile) => merge(&mut merger, file, &profile)?,
+                    Err(e) => skipped.push(e),
+                }
+            }
+            if merger.inputs() == 0 && !files.is_empty() && skipped.len() == files.len() {
+                return Err(format!(
+                    "{}: none of its {} files is a pprof profile ({})",
+                    path.display(),
+                    files.len(),
+                    skipped[0]
+                ));
+            }
+        } else {
+            let profile = read_profile(path, options)?;
+            merge(&mut merger, path, &profile)?;
+        }
     }
-    Ok(merger.finish())
+    if merger.inputs() == 0 {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(format!("no profiles found in {}", names.join(", ")));
+    }
+    Ok(Merged {
+        profile: merger.finish(),
+        skipped,
+    })
+}
+
+fn merge(merger: &mut Merger, path: &Path, profile: &Profile) -> Result<(), String> {
+    merger
+        .add(&path.display().to_string(), profile)
+        .map_err(|e| e.to_string())
+}
+
+/// Every regular file below `dir` (hidden ones left out), sorted by path.
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// `files` minus `base` (each merged first), as `go tool pprof -diff_base BASE FILES`.
+pub fn read_diff(
+    base: &[PathBuf],
+    files: &[PathBuf],
+    options: DecodeOptions,
+) -> Result<Merged, String> {
+    let base_profile = read_merged(base, options)?;
+    let profile = read_merged(files, options)?;
+    let names = |paths: &[PathBuf]| -> String {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        names.join(", ")
+    };
+    let mut merger = Merger::new();
+    merger
+        .add(&names(files), &profile.profile)
+        .map_err(|e| e.to_string())?;
+    merger
+        .add_base(&names(base), &base_profile.profile)
+        .map_err(|e| e.to_string())?;
+    let mut skipped = base_profile.skipped;
+    skipped.extend(profile.skipped);
+    Ok(Merged {
+        profile: merger.finish(),
+        skipped,
+    })
 }

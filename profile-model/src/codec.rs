@@ -1,6 +1,7 @@
 //! Bytes ↔ [`Profile`]: gzip detection with a size cap, protobuf decoding with full
 //! validation of every cross reference, and lossless encoding back to pprof.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read as _;
 
@@ -43,19 +44,9 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, ProfileError> {
 /// read straight from the wire into the columnar [`Samples`], never as one prost
 /// message each.
 pub fn decode_with(bytes: &[u8], options: DecodeOptions) -> Result<Profile, ProfileError> {
-    let raw;
-    let body = if is_gzip(bytes) {
-        raw = gunzip(bytes, options.max_decompressed_bytes)?;
-        raw.as_slice()
-    } else {
-        check_raw(bytes, options)?;
-        bytes
-    };
-    if body.is_empty() {
-        return Err(ProfileError::Protobuf("no protobuf data".into()));
-    }
-    let tables =
-        proto::ProfileTables::decode(body).map_err(|e| ProfileError::Protobuf(e.to_string()))?;
+    let body = protobuf_bytes(bytes, options)?;
+    let body = body.as_ref();
+    let tables = proto::ProfileTables::decode(body).map_err(protobuf_error)?;
     let mut builder = Builder::new(tables)?;
     let (samples, locations) = wire::count_samples(body)?;
     builder.reserve(samples, locations);
@@ -68,27 +59,34 @@ pub fn decode_message(
     bytes: &[u8],
     options: DecodeOptions,
 ) -> Result<proto::Profile, ProfileError> {
-    let raw;
-    let body = if is_gzip(bytes) {
-        raw = gunzip(bytes, options.max_decompressed_bytes)?;
-        raw.as_slice()
-    } else {
-        check_raw(bytes, options)?;
-        bytes
-    };
-    proto::Profile::decode(body).map_err(|e| ProfileError::Protobuf(e.to_string()))
+    let body = protobuf_bytes(bytes, options)?;
+    proto::Profile::decode(body.as_ref()).map_err(protobuf_error)
 }
 
-fn check_raw(bytes: &[u8], options: DecodeOptions) -> Result<(), ProfileError> {
+/// prost's error, naming the pprof message rather than flint's sample-less copy of it.
+fn protobuf_error(e: prost::DecodeError) -> ProfileError {
+    ProfileError::Protobuf(e.to_string().replace("ProfileTables", "Profile"))
+}
+
+/// The protobuf message in `bytes`: inflated when gzip-compressed, else as it is;
+/// either way no larger than the cap, and not empty.
+fn protobuf_bytes(bytes: &[u8], options: DecodeOptions) -> Result<Cow<'_, [u8]>, ProfileError> {
     if bytes.is_empty() {
         return Err(ProfileError::Empty);
     }
-    if bytes.len() as u64 > options.max_decompressed_bytes {
+    let body = if is_gzip(bytes) {
+        Cow::Owned(gunzip(bytes, options.max_decompressed_bytes)?)
+    } else if bytes.len() as u64 > options.max_decompressed_bytes {
         return Err(ProfileError::TooLarge {
             limit_bytes: options.max_decompressed_bytes,
         });
+    } else {
+        Cow::Borrowed(bytes)
+    };
+    if body.is_empty() {
+        return Err(ProfileError::Protobuf("no protobuf data".into()));
     }
-    Ok(())
+    Ok(body)
 }
 
 /// Whether `bytes` start with the gzip magic number.

@@ -11,6 +11,9 @@ use crate::profile::{
     Function, Label, LabelSetId, Line, Location, Mapping, Profile, StrId, ValueType,
 };
 
+/// The label pprof puts on the samples of a `-diff_base` profile.
+pub const BASE_LABEL: &str = "pprof::base";
+
 /// Accumulates profiles; memory grows with distinct stacks, not with the number of inputs.
 #[derive(Debug, Default)]
 pub struct Merger {
@@ -48,6 +51,23 @@ impl Merger {
 
     /// Adds one profile; `name` identifies it in errors (e.g. its file name).
     pub fn add(&mut self, name: &str, p: &Profile) -> Result<(), ProfileError> {
+        self.add_scaled(name, p, 1, None)
+    }
+
+    /// Adds a base profile for a difference, as pprof's `-diff_base`: its values are
+    /// negated, and its samples carry the label [`BASE_LABEL`]` = "true"`, so they are
+    /// never summed with the other profile's samples.
+    pub fn add_base(&mut self, name: &str, p: &Profile) -> Result<(), ProfileError> {
+        self.add_scaled(name, p, -1, Some(BASE_LABEL))
+    }
+
+    fn add_scaled(
+        &mut self,
+        name: &str,
+        p: &Profile,
+        factor: i64,
+        tag: Option<&str>,
+    ) -> Result<(), ProfileError> {
         if self.inputs == 0 {
             self.string("");
             self.first_name = name.to_string();
@@ -155,6 +175,11 @@ impl Merger {
                 })
             })
             .collect();
+        let tag = tag.map(|key| Label {
+            key: self.string(key),
+            str: self.string("true"),
+            ..Label::default()
+        });
         let label_set_ids: Vec<LabelSetId> = p
             .label_sets
             .iter()
@@ -167,6 +192,7 @@ impl Merger {
                         num: l.num,
                         num_unit: s(l.num_unit),
                     })
+                    .chain(tag)
                     .collect();
                 let next = self.out.label_sets.len() as LabelSetId;
                 *self.label_sets.entry(set.clone()).or_insert_with(|| {
@@ -198,7 +224,7 @@ impl Merger {
                     out.label_set.len() - 1
                 });
             for (column, source) in out.values.iter_mut().zip(&p.samples.values) {
-                column[index] += source[i];
+                column[index] += factor * source[i];
             }
         }
         Ok(())

@@ -4,6 +4,7 @@ use std::cmp::Reverse;
 
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
+use crate::merge::BASE_LABEL;
 use crate::profile::Profile;
 
 /// One row of the top table.
@@ -48,8 +49,9 @@ impl InlineMark {
 pub struct Top {
     /// Rows sorted as pprof sorts them: |flat| descending, then name, then |cum| descending.
     pub rows: Vec<TopRow>,
-    /// Sum of the column over all samples, filtered or not: the 100% of pprof's
-    /// percentages.
+    /// The 100% of the percentages, as pprof computes it: the sum of |value| over all
+    /// samples, filtered or not; for a difference (samples labelled
+    /// [`crate::merge::BASE_LABEL`]), over the base samples only.
     pub total: i64,
     /// Sum of the column over the samples the filters keep.
     pub kept: i64,
@@ -70,12 +72,17 @@ pub fn top(
     // Bit 0: reached by an inlined call; bit 1: reached by a real call.
     let mut reached = vec![0u8; frames.len()];
     let mut total = 0i64;
+    let mut base_total = 0i64;
     let mut kept = 0i64;
+    let is_base = base_label_sets(profile);
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
     };
     for (i, &value) in values.iter().enumerate() {
-        total += value;
+        total += value.abs();
+        if is_base[profile.samples.label_set[i] as usize] {
+            base_total += value.abs();
+        }
         if !filter.keeps(profile, i) {
             continue;
         }
@@ -113,7 +120,8 @@ pub fn top(
         }
     }
     let mut rows: Vec<TopRow> = (0..frames.len())
-        .filter(|&f| seen[f])
+        // As pprof: a frame whose values cancel out (in a difference) has no row.
+        .filter(|&f| seen[f] && (flat[f] != 0 || cum[f] != 0))
         .map(|f| TopRow {
             frame: f as FrameId,
             flat: flat[f],
@@ -126,7 +134,22 @@ pub fn top(
         })
         .collect();
     sort_pprof(&mut rows, frames);
+    if base_total > 0 {
+        total = base_total;
+    }
     Top { rows, total, kept }
+}
+
+/// Which label sets mark the samples of a `-diff_base` profile.
+fn base_label_sets(profile: &Profile) -> Vec<bool> {
+    profile
+        .label_sets
+        .iter()
+        .map(|set| {
+            set.iter()
+                .any(|l| profile.str(l.key) == BASE_LABEL && profile.str(l.str) == "true")
+        })
+        .collect()
 }
 
 /// Sorts rows as `go tool pprof -top` does.

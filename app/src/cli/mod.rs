@@ -35,9 +35,13 @@ enum Command {
 /// Options shared by the subcommands that read profiles.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
-    /// Profile files (.pb.gz or raw pprof); several are merged.
+    /// Profile files (.pb.gz or raw pprof) or directories (searched recursively); all
+    /// are merged.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Subtract these profiles (merged) from FILEs, as `go tool pprof -diff_base`.
+    #[arg(long = "diff-base", value_name = "BASE", num_args = 1..)]
+    diff_base: Vec<PathBuf>,
     /// Sample type by name (`cpu`, `alloc_space`) or index; default: as pprof, the last.
     #[arg(long, short = 's')]
     sample_type: Option<String>,
@@ -92,7 +96,15 @@ impl ViewArgs {
                 .map(|t| TagFilter::parse(t))
                 .collect::<Result<_, _>>()?,
         };
-        let profile = crate::load::read_merged(&self.files, decode)?;
+        let merged = if self.diff_base.is_empty() {
+            crate::load::read_merged(&self.files, decode)?
+        } else {
+            crate::load::read_diff(&self.diff_base, &self.files, decode)?
+        };
+        for skipped in &merged.skipped {
+            eprintln!("warning: skipped {skipped}");
+        }
+        let profile = merged.profile;
         let sample_type = match &self.sample_type {
             None => profile.default_sample_index(),
             Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {

@@ -1,6 +1,7 @@
 //! Background jobs: reading + decoding a profile and building everything the window
-//! shows from it (frames, call tree, totals, top table), on a worker thread with stages
-//! reported for the progress line and a cancel flag checked between stages.
+//! shows from it (frames, call tree and top table side by side, totals), on a worker
+//! thread with stages reported for the progress line and a cancel flag checked between
+//! stages.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -103,13 +104,12 @@ impl Loaded {
 }
 
 /// The stages of a job, in order, for the progress line.
-pub const STAGES: [&str; 6] = [
+pub const STAGES: [&str; 5] = [
     "reading",
     "decoding",
     "building frames",
-    "building call tree",
+    "aggregating",
     "computing totals",
-    "computing top table",
 ];
 
 /// Runs the whole pipeline on the current thread. `stage` is called as each stage
@@ -158,13 +158,25 @@ pub fn compute(
         return Ok(None);
     }
     stage(3);
-    let mut tree = view.call_tree(&profile);
-    if settings.invert {
-        if cancelled() {
-            return Ok(None);
+    // The call tree and the top table only read the profile and the view: build them
+    // side by side.
+    let (tree, (top, kept_samples)) = std::thread::scope(|s| {
+        let top = s.spawn(|| {
+            let top = view.top(&profile, sample_type);
+            let kept_samples = (0..profile.samples.len())
+                .filter(|&i| view.filter.keeps(&profile, i))
+                .count();
+            (top, kept_samples)
+        });
+        let mut tree = view.call_tree(&profile);
+        if settings.invert && !cancelled() {
+            tree = tree.inverted(&view.frames);
         }
-        tree = tree.inverted(&view.frames);
-    }
+        let top = top
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (tree, top)
+    });
     if cancelled() {
         return Ok(None);
     }
@@ -174,14 +186,6 @@ pub fn compute(
         .map(|n| tree.depth(n))
         .max()
         .unwrap_or(0);
-    if cancelled() {
-        return Ok(None);
-    }
-    stage(5);
-    let top = view.top(&profile, sample_type);
-    let kept_samples = (0..profile.samples.len())
-        .filter(|&i| view.filter.keeps(&profile, i))
-        .count();
     if cancelled() {
         return Ok(None);
     }
@@ -239,6 +243,7 @@ impl Job {
         decode: DecodeOptions,
         repaint: impl Fn() + Send + 'static,
     ) -> Self {
+        let started = Instant::now();
         let new_file = source.is_new_file();
         let label = if new_file {
             format!("Loading {}…", source.name())
@@ -263,7 +268,7 @@ impl Job {
             label,
             new_file,
             stage: 0,
-            started: Instant::now(),
+            started,
             cancel,
             rx,
         }
@@ -293,7 +298,7 @@ impl Job {
         }
     }
 
-    /// "Loading cpu.pb.gz… (decoding, 2/6)".
+    /// "Loading cpu.pb.gz… (decoding, 2/5, 0.4 s)".
     pub fn progress_text(&self) -> String {
         let stage = STAGES.get(self.stage).copied().unwrap_or("");
         format!(

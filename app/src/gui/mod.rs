@@ -3,9 +3,18 @@
 
 pub mod app;
 pub mod colors;
+pub mod dialogs;
+pub mod filters;
 pub mod flame;
 pub mod loader;
 pub mod top_table;
+
+mod input;
+mod menu_bar;
+mod panels;
+mod status_bar;
+mod toolbar;
+mod zoom;
 
 #[cfg(test)]
 mod tests;

@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, Rect, vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable as _;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, View, ViewOptions, units};
 
-use super::app::{FlintApp, SearchState};
+use super::app::FlintApp;
+use super::dialogs::{ExportKind, export_to};
+use super::filters::SearchState;
 use super::flame::{self, FlameInput, FlameParams, FlameStyle};
 use super::loader::Source;
 
@@ -208,6 +210,18 @@ fn top_row_click_selects_and_highlights() {
 }
 
 #[test]
+fn status_bar_shows_load_time() {
+    let h = harness();
+    let label = h.get_by_label_contains("opened in ");
+    let text = label.accesskit_node().value().unwrap_or_default();
+    let seconds = text
+        .strip_prefix("opened in ")
+        .and_then(|t| t.strip_suffix(" s"))
+        .unwrap_or_else(|| panic!("{text:?}"));
+    assert!(seconds.parse::<f64>().is_ok_and(|s| s >= 0.0), "{text:?}");
+}
+
+#[test]
 fn failed_load_keeps_previous_profile() {
     let mut h = harness();
     h.state_mut().open(Source::Bytes {
@@ -246,6 +260,7 @@ fn background_load_and_recompute() {
     };
     wait(&mut h);
     assert!(h.state().current.is_some());
+    h.get_by_label_contains("opened in ");
     let top_down = h.state().current.as_ref().unwrap().tree.len();
     // Invert: recomputed off the UI thread, leaves become roots.
     h.state_mut().invert = true;
@@ -254,6 +269,8 @@ fn background_load_and_recompute() {
     wait(&mut h);
     let cur = h.state().current.clone().unwrap();
     assert!(cur.settings.invert);
+    h.get_by_label_contains("updated in ");
+    assert!(h.query_by_label_contains("opened in ").is_none());
     let roots: Vec<&str> = cur
         .tree
         .children(CallTree::ROOT)
@@ -279,11 +296,11 @@ fn export_writes_pprof_and_folded() {
     let dir = std::env::temp_dir().join(format!("flint-gui-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pb = dir.join("view.pb.gz");
-    super::app::export_to(&cur, super::app::ExportKind::Pprof, &pb).unwrap();
+    export_to(&cur, ExportKind::Pprof, &pb).unwrap();
     let back = codec::decode(&std::fs::read(&pb).unwrap()).unwrap();
     assert_eq!(back.total(cur.sample_type), cur.totals[0]);
     let folded = dir.join("view.folded");
-    super::app::export_to(&cur, super::app::ExportKind::Folded, &folded).unwrap();
+    export_to(&cur, ExportKind::Folded, &folded).unwrap();
     let text = std::fs::read_to_string(&folded).unwrap();
     assert!(text.lines().any(|l| l.contains("main.fib")));
     let _ = std::fs::remove_dir_all(&dir);

@@ -87,3 +87,16 @@ fn bad_flags_and_values() {
 fn no_display_names_the_headless_subcommands() {
     assert_error(&["cpu.pb.gz"], "flint top");
 }
+
+#[test]
+fn a_directory_without_profiles() {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    assert_error(&["top", dir.to_str().expect("utf-8")], "no profiles found");
+    std::fs::write(dir.join("notes.txt"), b"hello").expect("write");
+    assert_error(
+        &["top", dir.to_str().expect("utf-8")],
+        "none of its 1 files is a pprof profile",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

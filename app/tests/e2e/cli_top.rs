@@ -131,3 +131,43 @@ fn limit_says_how_many_rows_are_shown() {
         .count();
     assert_eq!(rows, 5);
 }
+
+#[test]
+fn diff_base_matches_pprof() {
+    assert_matches_pprof(
+        "diff-cpu3-base1.top.txt",
+        &["top", "--diff-base", "cpu-1.pb.gz", "--", "cpu-3.pb.gz"],
+    );
+    assert_matches_pprof(
+        "diff-cpu3-base1.top.txt",
+        &["top", "cpu-3.pb.gz", "--diff-base", "cpu-1.pb.gz"],
+    );
+}
+
+#[test]
+fn a_directory_is_merged_and_broken_files_in_it_are_skipped() {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-dir-{}", std::process::id()));
+    let sub = dir.join("nested");
+    std::fs::create_dir_all(&sub).expect("temp dir");
+    for (name, to) in [
+        ("cpu-1.pb.gz", &dir),
+        ("cpu-2.pb.gz", &dir),
+        ("cpu-3.pb.gz", &sub),
+    ] {
+        std::fs::copy(fixtures().join(name), to.join(name)).expect("copy fixture");
+    }
+    std::fs::write(sub.join("broken.pb.gz"), b"\x1f\x8b not really gzip").expect("write");
+    let out = super::flint(&["top", dir.to_str().expect("utf-8 path")]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: skipped ") && stderr.contains("broken.pb.gz"),
+        "{stderr}"
+    );
+    let expected = report_body(
+        &std::fs::read_to_string(fixtures().join("golden/merge-cpu-123.top.txt")).expect("golden"),
+    );
+    assert_eq!(report_body(&String::from_utf8_lossy(&out.stdout)), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}

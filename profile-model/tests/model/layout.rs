@@ -2,57 +2,16 @@
 
 use profile_model::calltree::{CallTree, NodeId};
 use profile_model::layout::{FlameRect, LayoutParams, RectKind, layout};
-use profile_model::{View, ViewOptions, codec::from_proto, proto};
+use profile_model::{View, ViewOptions};
 
-use super::fixture;
+use super::{fixture, profile};
 
 /// A tree: `main` with children `big` (600) and 400 leaves `t0..t399` of 1 each.
 fn wide_tree() -> (CallTree, Vec<i64>, View) {
-    let mut p = proto::Profile {
-        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
-        string_table: vec![
-            "".into(),
-            "samples".into(),
-            "count".into(),
-            "main".into(),
-            "big".into(),
-        ],
-        ..proto::Profile::default()
-    };
-    let add_function = |p: &mut proto::Profile, name: &str| {
-        p.string_table.push(name.to_string());
-        let id = p.function.len() as u64 + 1;
-        p.function.push(proto::Function {
-            id,
-            name: p.string_table.len() as i64 - 1,
-            ..Default::default()
-        });
-        p.location.push(proto::Location {
-            id,
-            line: vec![proto::Line {
-                function_id: id,
-                ..Default::default()
-            }],
-            ..Default::default()
-        });
-        id
-    };
-    let main = add_function(&mut p, "main");
-    let big = add_function(&mut p, "big");
-    p.sample.push(proto::Sample {
-        location_id: vec![big, main],
-        value: vec![600],
-        label: vec![],
-    });
-    for i in 0..400 {
-        let t = add_function(&mut p, &format!("t{i}"));
-        p.sample.push(proto::Sample {
-            location_id: vec![t, main],
-            value: vec![1],
-            label: vec![],
-        });
-    }
-    let profile = from_proto(p).expect("valid");
+    let leaves: Vec<String> = (0..400).map(|i| format!("main;t{i}")).collect();
+    let mut stacks: Vec<(&str, i64, Option<&str>)> = vec![("main;big", 600, None)];
+    stacks.extend(leaves.iter().map(|s| (s.as_str(), 1, None)));
+    let profile = profile(&stacks);
     let view = View::new(&profile, &ViewOptions::default());
     let tree = view.call_tree(&profile);
     let totals = tree.totals(0);

@@ -13,7 +13,8 @@ mod tree;
 
 use std::path::PathBuf;
 
-use profile_model::{Profile, codec::decode};
+use profile_model::codec::{decode, from_proto};
+use profile_model::{Profile, proto};
 
 /// Path of a file under `tests/fixtures/go/`.
 pub fn fixture_path(name: &str) -> PathBuf {
@@ -30,4 +31,74 @@ pub fn fixture_bytes(name: &str) -> Vec<u8> {
 /// A decoded fixture.
 pub fn fixture(name: &str) -> Profile {
     decode(&fixture_bytes(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// A profile of `samples/count` from folded stacks (`root;…;leaf`), each with an
+/// optional `endpoint` label.
+pub fn profile(stacks: &[(&str, i64, Option<&str>)]) -> Profile {
+    profile_typed("samples", stacks)
+}
+
+/// A profile of one sample type `kind/count` from folded stacks with optional
+/// `endpoint` labels.
+pub fn profile_typed(kind: &str, stacks: &[(&str, i64, Option<&str>)]) -> Profile {
+    let mut strings = vec![
+        String::new(),
+        kind.to_string(),
+        "count".into(),
+        "endpoint".into(),
+    ];
+    let mut p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        ..proto::Profile::default()
+    };
+    let string = |s: &str, strings: &mut Vec<String>| -> i64 {
+        if let Some(i) = strings.iter().position(|x| x == s) {
+            return i as i64;
+        }
+        strings.push(s.to_string());
+        strings.len() as i64 - 1
+    };
+    for (stack, value, endpoint) in stacks {
+        let mut ids = Vec::new();
+        for name in stack.split(';').rev() {
+            let name_id = string(name, &mut strings);
+            let id = match p.function.iter().position(|f| f.name == name_id) {
+                Some(i) => i as u64 + 1,
+                None => {
+                    let id = p.function.len() as u64 + 1;
+                    p.function.push(proto::Function {
+                        id,
+                        name: name_id,
+                        ..Default::default()
+                    });
+                    p.location.push(proto::Location {
+                        id,
+                        line: vec![proto::Line {
+                            function_id: id,
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    });
+                    id
+                }
+            };
+            ids.push(id);
+        }
+        let label = endpoint
+            .map(|e| proto::Label {
+                key: 3,
+                str: string(e, &mut strings),
+                ..Default::default()
+            })
+            .into_iter()
+            .collect();
+        p.sample.push(proto::Sample {
+            location_id: ids,
+            value: vec![*value],
+            label,
+        });
+    }
+    p.string_table = strings;
+    from_proto(p).expect("valid test profile")
 }

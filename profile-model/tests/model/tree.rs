@@ -2,80 +2,13 @@
 //! whose answers are known by hand.
 
 use profile_model::calltree::CallTree;
-use profile_model::codec::from_proto;
 use profile_model::filter::compile_regex;
 use profile_model::fold::folded;
 use profile_model::merge::Merger;
-use profile_model::{Filters, Profile, ProfileError, TagFilter, View, ViewOptions, proto};
+use profile_model::{Filters, Profile, ProfileError, TagFilter, View, ViewOptions};
 use regex::Regex;
 
-/// A profile of `samples/count` from folded stacks (`root;…;leaf`), each with an
-/// optional `endpoint` label.
-fn profile(stacks: &[(&str, i64, Option<&str>)]) -> Profile {
-    profile_typed("samples", stacks)
-}
-
-fn profile_typed(kind: &str, stacks: &[(&str, i64, Option<&str>)]) -> Profile {
-    let mut strings = vec![
-        String::new(),
-        kind.to_string(),
-        "count".into(),
-        "endpoint".into(),
-    ];
-    let mut p = proto::Profile {
-        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
-        ..proto::Profile::default()
-    };
-    let string = |s: &str, strings: &mut Vec<String>| -> i64 {
-        if let Some(i) = strings.iter().position(|x| x == s) {
-            return i as i64;
-        }
-        strings.push(s.to_string());
-        strings.len() as i64 - 1
-    };
-    for (stack, value, endpoint) in stacks {
-        let mut ids = Vec::new();
-        for name in stack.split(';').rev() {
-            let name_id = string(name, &mut strings);
-            let id = match p.function.iter().position(|f| f.name == name_id) {
-                Some(i) => i as u64 + 1,
-                None => {
-                    let id = p.function.len() as u64 + 1;
-                    p.function.push(proto::Function {
-                        id,
-                        name: name_id,
-                        ..Default::default()
-                    });
-                    p.location.push(proto::Location {
-                        id,
-                        line: vec![proto::Line {
-                            function_id: id,
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    });
-                    id
-                }
-            };
-            ids.push(id);
-        }
-        let label = endpoint
-            .map(|e| proto::Label {
-                key: 3,
-                str: string(e, &mut strings),
-                ..Default::default()
-            })
-            .into_iter()
-            .collect();
-        p.sample.push(proto::Sample {
-            location_id: ids,
-            value: vec![*value],
-            label,
-        });
-    }
-    p.string_table = strings;
-    from_proto(p).expect("valid test profile")
-}
+use super::{profile, profile_typed};
 
 /// `name flat cum` rows of the top table, sorted as pprof sorts them.
 fn top_rows(p: &Profile, options: &ViewOptions) -> Vec<(String, i64, i64)> {

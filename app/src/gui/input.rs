@@ -1,0 +1,59 @@
+//! Keyboard shortcuts (Ctrl+O, Ctrl+F, Escape, Backspace) and files dropped on the
+//! window.
+
+use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
+
+use super::app::FlintApp;
+use super::loader::Source;
+
+impl FlintApp {
+    /// Handles the shortcuts and dropped files of this frame.
+    pub(super) fn handle_input(&mut self, ctx: &Context) {
+        let (open, find) = ctx.input_mut(|i| {
+            (
+                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
+                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)),
+            )
+        });
+        if open {
+            self.open_dialog(ctx);
+        }
+        if find {
+            self.focus_search = true;
+        }
+        if !ctx.egui_wants_keyboard_input() {
+            let (escape, back) =
+                ctx.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+            if escape {
+                self.reset_zoom();
+            }
+            if back {
+                self.back();
+            }
+        }
+        let dropped = ctx.input(|i| i.raw.dropped_files.first().cloned());
+        if let Some(file) = dropped {
+            self.pending.push(Source::Path(file.path().to_path_buf()));
+        }
+    }
+
+    /// Darkens the window while files are dragged over it.
+    pub(super) fn drop_overlay(&self, ctx: &Context) {
+        let hovering_files = ctx.input(|i| !i.raw.hovered_files.is_empty());
+        if hovering_files {
+            let painter = ctx.layer_painter(egui::LayerId::new(
+                egui::Order::Foreground,
+                Id::unique("flint drop"),
+            ));
+            let rect = ctx.content_rect();
+            painter.rect_filled(rect, 0.0, Color32::from_black_alpha(140));
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "Drop to open",
+                egui::FontId::proportional(28.0),
+                Color32::WHITE,
+            );
+        }
+    }
+}

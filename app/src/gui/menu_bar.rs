@@ -1,0 +1,66 @@
+//! The menu bar: File (open, export, quit) and View (icicle or flame, colors, theme,
+//! reset zoom).
+
+use egui::{Ui, ViewportCommand};
+
+use super::app::FlintApp;
+use super::colors::ColorMode;
+use super::dialogs::ExportKind;
+
+impl FlintApp {
+    pub(super) fn menu(&mut self, ui: &mut Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open…  (Ctrl+O)").clicked() {
+                    self.open_dialog(ui.ctx());
+                }
+                ui.separator();
+                let enabled = self.current.is_some();
+                if ui
+                    .add_enabled(enabled, egui::Button::new("Export pprof…"))
+                    .clicked()
+                {
+                    self.export_dialog(ui.ctx(), ExportKind::Pprof);
+                }
+                if ui
+                    .add_enabled(enabled, egui::Button::new("Export folded…"))
+                    .clicked()
+                {
+                    self.export_dialog(ui.ctx(), ExportKind::Folded);
+                }
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    ui.ctx().send_viewport_cmd(ViewportCommand::Close);
+                }
+            });
+            ui.menu_button("View", |ui| {
+                ui.radio_value(&mut self.flame.flipped, false, "Icicle (root on top)");
+                ui.radio_value(&mut self.flame.flipped, true, "Flame (root at bottom)");
+                ui.separator();
+                ui.radio_value(
+                    &mut self.flame.color_mode,
+                    ColorMode::Package,
+                    "Color by package",
+                );
+                ui.radio_value(
+                    &mut self.flame.color_mode,
+                    ColorMode::Binary,
+                    "Color by binary",
+                );
+                ui.separator();
+                let mut theme = ui.ctx().options(|o| o.theme_preference);
+                let before = theme;
+                ui.radio_value(&mut theme, egui::ThemePreference::System, "System theme");
+                ui.radio_value(&mut theme, egui::ThemePreference::Light, "Light theme");
+                ui.radio_value(&mut theme, egui::ThemePreference::Dark, "Dark theme");
+                if theme != before {
+                    ui.ctx().set_theme(theme);
+                }
+                ui.separator();
+                if ui.button("Reset zoom  (Esc)").clicked() {
+                    self.reset_zoom();
+                }
+            });
+        });
+    }
+}

@@ -1,0 +1,104 @@
+//! The error banner and the status bar (file, totals, selection, hovered frame, job
+//! progress, timings, messages).
+
+use egui::{Align, Layout, RichText, Ui};
+use profile_model::layout::{FlameRect, RectKind};
+use profile_model::units;
+
+use super::app::FlintApp;
+use super::flame;
+use super::loader::Loaded;
+
+impl FlintApp {
+    pub(super) fn error_banner(&mut self, ui: &mut Ui) {
+        let mut dismiss = false;
+        if let Some(e) = &self.error {
+            ui.horizontal(|ui| {
+                ui.colored_label(ui.visuals().error_fg_color, format!("error: {e}"));
+                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    dismiss = ui.small_button("Dismiss").clicked();
+                });
+            });
+        }
+        if dismiss {
+            self.error = None;
+        }
+    }
+
+    pub(super) fn status_bar(&mut self, ui: &mut Ui) {
+        // Right side first (job, timing, message), then the left side in what remains.
+        ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+            let mut cancel = false;
+            if let Some(job) = &self.job {
+                cancel = ui.button("Cancel").clicked();
+                ui.label(job.progress_text());
+                ui.add(egui::Spinner::new());
+            }
+            if cancel {
+                self.cancel_job();
+            }
+            if self.current.is_some() {
+                ui.weak(format!(
+                    "flame {:.1} ms",
+                    self.flame.frame_time.as_secs_f64() * 1e3
+                ))
+                .on_hover_text("time to lay out and draw the flame graph");
+            }
+            if let Some((took, new_file)) = self.last_job {
+                let verb = if new_file { "opened" } else { "updated" };
+                ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))
+                    .on_hover_text("from the start of the job until its result was installed");
+            }
+            if let Some((msg, is_error)) = &self.message {
+                let color = if *is_error {
+                    ui.visuals().error_fg_color
+                } else {
+                    ui.visuals().text_color()
+                };
+                ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate());
+            }
+            ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
+                let Some(cur) = &self.current else {
+                    return;
+                };
+                ui.strong(&cur.name);
+                ui.separator();
+                let names = cur.profile.sample_type_names();
+                ui.label(format!(
+                    "{} total {}",
+                    names.get(cur.sample_type).map_or("", String::as_str),
+                    units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+                ));
+                ui.separator();
+                ui.label(format!(
+                    "{} samples · {} frames",
+                    units::thousands(cur.kept_samples as u64),
+                    units::thousands(cur.frames.len() as u64)
+                ));
+                if let Some(sel) = self.flame.selected {
+                    ui.separator();
+                    let name = cur.frames.frames.get(sel as usize).map_or("?", |f| &f.name);
+                    ui.add(egui::Label::new(format!("selected: {name}")).truncate());
+                }
+                if let Some(h) = &self.flame.hovered {
+                    ui.separator();
+                    ui.add(egui::Label::new(hovered_text(cur, h)).truncate());
+                }
+            });
+        });
+    }
+}
+
+/// "hovered: main.fib — 1.23 s (30.1%)".
+pub(super) fn hovered_text(cur: &Loaded, h: &FlameRect) -> String {
+    let total = cur.totals.first().copied().unwrap_or(0);
+    let name = match h.kind {
+        RectKind::Node(n) => flame::node_name(&cur.tree, &cur.frames, n).to_string(),
+        RectKind::Hidden { count, .. } => format!("{count} narrow frames"),
+    };
+    format!(
+        "hovered: {name} — {} ({})",
+        units::readable(h.value, cur.unit()),
+        units::percent(h.value, total)
+    )
+}
