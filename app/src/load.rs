@@ -28,44 +28,77 @@ pub struct Merged {
 /// on the command line must be a valid profile; a broken file found in a directory is
 /// skipped and reported in [`Merged::skipped`].
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
-    let mut merger = Merger::new();
+    let mut sum = Sum::default();
     let mut skipped = Vec::new();
     for path in paths {
         if path.is_dir() {
             let files = files_under(path)?;
+            let before = skipped.len();
             for file in &files {
                 match read_profile(file, options) {
-                    Ok(profile) => merge(&mut merger, file, &profile)?,
+                    Ok(profile) => sum.add(file, profile)?,
                     Err(e) => skipped.push(e),
                 }
             }
-            if merger.inputs() == 0 && !files.is_empty() && skipped.len() == files.len() {
+            if !files.is_empty() && skipped.len() - before == files.len() {
                 return Err(format!(
                     "{}: none of its {} files is a pprof profile ({})",
                     path.display(),
                     files.len(),
-                    skipped[0]
+                    skipped[before]
                 ));
             }
         } else {
-            let profile = read_profile(path, options)?;
-            merge(&mut merger, path, &profile)?;
+            sum.add(path, read_profile(path, options)?)?;
         }
     }
-    if merger.inputs() == 0 {
+    let Some(profile) = sum.finish() else {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(format!("no profiles found in {}", names.join(", ")));
-    }
-    Ok(Merged {
-        profile: merger.finish(),
-        skipped,
-    })
+    };
+    Ok(Merged { profile, skipped })
 }
 
-fn merge(merger: &mut Merger, path: &Path, profile: &Profile) -> Result<(), String> {
-    merger
-        .add(&path.display().to_string(), profile)
-        .map_err(|e| e.to_string())
+/// A running sum of profiles: a single profile is kept as it is, merging starts with
+/// the second.
+#[derive(Default)]
+enum Sum {
+    #[default]
+    Empty,
+    One(PathBuf, Profile),
+    Many(Merger),
+}
+
+impl Sum {
+    fn add(&mut self, path: &Path, profile: Profile) -> Result<(), String> {
+        let merge = |merger: &mut Merger, path: &Path, profile: &Profile| {
+            merger
+                .add(&path.display().to_string(), profile)
+                .map_err(|e| e.to_string())
+        };
+        *self = match std::mem::take(self) {
+            Sum::Empty => Sum::One(path.to_path_buf(), profile),
+            Sum::One(first_path, first) => {
+                let mut merger = Merger::new();
+                merge(&mut merger, &first_path, &first)?;
+                merge(&mut merger, path, &profile)?;
+                Sum::Many(merger)
+            }
+            Sum::Many(mut merger) => {
+                merge(&mut merger, path, &profile)?;
+                Sum::Many(merger)
+            }
+        };
+        Ok(())
+    }
+
+    fn finish(self) -> Option<Profile> {
+        match self {
+            Sum::Empty => None,
+            Sum::One(_, profile) => Some(profile),
+            Sum::Many(merger) => Some(merger.finish()),
+        }
+    }
 }
 
 /// Every regular file below `dir` (hidden ones left out), sorted by path.

@@ -11,8 +11,8 @@ use crate::profile::Profile;
 pub type NodeId = u32;
 
 /// A prefix tree of stacks, root first. Node ids are assigned in depth-first order
-/// (parents before children), and children are ordered by frame name (as classic flame
-/// graphs are).
+/// (parents before children, a subtree is a range of ids), and children are ordered by
+/// frame name (as classic flame graphs are).
 #[derive(Debug, Clone, Default)]
 pub struct CallTree {
     frame: Vec<FrameId>,
@@ -21,8 +21,30 @@ pub struct CallTree {
     /// `self_values[node * types + t]`.
     self_values: Vec<i64>,
     types: usize,
-    child_offsets: Vec<u32>,
-    child_ids: Vec<NodeId>,
+    /// One past the last node of each node's subtree: ids are in depth-first order, so
+    /// a subtree is the id range `node..end[node]`.
+    end: Vec<NodeId>,
+}
+
+/// The children of a node, in name order: see [`CallTree::children`].
+#[derive(Debug, Clone)]
+pub struct Children<'a> {
+    end: &'a [NodeId],
+    next: NodeId,
+    last: NodeId,
+}
+
+impl Iterator for Children<'_> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        if self.next >= self.last {
+            return None;
+        }
+        let child = self.next;
+        self.next = self.end[child as usize];
+        Some(child)
+    }
 }
 
 /// Stacks to build a tree from: sequences of frame name ranks, outermost first, each
@@ -60,20 +82,50 @@ impl Sequences {
         &self.ranks[self.offsets[k]..self.offsets[k + 1]]
     }
 
+    /// Indices of the sequences in lexicographic order; large inputs are sorted in two
+    /// halves on two threads, then merged.
+    fn sorted_order(&self) -> Vec<u32> {
+        let cmp = |a: &u32, b: &u32| self.get(*a as usize).cmp(self.get(*b as usize));
+        let mut order: Vec<u32> = (0..self.len() as u32).collect();
+        if order.len() < 50_000 {
+            order.sort_unstable_by(cmp);
+            return order;
+        }
+        let (left, right) = order.split_at_mut(self.len() / 2);
+        std::thread::scope(|scope| {
+            scope.spawn(|| left.sort_unstable_by(cmp));
+            right.sort_unstable_by(cmp);
+        });
+        let (left, right) = order.split_at(self.len() / 2);
+        let mut merged = Vec::with_capacity(order.len());
+        let (mut i, mut j) = (0, 0);
+        while i < left.len() && j < right.len() {
+            if cmp(&right[j], &left[i]).is_lt() {
+                merged.push(right[j]);
+                j += 1;
+            } else {
+                merged.push(left[i]);
+                i += 1;
+            }
+        }
+        merged.extend_from_slice(&left[i..]);
+        merged.extend_from_slice(&right[j..]);
+        merged
+    }
+
     /// The tree of these stacks. Sorting the sequences puts stacks with a common prefix
     /// next to each other, so one pass creates each node exactly once, in depth-first
     /// order, with siblings in name order, and with no hash look-ups.
     fn into_tree(self, by_rank: &[FrameId]) -> CallTree {
         let types = self.types;
-        let mut order: Vec<u32> = (0..self.len() as u32).collect();
-        order.sort_unstable_by(|a, b| self.get(*a as usize).cmp(self.get(*b as usize)));
+        let order = self.sorted_order();
         let mut tree = CallTree {
             frame: vec![CallTree::NO_FRAME],
             parent: vec![CallTree::ROOT],
             depth: vec![0],
             self_values: vec![0; types],
             types,
-            ..CallTree::default()
+            end: vec![0],
         };
         let mut path: Vec<NodeId> = Vec::new();
         let mut previous: &[u32] = &[];
@@ -85,7 +137,10 @@ impl Sequences {
                 .zip(sequence)
                 .take_while(|(a, b)| a == b)
                 .count();
-            path.truncate(common);
+            let next_id = tree.frame.len() as NodeId;
+            for closed in path.drain(common..) {
+                tree.end[closed as usize] = next_id;
+            }
             for &rank in &sequence[common..] {
                 let id = tree.frame.len() as NodeId;
                 tree.frame.push(by_rank[rank as usize]);
@@ -93,6 +148,7 @@ impl Sequences {
                     .push(path.last().copied().unwrap_or(CallTree::ROOT));
                 tree.depth.push(path.len() as u32 + 1);
                 tree.self_values.extend(std::iter::repeat_n(0, types));
+                tree.end.push(0);
                 path.push(id);
             }
             let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
@@ -102,23 +158,10 @@ impl Sequences {
             }
             previous = sequence;
         }
-        // Depth-first creation: each parent's children are already in name order.
-        let n = tree.frame.len();
-        let mut offsets = vec![0u32; n + 1];
-        for &p in &tree.parent[1..] {
-            offsets[p as usize + 1] += 1;
+        let n = tree.frame.len() as NodeId;
+        for open in path.into_iter().chain([CallTree::ROOT]) {
+            tree.end[open as usize] = n;
         }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        let mut child_ids = vec![0; n.saturating_sub(1)];
-        for (node, &p) in tree.parent.iter().enumerate().skip(1) {
-            child_ids[fill[p as usize] as usize] = node as NodeId;
-            fill[p as usize] += 1;
-        }
-        tree.child_offsets = offsets;
-        tree.child_ids = child_ids;
         tree
     }
 }
@@ -209,9 +252,17 @@ impl CallTree {
     }
 
     /// Children of a node, ordered by frame name.
-    pub fn children(&self, node: NodeId) -> &[NodeId] {
-        let n = node as usize;
-        &self.child_ids[self.child_offsets[n] as usize..self.child_offsets[n + 1] as usize]
+    pub fn children(&self, node: NodeId) -> Children<'_> {
+        Children {
+            end: &self.end,
+            next: node + 1,
+            last: self.end[node as usize],
+        }
+    }
+
+    /// One past the last node of `node`'s subtree (ids are in depth-first order).
+    pub fn subtree_end(&self, node: NodeId) -> NodeId {
+        self.end[node as usize]
     }
 
     /// Self values of a node, one per sample type.
@@ -266,12 +317,14 @@ impl CallTree {
     /// once however many of its frames match.
     pub fn matched_total(&self, totals: &[i64], frame_matches: &[bool]) -> i64 {
         let mut sum = 0;
-        let mut stack: Vec<NodeId> = self.children(Self::ROOT).to_vec();
-        while let Some(node) = stack.pop() {
+        let mut node = 1;
+        while (node as usize) < self.len() {
             if frame_matches[self.frame(node) as usize] {
                 sum += totals[node as usize];
+                // Everything below is already counted.
+                node = self.subtree_end(node);
             } else {
-                stack.extend_from_slice(self.children(node));
+                node += 1;
             }
         }
         sum

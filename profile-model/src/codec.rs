@@ -48,8 +48,9 @@ pub fn decode_with(bytes: &[u8], options: DecodeOptions) -> Result<Profile, Prof
     let body = body.as_ref();
     let tables = proto::ProfileTables::decode(body).map_err(protobuf_error)?;
     let mut builder = Builder::new(tables)?;
-    let (samples, locations) = wire::count_samples(body)?;
-    builder.reserve(samples, locations);
+    // Every location id takes at least one byte: the body's size bounds their number.
+    // Capacity that is never written is never touched, so it costs address space only.
+    builder.reserve(body.len() / 64, body.len());
     wire::for_each_sample(body, |sample| builder.push_wire(sample))?;
     Ok(builder.finish())
 }
@@ -366,14 +367,14 @@ impl Builder {
         })
     }
 
-    /// Makes room for `samples` samples with `locations` location ids in all.
+    /// Makes room for about `samples` samples and at most `locations` location ids.
     fn reserve(&mut self, samples: usize, locations: usize) {
         let columns = &mut self.profile.samples;
-        columns.stack_offsets.reserve_exact(samples);
+        columns.stack_offsets.reserve(samples);
         columns.stack_locations.reserve_exact(locations);
-        columns.label_set.reserve_exact(samples);
+        columns.label_set.reserve(samples);
         for column in &mut columns.values {
-            column.reserve_exact(samples);
+            column.reserve(samples);
         }
     }
 
@@ -410,8 +411,13 @@ impl Builder {
                 values.len()
             )));
         }
+        let ids = &self.location_ids;
         for id in locations {
-            let loc = self.location_ids.get(id, || format!("sample {i}"))?;
+            let loc = if ids.dense && id >= 1 && id <= ids.len as u64 {
+                (id - 1) as u32
+            } else {
+                ids.get(id, || format!("sample {i}"))?
+            };
             samples.stack_locations.push(loc);
         }
         let end = u32::try_from(samples.stack_locations.len())

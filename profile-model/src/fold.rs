@@ -8,14 +8,8 @@ use crate::frames::FrameTable;
 pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> String {
     let mut out = String::new();
     let mut names: Vec<&str> = Vec::new();
-    // (node, depth of its frame in `names`)
-    let mut stack: Vec<NodeId> = tree
-        .children(CallTree::ROOT)
-        .iter()
-        .rev()
-        .copied()
-        .collect();
-    while let Some(node) = stack.pop() {
+    // Node ids are in depth-first order with siblings by name: the order of the lines.
+    for node in 1..tree.len() as NodeId {
         let depth = tree.depth(node) as usize;
         names.truncate(depth - 1);
         names.push(frames.get(tree.frame(node)).name.as_str());
@@ -36,7 +30,6 @@ pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> Strin
             out.push_str(&value.to_string());
             out.push('\n');
         }
-        stack.extend(tree.children(node).iter().rev());
     }
     out
 }

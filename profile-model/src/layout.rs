@@ -96,7 +96,7 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
         let mut x = x0;
         let mut hidden = 0i64;
         let mut hidden_count = 0u32;
-        for &child in tree.children(node) {
+        for child in tree.children(node) {
             let value = totals[child as usize];
             if value <= 0 {
                 continue;

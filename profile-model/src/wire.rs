@@ -78,28 +78,6 @@ pub(crate) fn for_each_sample(
     Ok(())
 }
 
-/// Counts the samples of a Profile message and their location ids, to size the
-/// columns before filling them.
-pub(crate) fn count_samples(profile: &[u8]) -> Result<(usize, usize), ProfileError> {
-    let (mut samples, mut locations) = (0, 0);
-    for_each_sample(profile, |sample| {
-        samples += 1;
-        let mut pos = 0;
-        while pos < sample.len() {
-            match next_field(sample, &mut pos)? {
-                Field::Varint(1, _) => locations += 1,
-                // Each varint of a packed field ends with exactly one byte below 0x80.
-                Field::Bytes(1, packed) => {
-                    locations += packed.iter().filter(|b| **b < 0x80).count()
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    })?;
-    Ok((samples, locations))
-}
-
 /// Appends the varints of a repeated field, packed or not.
 fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), ProfileError> {
     match field {

@@ -369,7 +369,7 @@ impl FlintApp {
 
         self.drop_overlay(&ctx);
         if self.is_loading() {
-            ctx.request_repaint_after(Duration::from_millis(100));
+            ctx.request_repaint_after(Duration::from_millis(250));
         }
     }
 }

@@ -387,8 +387,7 @@ pub fn describe(input: &FlameInput<'_>, fr: &FlameRect) -> Vec<String> {
                 - input
                     .tree
                     .children(node)
-                    .iter()
-                    .map(|c| input.totals.get(*c as usize).copied().unwrap_or(0))
+                    .map(|c| input.totals.get(c as usize).copied().unwrap_or(0))
                     .sum::<i64>();
             lines.push(format!("total: {}", value(fr.value)));
             lines.push(format!("self: {}", value(self_value)));
@@ -396,10 +395,9 @@ pub fn describe(input: &FlameInput<'_>, fr: &FlameRect) -> Vec<String> {
                 let n = input
                     .tree
                     .children(node)
-                    .iter()
                     .filter(|c| {
                         // Narrower than one pixel at the scale of this rectangle.
-                        let v = input.totals.get(**c as usize).copied().unwrap_or(0);
+                        let v = input.totals.get(*c as usize).copied().unwrap_or(0);
                         let w = f64::from(fr.x1 - fr.x0) * v as f64 / fr.value.max(1) as f64;
                         v > 0 && w < 1.0
                     })

@@ -32,7 +32,23 @@ impl FlintApp {
             if let Some(job) = &self.job {
                 cancel = ui.button("Cancel").clicked();
                 ui.label(job.progress_text());
-                ui.add(egui::Spinner::new());
+                // A spinner drawn from the clock: the window repaints at 4 Hz while a
+                // job runs (not every frame, as egui's Spinner would), which leaves the
+                // CPU to the job where rendering is done in software.
+                let turn = job.started.elapsed().as_secs_f32() * 1.5;
+                let (rect, _) =
+                    ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+                let center = rect.center();
+                let points: Vec<egui::Pos2> = (0..=8)
+                    .map(|i| {
+                        let a = std::f32::consts::TAU * (turn + i as f32 / 12.0);
+                        center + 6.0 * egui::vec2(a.cos(), a.sin())
+                    })
+                    .collect();
+                ui.painter().add(egui::Shape::line(
+                    points,
+                    egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+                ));
             }
             if cancel {
                 self.cancel_job();

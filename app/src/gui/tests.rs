@@ -274,8 +274,7 @@ fn background_load_and_recompute() {
     let roots: Vec<&str> = cur
         .tree
         .children(CallTree::ROOT)
-        .iter()
-        .map(|&n| flame::node_name(&cur.tree, &cur.frames, n))
+        .map(|n| flame::node_name(&cur.tree, &cur.frames, n))
         .collect();
     assert!(roots.contains(&"main.fib"), "{roots:?}");
     // A filter: focus on main.fib keeps only its samples.

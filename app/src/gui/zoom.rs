@@ -59,8 +59,6 @@ pub(super) fn find_path(cur: &Loaded, names: &[String]) -> NodeId {
         let next = cur
             .tree
             .children(node)
-            .iter()
-            .copied()
             .find(|&c| flame::node_name(&cur.tree, &cur.frames, c) == name);
         match next {
             Some(c) => node = c,

@@ -43,13 +43,11 @@ fn widths_are_proportional_and_narrow_children_become_one_sliver() {
         (root.x0, root.x1, root.row, root.value),
         (0.0, 100.0, 0, 1000)
     );
-    let main = tree.children(CallTree::ROOT)[0];
+    let main = tree.children(CallTree::ROOT).next().expect("a child");
     let main_rect = node_rect(&rects, main);
     assert_eq!((main_rect.x1, main_rect.hidden), (100.0, 400));
     let big = tree
         .children(main)
-        .iter()
-        .copied()
         .find(|c| view.frames.get(tree.frame(*c)).name == "big")
         .expect("big");
     let big_rect = node_rect(&rects, big);
@@ -93,12 +91,7 @@ fn zoomed_node_fills_the_width_under_full_width_ancestors() {
     // Zoom into the deepest node of the largest path.
     let mut zoom = CallTree::ROOT;
     for _ in 0..6 {
-        let Some(next) = tree
-            .children(zoom)
-            .iter()
-            .copied()
-            .max_by_key(|c| totals[*c as usize])
-        else {
+        let Some(next) = tree.children(zoom).max_by_key(|c| totals[*c as usize]) else {
             break;
         };
         zoom = next;

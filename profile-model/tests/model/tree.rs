@@ -44,16 +44,18 @@ fn tree_totals_and_children_in_name_order() {
     let tree = view.call_tree(&p);
     let totals = tree.totals(0);
     assert_eq!(totals[CallTree::ROOT as usize], 6);
-    let main = tree.children(CallTree::ROOT)[0];
+    let main = tree.children(CallTree::ROOT).next().expect("a child");
     let names: Vec<&str> = tree
         .children(main)
-        .iter()
-        .map(|c| view.frames.get(tree.frame(*c)).name.as_str())
+        .map(|c| view.frames.get(tree.frame(c)).name.as_str())
         .collect();
     assert_eq!(names, ["a", "b"]);
-    let a = tree.children(main)[0];
+    let a = tree.children(main).next().expect("a child");
     assert_eq!((totals[a as usize], tree.self_values_of(a)[0]), (3, 1));
-    assert_eq!(tree.path(tree.children(a)[0]).len(), 3);
+    assert_eq!(
+        tree.path(tree.children(a).next().expect("a child")).len(),
+        3
+    );
 }
 
 #[test]
@@ -68,11 +70,10 @@ fn inverted_tree_starts_at_leaves() {
     let totals = inverted.totals(0);
     let roots: Vec<(String, i64)> = inverted
         .children(CallTree::ROOT)
-        .iter()
         .map(|c| {
             (
-                view.frames.get(inverted.frame(*c)).name.clone(),
-                totals[*c as usize],
+                view.frames.get(inverted.frame(c)).name.clone(),
+                totals[c as usize],
             )
         })
         .collect();
