@@ -65,7 +65,7 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
 enum Sum {
     #[default]
     Empty,
-    One(PathBuf, Profile),
+    One(PathBuf, Box<Profile>),
     Many(Merger),
 }
 
@@ -77,7 +77,7 @@ impl Sum {
                 .map_err(|e| e.to_string())
         };
         *self = match std::mem::take(self) {
-            Sum::Empty => Sum::One(path.to_path_buf(), profile),
+            Sum::Empty => Sum::One(path.to_path_buf(), Box::new(profile)),
             Sum::One(first_path, first) => {
                 let mut merger = Merger::new();
                 merge(&mut merger, &first_path, &first)?;
@@ -95,7 +95,7 @@ impl Sum {
     fn finish(self) -> Option<Profile> {
         match self {
             Sum::Empty => None,
-            Sum::One(_, profile) => Some(profile),
+            Sum::One(_, profile) => Some(*profile),
             Sum::Many(merger) => Some(merger.finish()),
         }
     }
