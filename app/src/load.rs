@@ -66,7 +66,7 @@ enum Sum {
     #[default]
     Empty,
     One(PathBuf, Box<Profile>),
-    Many(Merger),
+    Many(Box<Merger>),
 }
 
 impl Sum {
@@ -79,7 +79,7 @@ impl Sum {
         *self = match std::mem::take(self) {
             Sum::Empty => Sum::One(path.to_path_buf(), Box::new(profile)),
             Sum::One(first_path, first) => {
-                let mut merger = Merger::new();
+                let mut merger = Box::new(Merger::new());
                 merge(&mut merger, &first_path, &first)?;
                 merge(&mut merger, path, &profile)?;
                 Sum::Many(merger)
