@@ -4,15 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use profile_model::Profile;
-use profile_model::codec::{self, DecodeOptions};
+use profile_model::codec::DecodeOptions;
 use profile_model::merge::Merger;
 
-/// Reads and decodes one pprof file (gzip-compressed or raw).
-/// Errors are one line naming the file and what is wrong with it.
-pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    codec::decode_with(&bytes, options).map_err(|e| format!("{}: {e}", path.display()))
-}
+pub use capture::files::read_profile;
 
 /// Several inputs merged into one profile, and what could not be read.
 #[derive(Debug)]
@@ -32,7 +27,7 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
     let mut skipped = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let files = files_under(path)?;
+            let files = capture::files::files_under(path)?;
             let before = skipped.len();
             for file in &files {
                 match read_profile(file, options) {
@@ -99,29 +94,6 @@ impl Sum {
             Sum::Many(merger) => Some(merger.finish()),
         }
     }
-}
-
-/// Every regular file below `dir` (hidden ones left out), sorted by path.
-fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
-            if entry.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.is_file() {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// `files` minus `base` (each merged first), as `go tool pprof -diff_base BASE FILES`.

@@ -19,6 +19,7 @@
 
 pub mod calltree;
 pub mod codec;
+pub mod diff;
 pub mod error;
 pub mod export;
 pub mod filter;

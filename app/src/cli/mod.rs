@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the dispatch of each subcommand.
 
 mod fold;
+mod series;
 mod top;
 
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ enum Command {
     Top(top::TopArgs),
     /// Print folded stacks, one `root;…;leaf VALUE` line per distinct stack.
     Fold(fold::FoldArgs),
+    /// Print values over time per series: time, labels, value, value per second.
+    Series(series::SeriesArgs),
 }
 
 /// Options shared by the subcommands that read profiles.
@@ -186,6 +189,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Some(Command::Top(args)) => top::run(&args, decode),
         Some(Command::Fold(args)) => fold::run(&args, decode),
+        Some(Command::Series(args)) => series::run(&args, decode),
         None => {
             if !has_display() {
                 return Err(

@@ -9,6 +9,7 @@
 
 mod cli_errors;
 mod cli_fold;
+mod cli_series;
 mod cli_top;
 mod gui_smoke;
 

@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod codec;
+mod diff;
 mod layout;
 mod tree;
 

@@ -1,0 +1,74 @@
+//! `flint series` prints one line per profile and series, with the profile's totals.
+
+use super::{fixtures, flint, flint_ok};
+
+#[test]
+fn one_line_per_profile_with_its_total() {
+    let tsv = flint_ok(&[
+        "series",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+        "--format",
+        "tsv",
+    ]);
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines[0], "time\tlabels\tvalue\tvalue_per_second");
+    assert_eq!(lines.len(), 4, "{tsv}");
+    let values: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split('\t').nth(2).unwrap_or(""))
+        .collect();
+    // Totals of the three profiles, as `flint top` reports them.
+    assert_eq!(values, ["2260000000", "2040000000", "1980000000"]);
+    assert!(lines[1].starts_with("2026-11-30T12:39:12"), "{}", lines[1]);
+}
+
+#[test]
+fn sum_by_and_query_select_series() {
+    let tsv = flint_ok(&[
+        "series",
+        "cpu-3.pb.gz",
+        "--sum-by",
+        "endpoint",
+        "--format",
+        "tsv",
+    ]);
+    assert!(tsv.contains("{endpoint=\"/api/hash\"}"), "{tsv}");
+    let hash = flint_ok(&[
+        "series",
+        "cpu-3.pb.gz",
+        "--query",
+        r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{endpoint="/api/hash"}"#,
+        "--format",
+        "tsv",
+    ]);
+    let hash_value = hash
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split('\t').nth(2))
+        .unwrap_or("");
+    let by_endpoint = tsv
+        .lines()
+        .find(|l| l.contains("/api/hash"))
+        .and_then(|l| l.split('\t').nth(2))
+        .unwrap_or("-");
+    assert_eq!(hash_value, by_endpoint);
+}
+
+#[test]
+fn bad_queries_are_one_line_errors() {
+    let out = flint(&["series", "cpu-1.pb.gz", "--query", "cpu{"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: profile type"), "{stderr}");
+    let out = flint(&[
+        "series",
+        "cpu-1.pb.gz",
+        "--query",
+        "memory:inuse_space:bytes:space:bytes",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no data for this selection and range"));
+    assert!(fixtures().join("cpu-1.pb.gz").exists());
+}

@@ -1,0 +1,13 @@
+//! Where flint's profiles come from: the [`ProfileSource`] interface every source
+//! implements, Parca's selector language, and the file source.
+
+pub mod files;
+pub mod selector;
+pub mod source;
+pub mod time;
+
+pub use files::FileSource;
+pub use selector::{Matcher, ProfileType, Selector};
+pub use source::{
+    Labels, Point, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
+};

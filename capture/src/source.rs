@@ -1,0 +1,162 @@
+//! The one interface every source of profiles implements: files, a remote server,
+//! flint's store, the live recorder.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use profile_model::Profile;
+
+use crate::selector::{ProfileType, Selector};
+
+/// A time range in nanoseconds since the Unix epoch, start inclusive, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    /// First instant in the range.
+    pub start_nanos: i64,
+    /// First instant after the range.
+    pub end_nanos: i64,
+}
+
+impl TimeRange {
+    /// Every time there is.
+    pub const ALL: TimeRange = TimeRange {
+        start_nanos: i64::MIN,
+        end_nanos: i64::MAX,
+    };
+
+    /// Whether `t` lies in the range.
+    pub fn contains(&self, t: i64) -> bool {
+        self.start_nanos <= t && t < self.end_nanos
+    }
+}
+
+/// A series' labels, sorted by name.
+pub type Labels = BTreeMap<String, String>;
+
+/// One point of a series: the profiles of one step summed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Start of the step (or of the profile, when a step holds one profile).
+    pub time_nanos: i64,
+    /// Sum of the sample type's values, in its unit.
+    pub value: i64,
+    /// `value` per second of profiled time: CPU nanoseconds per second, samples per second.
+    pub value_per_second: f64,
+    /// Profiled time summed over the step.
+    pub duration_nanos: i64,
+}
+
+/// Values over time of the profiles that share a set of labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The labels (only the `sum_by` ones when summing by labels).
+    pub labels: Labels,
+    /// Points in time order.
+    pub points: Vec<Point>,
+}
+
+/// Which profile a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryTime {
+    /// The profile(s) taken at exactly this time, merged across series.
+    Single(i64),
+    /// Every profile in the range, merged.
+    Merge(TimeRange),
+}
+
+/// Progress of a long query, and the way to cancel it; shared with whoever shows it.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    done: Arc<AtomicUsize>,
+    total: Arc<AtomicUsize>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// (done, total) units of work so far.
+    pub fn get(&self) -> (usize, usize) {
+        (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Asks the query to stop; it returns [`SourceError::Cancelled`].
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether cancelling was asked for.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Sets the amount of work.
+    pub fn set_total(&self, total: usize) {
+        self.total.store(total, Ordering::Relaxed);
+    }
+
+    /// Counts one unit of work done.
+    pub fn step(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Why a source could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// Nothing matches the selector in the range.
+    #[error("no data for this selection and range")]
+    NoData,
+    /// The selector or the request is malformed.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The query was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Reading or decoding failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A future returned by a [`ProfileSource`].
+pub type SourceFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SourceError>> + Send + 'a>>;
+
+/// Where profiles come from; every method answers as Parca's query API does.
+pub trait ProfileSource: Send + Sync {
+    /// The profile types with data in the range.
+    fn profile_types(&self, range: TimeRange) -> SourceFuture<'_, Vec<ProfileType>>;
+
+    /// Label names of the selected series in the range.
+    fn labels(&self, selector: Selector, range: TimeRange) -> SourceFuture<'_, Vec<String>>;
+
+    /// Values of label `name` among the selected series in the range.
+    fn values(
+        &self,
+        name: String,
+        selector: Selector,
+        range: TimeRange,
+    ) -> SourceFuture<'_, Vec<String>>;
+
+    /// The selected series over the range, per step of `step_nanos`, summed by the
+    /// `sum_by` labels: `None` keeps every distinct label set apart, `Some(vec![])`
+    /// sums everything into one series.
+    fn query_range(
+        &self,
+        selector: Selector,
+        range: TimeRange,
+        step_nanos: i64,
+        sum_by: Option<Vec<String>>,
+    ) -> SourceFuture<'_, Vec<Series>>;
+
+    /// One profile: a single instant or a merged range of the selected series.
+    fn query(
+        &self,
+        selector: Selector,
+        time: QueryTime,
+        progress: Progress,
+    ) -> SourceFuture<'_, Profile>;
+}

@@ -1,0 +1,185 @@
+//! The file source answers Parca's questions about real Go profiles.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a test fails loudly on a broken fixture"
+)]
+
+use std::path::PathBuf;
+
+use capture::{FileSource, ProfileSource, Progress, QueryTime, Selector, SourceError, TimeRange};
+use profile_model::Profile;
+use profile_model::codec::{DecodeOptions, decode};
+
+const CPU: &str = "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/go")
+        .join(name)
+}
+
+fn decoded(name: &str) -> Profile {
+    decode(&std::fs::read(fixture(name)).expect("fixture")).expect("decodes")
+}
+
+/// A directory with cpu-1, cpu-2 (in a sub-directory), cpu-3 and a broken file.
+fn source() -> (FileSource, Vec<String>) {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("flint-capture-{}-{n}", std::process::id()));
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).expect("temp dir");
+    for (name, to) in [
+        ("cpu-1.pb.gz", &dir),
+        ("cpu-2.pb.gz", &sub),
+        ("cpu-3.pb.gz", &dir),
+    ] {
+        std::fs::copy(fixture(name), to.join(name)).expect("copy");
+    }
+    std::fs::write(dir.join("broken.pb.gz"), b"\x1f\x8bnot gzip").expect("write");
+    FileSource::open(&[dir], DecodeOptions::default(), &Progress::default()).expect("opens")
+}
+
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(f)
+}
+
+fn cpu(matchers: &str) -> Selector {
+    Selector::parse(&format!("{CPU}{matchers}")).expect("selector")
+}
+
+#[test]
+fn indexes_a_directory_and_skips_broken_files() {
+    let (fs, skipped) = source();
+    assert_eq!(fs.len(), 3);
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].contains("broken.pb.gz"), "{skipped:?}");
+    let types: Vec<String> = block_on(fs.profile_types(TimeRange::ALL))
+        .expect("types")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        types,
+        [CPU, "process_cpu:samples:count:cpu:nanoseconds:delta"]
+    );
+    let labels = block_on(fs.labels(cpu(""), TimeRange::ALL)).expect("labels");
+    assert!(
+        labels.contains(&"endpoint".to_string()) && labels.contains(&"path".to_string()),
+        "{labels:?}"
+    );
+    let values = block_on(fs.values("endpoint".into(), cpu(""), TimeRange::ALL)).expect("values");
+    assert!(values.contains(&"/api/hash".to_string()) && values.contains(&"/api/sort".to_string()));
+}
+
+#[test]
+fn series_points_are_the_profiles_totals() {
+    let (fs, _) = source();
+    let totals: Vec<i64> = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
+        .iter()
+        .map(|n| decoded(n).total(1))
+        .collect();
+    let one = block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, Some(vec![]))).expect("series");
+    assert_eq!(one.len(), 1);
+    let values: Vec<i64> = one[0].points.iter().map(|p| p.value).collect();
+    assert_eq!(values, totals);
+    let p = decoded("cpu-1.pb.gz");
+    let expected_rate = p.total(1) as f64 / (p.duration_nanos as f64 / 1e9);
+    assert!((one[0].points[0].value_per_second - expected_rate).abs() < 1e-6);
+    // Summed by endpoint, each point's series add up to the same totals.
+    let by_endpoint =
+        block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, Some(vec!["endpoint".into()])))
+            .expect("series");
+    assert!(by_endpoint.len() > 3);
+    let mut sums = std::collections::BTreeMap::new();
+    for s in &by_endpoint {
+        for p in &s.points {
+            *sums.entry(p.time_nanos).or_insert(0) += p.value;
+        }
+    }
+    assert_eq!(sums.values().copied().collect::<Vec<_>>(), totals);
+    // One step over everything: one point holding the sum.
+    let coarse = block_on(fs.query_range(cpu(""), TimeRange::ALL, i64::MAX / 2, Some(vec![])))
+        .expect("series");
+    assert_eq!(coarse[0].points.len(), 1);
+    assert_eq!(coarse[0].points[0].value, totals.iter().sum::<i64>());
+    let bad = block_on(fs.query_range(cpu(""), TimeRange::ALL, 0, None));
+    assert!(matches!(bad, Err(SourceError::InvalidArgument(_))));
+}
+
+#[test]
+fn merge_and_single_queries() {
+    let (fs, _) = source();
+    let all: i64 = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
+        .iter()
+        .map(|n| decoded(n).total(1))
+        .sum();
+    let merged = block_on(fs.query(
+        cpu(""),
+        QueryTime::Merge(TimeRange::ALL),
+        Progress::default(),
+    ))
+    .expect("merge");
+    assert_eq!(merged.total(1), all);
+    let second = decoded("cpu-2.pb.gz");
+    let single = block_on(fs.query(
+        cpu(""),
+        QueryTime::Single(second.time_nanos),
+        Progress::default(),
+    ))
+    .expect("single");
+    assert_eq!(single.total(1), second.total(1));
+    // A matcher keeps only the matching samples.
+    let hash = block_on(fs.query(
+        cpu(r#"{endpoint="/api/hash"}"#),
+        QueryTime::Merge(TimeRange::ALL),
+        Progress::default(),
+    ))
+    .expect("hash");
+    let expected: i64 = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
+        .iter()
+        .map(|n| {
+            let p = decoded(n);
+            (0..p.samples.len())
+                .filter(|&i| {
+                    p.sample_labels(i)
+                        .any(|(k, v)| k == "endpoint" && v == "/api/hash")
+                })
+                .map(|i| p.samples.values[1][i])
+                .sum::<i64>()
+        })
+        .sum();
+    assert!(expected > 0);
+    assert_eq!(hash.total(1), expected);
+}
+
+#[test]
+fn empty_selections_and_cancel() {
+    let (fs, _) = source();
+    let nothing = TimeRange {
+        start_nanos: 0,
+        end_nanos: 1,
+    };
+    let r = block_on(fs.query(cpu(""), QueryTime::Merge(nothing), Progress::default()));
+    assert_eq!(r.err(), Some(SourceError::NoData));
+    let r = block_on(fs.query(
+        cpu(r#"{endpoint="/nope"}"#),
+        QueryTime::Merge(TimeRange::ALL),
+        Progress::default(),
+    ));
+    assert_eq!(r.err(), Some(SourceError::NoData));
+    let heap = Selector::parse("memory:inuse_space:bytes:space:bytes").expect("selector");
+    assert_eq!(
+        block_on(fs.query_range(heap, TimeRange::ALL, 1, None)).err(),
+        Some(SourceError::NoData)
+    );
+    let progress = Progress::default();
+    progress.cancel();
+    let r = block_on(fs.query(cpu(""), QueryTime::Merge(TimeRange::ALL), progress));
+    assert_eq!(r.err(), Some(SourceError::Cancelled));
+}
