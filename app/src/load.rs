@@ -2,6 +2,8 @@
 //! files merged, directories searched recursively, and differences.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
@@ -18,35 +20,96 @@ pub struct Merged {
     pub skipped: Vec<String>,
 }
 
-/// Reads files and directories (searched recursively, in name order) and merges every
-/// profile, one at a time, as `go tool pprof` merges the files it is given. A file named
-/// on the command line must be a valid profile; a broken file found in a directory is
-/// skipped and reported in [`Merged::skipped`].
-pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
-    let mut sum = Sum::default();
-    let mut skipped = Vec::new();
+/// Reads files and directories (searched recursively, in name order) and calls `each`
+/// with every profile, in that order. Files are decoded on all cores while `each` runs.
+/// A file named in `paths` must be a valid profile; a broken file found in a directory
+/// is skipped, and the returned lines say which and why.
+pub fn for_each_profile(
+    paths: &[PathBuf],
+    options: DecodeOptions,
+    mut each: impl FnMut(&Path, Profile) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
+    // (file, named on the command line, index of the directory it was found in)
+    let mut files: Vec<(PathBuf, Option<usize>)> = Vec::new();
+    let mut dir_sizes = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let files = capture::files::files_under(path)?;
-            let before = skipped.len();
-            for file in &files {
-                match read_profile(file, options) {
-                    Ok(profile) => sum.add(file, profile)?,
-                    Err(e) => skipped.push(e),
-                }
-            }
-            if !files.is_empty() && skipped.len() - before == files.len() {
-                return Err(format!(
-                    "{}: none of its {} files is a pprof profile ({})",
-                    path.display(),
-                    files.len(),
-                    skipped[before]
-                ));
-            }
+            let found = capture::files::files_under(path)?;
+            dir_sizes.push((path, found.len(), 0usize));
+            let dir = dir_sizes.len() - 1;
+            files.extend(found.into_iter().map(|f| (f, Some(dir))));
         } else {
-            sum.add(path, read_profile(path, options)?)?;
+            files.push((path.clone(), None));
         }
     }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(1, 4);
+    let mut skipped = Vec::new();
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, Result<Profile, String>)>(2 * workers);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop, files) = (&next, &stop, &files);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= files.len() || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if tx.send((i, read_profile(&files[i].0, options))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Results arrive out of order: hand them on in file order.
+        let mut pending = std::collections::BTreeMap::new();
+        let mut expected = 0;
+        let result = (|| {
+            for (i, result) in rx.iter() {
+                pending.insert(i, result);
+                while let Some(result) = pending.remove(&expected) {
+                    let (file, dir) = &files[expected];
+                    expected += 1;
+                    match (result, dir) {
+                        (Ok(profile), _) => each(file, profile)?,
+                        (Err(e), None) => return Err(e),
+                        (Err(e), Some(d)) => {
+                            dir_sizes[*d].2 += 1;
+                            skipped.push(e);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        // Unblock workers waiting to send, so the scope can end.
+        drop(rx);
+        result
+    })?;
+    if let Some((dir, size, _)) = dir_sizes
+        .iter()
+        .find(|(_, size, bad)| *size > 0 && bad == size)
+    {
+        let first = skipped.first().map_or("", String::as_str);
+        return Err(format!(
+            "{}: none of its {size} files is a pprof profile ({first})",
+            dir.display()
+        ));
+    }
+    Ok(skipped)
+}
+
+/// Reads files and directories as [`for_each_profile`] does and merges every profile,
+/// one at a time, as `go tool pprof` merges the files it is given.
+pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
+    let mut sum = Sum::default();
+    let skipped = for_each_profile(paths, options, |path, profile| sum.add(path, profile))?;
     let Some(profile) = sum.finish() else {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(format!("no profiles found in {}", names.join(", ")));

@@ -18,7 +18,35 @@ pub struct TopRow {
     /// even under recursion (pprof's cum).
     pub cum: i64,
     /// How callers reach this frame, for pprof's `(inline)` marks.
-    pub inline: InlineMark,
+    pub reached: Reached,
+}
+
+/// How callers reach a frame: through inlining, through real calls, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reached {
+    /// Some caller inlined it.
+    pub inlined: bool,
+    /// Some caller called it.
+    pub called: bool,
+}
+
+impl Reached {
+    /// Both ways of reaching, of two sets of samples together.
+    pub fn or(self, other: Reached) -> Reached {
+        Reached {
+            inlined: self.inlined || other.inlined,
+            called: self.called || other.called,
+        }
+    }
+
+    /// The mark pprof appends to the name.
+    pub fn mark(self) -> InlineMark {
+        match (self.inlined, self.called) {
+            (true, false) => InlineMark::Inline,
+            (true, true) => InlineMark::Partial,
+            _ => InlineMark::None,
+        }
+    }
 }
 
 /// Whether a frame is reached through inlining, as pprof marks names in `-top`.
@@ -55,6 +83,8 @@ pub struct Top {
     pub total: i64,
     /// Sum of the column over the samples the filters keep.
     pub kept: i64,
+    /// Sum of |value| over the samples of a `-diff_base` profile; 0 when there are none.
+    pub base_total: i64,
 }
 
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps.
@@ -126,18 +156,19 @@ pub fn top(
             frame: f as FrameId,
             flat: flat[f],
             cum: cum[f],
-            inline: match reached[f] {
-                1 => InlineMark::Inline,
-                3 => InlineMark::Partial,
-                _ => InlineMark::None,
+            reached: Reached {
+                inlined: reached[f] & 1 != 0,
+                called: reached[f] & 2 != 0,
             },
         })
         .collect();
     sort_pprof(&mut rows, frames);
-    if base_total > 0 {
-        total = base_total;
+    Top {
+        rows,
+        total: if base_total > 0 { base_total } else { total },
+        base_total,
+        kept,
     }
-    Top { rows, total, kept }
 }
 
 /// Which label sets mark the samples of a `-diff_base` profile.
@@ -155,15 +186,94 @@ fn base_label_sets(profile: &Profile) -> Vec<bool> {
 /// Sorts rows as `go tool pprof -top` does.
 pub fn sort_pprof(rows: &mut [TopRow], frames: &FrameTable) {
     rows.sort_by(|a, b| {
-        (
-            Reverse(a.flat.abs()),
-            &frames.get(a.frame).name,
-            Reverse(a.cum.abs()),
-        )
-            .cmp(&(
-                Reverse(b.flat.abs()),
-                &frames.get(b.frame).name,
-                Reverse(b.cum.abs()),
-            ))
+        pprof_key(a.flat, &frames.get(a.frame).name, a.cum).cmp(&pprof_key(
+            b.flat,
+            &frames.get(b.frame).name,
+            b.cum,
+        ))
     });
+}
+
+/// pprof's row order: |flat| descending, then name, then |cum| descending.
+fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<i64>, &str, Reverse<i64>) {
+    (Reverse(flat.abs()), name, Reverse(cum.abs()))
+}
+
+/// A row of a [`TopSum`]: a frame known by its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRow {
+    /// The frame's display name.
+    pub name: String,
+    /// Summed flat value.
+    pub flat: i64,
+    /// Summed cum value.
+    pub cum: i64,
+    /// How callers reach the frame, in any of the profiles.
+    pub reached: Reached,
+}
+
+/// The top table of many profiles, added one at a time: since every sample belongs to
+/// one profile, summing their flat and cum per frame name gives exactly the top table
+/// of their merge, without building the merged profile.
+#[derive(Debug, Default)]
+pub struct TopSum {
+    index: rustc_hash::FxHashMap<String, usize>,
+    rows: Vec<NamedRow>,
+    total: i64,
+    base_total: i64,
+    kept: i64,
+}
+
+impl TopSum {
+    /// An empty sum.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the top table of one profile; `sign` is -1 for the base of a difference
+    /// (as pprof's `-diff_base`), else 1.
+    pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
+        for r in &top.rows {
+            let name = &frames.get(r.frame).name;
+            let i = match self.index.get(name) {
+                Some(i) => *i,
+                None => {
+                    self.rows.push(NamedRow {
+                        name: name.clone(),
+                        flat: 0,
+                        cum: 0,
+                        reached: Reached::default(),
+                    });
+                    self.index.insert(name.clone(), self.rows.len() - 1);
+                    self.rows.len() - 1
+                }
+            };
+            let row = &mut self.rows[i];
+            row.flat += sign * r.flat;
+            row.cum += sign * r.cum;
+            row.reached = row.reached.or(r.reached);
+        }
+        if sign < 0 {
+            self.base_total += top.total;
+        } else {
+            self.total += top.total;
+            self.base_total += top.base_total;
+        }
+        self.kept += sign * top.kept;
+    }
+
+    /// The rows in pprof's order (frames whose values cancel out left out), and the
+    /// 100% of the percentages: the base's total for a difference, else the total.
+    pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
+        self.rows.retain(|r| r.flat != 0 || r.cum != 0);
+        self.rows.sort_by(|a, b| {
+            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
+        });
+        let total = if self.base_total > 0 {
+            self.base_total
+        } else {
+            self.total
+        };
+        (self.rows, total)
+    }
 }

@@ -89,6 +89,19 @@ impl ViewArgs {
 
     /// Reads and merges the files, and resolves the sample type and view options.
     fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), String> {
+        let options = self.view_options()?;
+        let merged = if self.diff_base.is_empty() {
+            crate::load::read_merged(&self.files, decode)?
+        } else {
+            crate::load::read_diff(&self.diff_base, &self.files, decode)?
+        };
+        warn_skipped(&merged.skipped);
+        let sample_type = self.sample_type_of(&merged.profile)?;
+        Ok((merged.profile, sample_type, options))
+    }
+
+    /// The filters and granularity asked for.
+    fn view_options(&self) -> Result<ViewOptions, String> {
         let filters = Filters {
             focus: compile_regex("--focus", self.focus.as_deref().unwrap_or(""))?,
             ignore: compile_regex("--ignore", self.ignore.as_deref().unwrap_or(""))?,
@@ -99,40 +112,38 @@ impl ViewArgs {
                 .map(|t| TagFilter::parse(t))
                 .collect::<Result<_, _>>()?,
         };
-        let merged = if self.diff_base.is_empty() {
-            crate::load::read_merged(&self.files, decode)?
-        } else {
-            crate::load::read_diff(&self.diff_base, &self.files, decode)?
-        };
-        for skipped in &merged.skipped {
-            eprintln!("warning: skipped {skipped}");
-        }
-        let profile = merged.profile;
-        let sample_type = match &self.sample_type {
-            None => profile.default_sample_index(),
-            Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {
-                format!(
-                    "no sample type {spec:?} in the profile (it has: {})",
-                    profile.sample_type_names().join(", ")
-                )
-            })?,
-        };
-        if profile.sample_types.is_empty() {
-            return Err("the profile has no sample types".into());
-        }
         let granularity = match self.granularity {
             GranularityArg::Function => Granularity::Function,
             GranularityArg::Line => Granularity::FunctionLine,
             GranularityArg::Address => Granularity::Address,
         };
-        Ok((
-            profile,
-            sample_type,
-            ViewOptions {
-                granularity,
-                filters,
-            },
-        ))
+        Ok(ViewOptions {
+            granularity,
+            filters,
+        })
+    }
+
+    /// The sample type asked for (by name or index), else pprof's default.
+    fn sample_type_of(&self, profile: &Profile) -> Result<usize, String> {
+        if profile.sample_types.is_empty() {
+            return Err("the profile has no sample types".into());
+        }
+        match &self.sample_type {
+            None => Ok(profile.default_sample_index()),
+            Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {
+                format!(
+                    "no sample type {spec:?} in the profile (it has: {})",
+                    profile.sample_type_names().join(", ")
+                )
+            }),
+        }
+    }
+}
+
+/// Prints one `warning:` line per file skipped in a directory.
+fn warn_skipped(skipped: &[String]) {
+    for s in skipped {
+        eprintln!("warning: skipped {s}");
     }
 }
 

@@ -1,14 +1,16 @@
 //! `flint top`: the top table, in pprof's text layout, as TSV or as JSON.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use clap::Args;
 use profile_model::codec::DecodeOptions;
-use profile_model::top::InlineMark;
+use profile_model::top::{InlineMark, TopSum};
 use profile_model::units::{pprof_output_unit, pprof_percent, pprof_value};
-use profile_model::{Profile, View};
+use profile_model::{Profile, ProfileError, View};
 
 use super::{ViewArgs, write_stdout};
+use crate::load::for_each_profile;
 
 /// Arguments of `flint top`.
 #[derive(Debug, Args)]
@@ -41,36 +43,102 @@ struct Row<'a> {
     inline: InlineMark,
 }
 
-/// Runs `flint top`.
+/// What the header of the text output says about the inputs.
+struct Inputs {
+    /// `type/unit` of every sample type, from the first profile.
+    sample_type_names: Vec<String>,
+    /// Name of the first profile, for errors.
+    first: String,
+    /// The chosen sample type's kind and unit.
+    kind: String,
+    unit: String,
+    /// Earliest start and latest end of the inputs that have times.
+    start_nanos: i64,
+    end_nanos: i64,
+}
+
+/// Runs `flint top`: every input's top table is summed, file by file, which is
+/// exactly the top table of their merge (and of their difference with `--diff-base`).
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
-    let (profile, sample_type, options) = args.view.load(decode)?;
-    let view = View::new(&profile, &options);
-    let top = view.top(&profile, sample_type);
+    let options = args.view.view_options()?;
+    let mut sum = TopSum::new();
+    let mut inputs: Option<(Inputs, usize)> = None;
+    let mut add = |path: &Path, profile: Profile, sign: i64| -> Result<(), String> {
+        let sample_type = match &mut inputs {
+            None => {
+                let t = args.view.sample_type_of(&profile)?;
+                let kind_unit = profile.sample_types[t];
+                inputs = Some((
+                    Inputs {
+                        sample_type_names: profile.sample_type_names(),
+                        first: path.display().to_string(),
+                        kind: profile.str(kind_unit.kind).to_string(),
+                        unit: profile.str(kind_unit.unit).to_string(),
+                        start_nanos: profile.time_nanos,
+                        end_nanos: profile.time_nanos + profile.duration_nanos,
+                    },
+                    t,
+                ));
+                t
+            }
+            Some((seen, t)) => {
+                let names = profile.sample_type_names();
+                if names != seen.sample_type_names {
+                    return Err(ProfileError::IncompatibleSampleTypes {
+                        first: seen.first.clone(),
+                        first_types: seen.sample_type_names.join(", "),
+                        second: path.display().to_string(),
+                        second_types: names.join(", "),
+                    }
+                    .to_string());
+                }
+                if profile.time_nanos != 0 {
+                    seen.start_nanos = seen.start_nanos.min(profile.time_nanos);
+                    seen.end_nanos = seen
+                        .end_nanos
+                        .max(profile.time_nanos + profile.duration_nanos);
+                }
+                *t
+            }
+        };
+        let view = View::new(&profile, &options);
+        sum.add(&view.top(&profile, sample_type), &view.frames, sign);
+        Ok(())
+    };
+    let mut skipped = for_each_profile(&args.view.files, decode, |path, p| add(path, p, 1))?;
+    if !args.view.diff_base.is_empty() {
+        skipped.extend(for_each_profile(
+            &args.view.diff_base,
+            decode,
+            |path, p| add(path, p, -1),
+        )?);
+    }
+    super::warn_skipped(&skipped);
+    let Some((inputs, _)) = inputs else {
+        return Err("no profiles found".into());
+    };
+    let (named, total) = sum.finish();
     let limit = args.limit.unwrap_or(usize::MAX);
-    let rows: Vec<Row<'_>> = top
-        .rows
+    let rows: Vec<Row<'_>> = named
         .iter()
         .take(limit)
         .map(|r| Row {
             flat: r.flat,
             cum: r.cum,
-            name: &view.frames.get(r.frame).name,
-            inline: r.inline,
+            name: &r.name,
+            inline: r.reached.mark(),
         })
         .collect();
-    let kind_unit = profile.sample_types[sample_type];
-    let unit = profile.str(kind_unit.unit);
     let text = match args.format {
         Format::Text => text(
-            &profile,
-            sample_type,
+            &inputs,
             &args.view.describe_filters(),
             &rows,
-            top.rows.len(),
-            top.total,
+            named.len(),
+            total,
         ),
-        Format::Tsv => tsv(&rows, top.total),
-        Format::Json => json(profile.str(kind_unit.kind), unit, &rows, top.total),
+        Format::Tsv => tsv(&rows, total),
+        Format::Json => json(&inputs.kind, &inputs.unit, &rows, total),
     };
     write_stdout(&text)
 }
@@ -85,15 +153,13 @@ fn pct(value: i64, total: i64) -> f64 {
 
 /// pprof's `-top` layout: a header, then `flat flat% sum% cum cum% name` rows.
 fn text(
-    profile: &Profile,
-    sample_type: usize,
+    inputs: &Inputs,
     filters: &[String],
     rows: &[Row<'_>],
     all_rows: usize,
     total: i64,
 ) -> String {
-    let t = profile.sample_types[sample_type];
-    let unit = profile.str(t.unit);
+    let unit = inputs.unit.as_str();
     let min_value = rows
         .iter()
         .map(|r| {
@@ -109,15 +175,15 @@ fn text(
     let out_unit = pprof_output_unit(min_value, total, unit);
     let value = |v: i64| pprof_value(v, unit, &out_unit);
     let mut out = String::new();
-    let _ = writeln!(out, "Type: {}", profile.str(t.kind));
+    let _ = writeln!(out, "Type: {}", inputs.kind);
     if !filters.is_empty() {
         let _ = writeln!(out, "Active filters:");
         for f in filters {
             let _ = writeln!(out, "   {f}");
         }
     }
-    if profile.duration_nanos > 0 {
-        let d = profile.duration_nanos;
+    let d = inputs.end_nanos - inputs.start_nanos;
+    if d > 0 {
         let duration = pprof_value(d, "nanoseconds", &pprof_output_unit(d, d, "nanoseconds"));
         let _ = writeln!(
             out,
