@@ -58,7 +58,10 @@ pub struct FlameState {
 
 /// The application.
 pub struct FlintApp {
-    decode: DecodeOptions,
+    pub(super) decode: DecodeOptions,
+    /// Time mode (a directory opened), when active.
+    pub timeline: Option<super::timeline::Timeline>,
+    pub(super) runtime: Option<tokio::runtime::Runtime>,
     /// The profile and view shown.
     pub current: Option<Arc<Loaded>>,
     current_key: SettingsKey,
@@ -104,6 +107,8 @@ impl FlintApp {
     pub fn new(decode: DecodeOptions) -> Self {
         Self {
             decode,
+            timeline: None,
+            runtime: None,
             current: None,
             current_key: SettingsKey::default(),
             data_generation: 0,
@@ -343,6 +348,7 @@ impl FlintApp {
     pub fn show(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
         self.handle_input(&ctx);
+        self.poll_timeline(&ctx);
         self.poll(&ctx);
         self.refresh_caches(ui.visuals().dark_mode);
 
@@ -358,6 +364,13 @@ impl FlintApp {
                 .show(ui, |ui| self.error_banner(ui));
         }
         egui::Panel::bottom("flint status").show(ui, |ui| self.status_bar(ui));
+        if self.timeline.is_some() {
+            egui::Panel::top("flint timeline")
+                .resizable(true)
+                .default_size(250.0)
+                .min_size(120.0)
+                .show(ui, |ui| self.timeline_panel(ui));
+        }
         if self.current.is_some() {
             egui::Panel::right("flint top table")
                 .resizable(true)
@@ -368,7 +381,12 @@ impl FlintApp {
         egui::CentralPanel::default().show(ui, |ui| self.central(ui));
 
         self.drop_overlay(&ctx);
-        if self.is_loading() {
+        if self.is_loading()
+            || self
+                .timeline
+                .as_ref()
+                .is_some_and(|t| t.progress_text().is_some())
+        {
             ctx.request_repaint_after(Duration::from_millis(250));
         }
     }

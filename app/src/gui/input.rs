@@ -33,7 +33,12 @@ impl FlintApp {
         }
         let dropped = ctx.input(|i| i.raw.dropped_files.first().cloned());
         if let Some(file) = dropped {
-            self.pending.push(Source::Path(file.path().to_path_buf()));
+            let path = file.path().to_path_buf();
+            if super::timeline::is_time_dir(&path) {
+                self.open_dir(ctx, path);
+            } else {
+                self.pending.push(Source::Path(path));
+            }
         }
     }
 

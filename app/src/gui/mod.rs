@@ -7,6 +7,7 @@ pub mod dialogs;
 pub mod filters;
 pub mod flame;
 pub mod loader;
+pub mod timeline;
 pub mod top_table;
 
 mod input;
@@ -18,6 +19,8 @@ mod zoom;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod time_tests;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +37,7 @@ pub const DEMO_BYTES: &[u8] = include_bytes!("../../../assets/demo-cpu.pb.gz");
 
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
 pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
+    let dir = initial.clone().filter(|p| timeline::is_time_dir(p));
     let source = match initial {
         Some(path) => Source::Path(path),
         None => Source::Bytes {
@@ -54,9 +58,12 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
     eframe::run_native(
         "flint",
         options,
-        Box::new(move |_cc| {
+        Box::new(move |cc| {
             let mut app = FlintApp::new(decode);
-            app.open(source);
+            match dir {
+                Some(dir) => app.open_dir(&cc.egui_ctx, dir),
+                None => app.open(source),
+            }
             Ok(Box::new(app))
         }),
     )

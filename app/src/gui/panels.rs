@@ -41,6 +41,10 @@ impl FlintApp {
             ui.centered_and_justified(|ui| {
                 if let Some(job) = &self.job {
                     ui.label(job.progress_text());
+                } else if let Some(tl) = &self.timeline {
+                    ui.label(tl.progress_text().unwrap_or_else(|| {
+                        "click a point or drag a range on the plot to select profiles".into()
+                    }));
                 } else {
                     ui.label("Open a profile (Ctrl+O) or drop a file here");
                 }

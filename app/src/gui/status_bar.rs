@@ -60,6 +60,7 @@ impl FlintApp {
                 ))
                 .on_hover_text("time to lay out and draw the flame graph");
             }
+            self.timeline_status(ui);
             if let Some((took, new_file)) = self.last_job {
                 let verb = if new_file { "opened" } else { "updated" };
                 ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))
