@@ -1,6 +1,7 @@
 //! The flame graph's costs on the synthetic fleet profile (300,000 samples, 120,000
 //! locations, 30,000 functions): decoding, the top table, the call tree, and one frame
-//! of the flame graph at 1920×1080 (layout + tessellation).
+//! of the flame graph at 1920×1080 (layout + tessellation), and comparing two such
+//! profiles.
 //!
 //! `cargo bench -p flint --bench flame`; figures go to BENCHMARKS.md.
 
@@ -10,13 +11,20 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
+use egui_plot::{Line, Plot, PlotPoints};
 use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
+use flint::gui::timeline::bucket_points;
 use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::decode;
-use profile_model::{CallTree, Profile, View, ViewOptions};
+use profile_model::{CallTree, Profile, View, ViewOptions, diff};
 
 /// The fleet fixture as `flint-fixture-gen fleet` writes it with its defaults.
 fn fleet_bytes() -> Vec<u8> {
+    fleet_bytes_seeded(1)
+}
+
+/// The fleet fixture with another seed: the same shape, other stacks and values.
+fn fleet_bytes_seeded(seed: u64) -> Vec<u8> {
     let params = FleetParams {
         universe: UniverseParams {
             locations: 120_000,
@@ -24,7 +32,7 @@ fn fleet_bytes() -> Vec<u8> {
             binaries: 8,
             min_depth: 20,
             max_depth: 80,
-            seed: 1,
+            seed,
         },
         samples: 300_000,
         time_nanos: 1_700_000_000_000_000_000,
@@ -92,6 +100,9 @@ fn benches(c: &mut Criterion) {
     });
     group.finish();
 
+    let other = decode(&fleet_bytes_seeded(2)).expect("fixture decodes");
+    group_compare(c, &profile, &other);
+
     let mut group = c.benchmark_group("flame");
     group.bench_function("frame_1920x1080", |b| {
         b.iter(|| frame(&tree, &view, &totals, &colors).rects.len())
@@ -99,5 +110,64 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(flame, benches);
+/// Compare: both profiles in one two-column profile, its call tree and both totals,
+/// and the diff table — what the window computes when A and B are chosen.
+fn group_compare(c: &mut Criterion, a: &Profile, b: &Profile) {
+    let mut group = c.benchmark_group("compare");
+    group.sample_size(10);
+    group.bench_function("diff_two_300k_profiles", |bench| {
+        bench.iter(|| {
+            let t = a.default_sample_index();
+            let combined = diff::combine(a, t, b, t).expect("same units");
+            let view = View::new(&combined, &ViewOptions::default());
+            let tree = view.call_tree(&combined);
+            let totals = (tree.totals(diff::A), tree.totals(diff::B));
+            let rows = diff::diff_rows(&view, &combined);
+            (totals.0.len(), rows.len())
+        })
+    });
+    group.finish();
+}
+
+/// One frame of the time plot: `series` lines of `points` points each, reduced to one
+/// point per pixel column, drawn by egui_plot and tessellated (what the window does
+/// every frame with "show all" on).
+fn group_plot(c: &mut Criterion) {
+    const SERIES: usize = 100;
+    const POINTS: usize = 8_640;
+    let width = 1600.0;
+    let series: Vec<Vec<[f64; 2]>> = (0..SERIES)
+        .map(|s| {
+            (0..POINTS)
+                .map(|i| {
+                    let t = 1_700_000_000.0 + i as f64 * 10.0;
+                    [t, 1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01]
+                })
+                .collect()
+        })
+        .collect();
+    let (x0, x1) = (series[0][0][0], series[0][POINTS - 1][0]);
+    let ctx = egui::Context::default();
+    let input = || egui::RawInput {
+        screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(width, 300.0))),
+        ..egui::RawInput::default()
+    };
+    let mut group = c.benchmark_group("plot");
+    group.bench_function("frame_100_series_x_8640_points", |b| {
+        b.iter(|| {
+            let output = ctx.run_ui(input(), |ui| {
+                Plot::new("bench").show(ui, |plot_ui| {
+                    for (i, points) in series.iter().enumerate() {
+                        let drawn = bucket_points(points, x0, x1, width);
+                        plot_ui.line(Line::new(format!("s{i}"), PlotPoints::new(drawn)));
+                    }
+                });
+            });
+            ctx.tessellate(output.shapes, output.pixels_per_point).len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(flame, benches, group_plot);
 criterion_main!(flame);

@@ -2,8 +2,6 @@
 //! files merged, directories searched recursively, and differences.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
@@ -42,55 +40,19 @@ pub fn for_each_profile(
             files.push((path.clone(), None));
         }
     }
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let workers = std::thread::available_parallelism()
-        .map_or(2, usize::from)
-        .clamp(1, 4);
     let mut skipped = Vec::new();
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<(usize, Result<Profile, String>)>(2 * workers);
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, stop, files) = (&next, &stop, &files);
-            scope.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= files.len() || stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if tx.send((i, read_profile(&files[i].0, options))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        // Results arrive out of order: hand them on in file order.
-        let mut pending = std::collections::BTreeMap::new();
-        let mut expected = 0;
-        let result = (|| {
-            for (i, result) in rx.iter() {
-                pending.insert(i, result);
-                while let Some(result) = pending.remove(&expected) {
-                    let (file, dir) = &files[expected];
-                    expected += 1;
-                    match (result, dir) {
-                        (Ok(profile), _) => each(file, profile)?,
-                        (Err(e), None) => return Err(e),
-                        (Err(e), Some(d)) => {
-                            dir_sizes[*d].2 += 1;
-                            skipped.push(e);
-                        }
-                    }
-                }
+    let paths_only: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+    capture::files::decode_in_order(&paths_only, options, |i, result| {
+        let (file, dir) = &files[i];
+        match (result, dir) {
+            (Ok(profile), _) => each(file, profile),
+            (Err(e), None) => Err(e),
+            (Err(e), Some(d)) => {
+                dir_sizes[*d].2 += 1;
+                skipped.push(e);
+                Ok(())
             }
-            Ok(())
-        })();
-        stop.store(true, Ordering::Relaxed);
-        // Unblock workers waiting to send, so the scope can end.
-        drop(rx);
-        result
+        }
     })?;
     if let Some((dir, size, _)) = dir_sizes
         .iter()

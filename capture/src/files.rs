@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 
 use profile_model::Profile;
 use profile_model::codec::{self, DecodeOptions};
@@ -42,6 +43,58 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
 pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     codec::decode_with(&bytes, options).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Decodes `files` on all cores and calls `each(index, result)` in file order, while
+/// later files are being decoded. An error from `each` stops the decoding and is
+/// returned.
+pub fn decode_in_order<E>(
+    files: &[PathBuf],
+    options: DecodeOptions,
+    mut each: impl FnMut(usize, Result<Profile, String>) -> Result<(), E>,
+) -> Result<(), E> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(1, 4);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, Result<Profile, String>)>(2 * workers);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= files.len() || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if tx.send((i, read_profile(&files[i], options))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Results arrive out of order: hand them on in file order.
+        let mut pending = BTreeMap::new();
+        let mut expected = 0;
+        let mut result = Ok(());
+        'receive: for (i, decoded) in rx.iter() {
+            pending.insert(i, decoded);
+            while let Some(decoded) = pending.remove(&expected) {
+                expected += 1;
+                if let Err(e) = each(expected - 1, decoded) {
+                    result = Err(e);
+                    break 'receive;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        // Unblock workers waiting to send, so the scope can end.
+        drop(rx);
+        result
+    })
 }
 
 /// The profile types of a profile, one per sample type, named as Parca names scraped
@@ -188,43 +241,19 @@ impl FileSource {
             }
         }
         progress.set_total(files.len());
-        let threads = std::thread::available_parallelism()
-            .map_or(2, usize::from)
-            .min(files.len().max(1));
-        let chunk = files.len().div_ceil(threads).max(1);
-        let results: Vec<Result<Entry, String>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map_while(|f| {
-                                if progress.is_cancelled() {
-                                    return None;
-                                }
-                                progress.step();
-                                Some(read_profile(f, decode).map(|p| Entry::new(f, &p)))
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-        if progress.is_cancelled() {
-            return Err("cancelled".into());
-        }
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
-        for r in results {
-            match r {
-                Ok(e) => entries.push(e),
+        decode_in_order(&files, decode, |i, decoded| {
+            if progress.is_cancelled() {
+                return Err("cancelled".to_string());
+            }
+            progress.step();
+            match decoded {
+                Ok(p) => entries.push(Entry::new(&files[i], &p)),
                 Err(e) => skipped.push(e),
             }
-        }
+            Ok(())
+        })?;
         if entries.is_empty() {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(match skipped.first() {
@@ -315,19 +344,22 @@ impl FileSource {
             return Err(SourceError::NoData);
         }
         progress.set_total(files.len());
+        let files: Vec<&Entry> = files.into_iter().map(|i| &self.entries[i]).collect();
+        let paths: Vec<PathBuf> = files.iter().map(|e| e.path.clone()).collect();
         let mut merger = Merger::new();
-        for i in files {
+        decode_in_order(&paths, self.decode, |i, decoded| {
             if progress.is_cancelled() {
                 return Err(SourceError::Cancelled);
             }
-            let entry = &self.entries[i];
-            let profile = read_profile(&entry.path, self.decode).map_err(SourceError::Failed)?;
+            let entry = files[i];
+            let profile = decoded.map_err(SourceError::Failed)?;
             let kept = select_samples(&profile, selector, &entry.file_labels);
             merger
                 .add(&entry.path.display().to_string(), &kept)
                 .map_err(|e| SourceError::Failed(e.to_string()))?;
             progress.step();
-        }
+            Ok(())
+        })?;
         Ok(merger.finish())
     }
 }

@@ -2,13 +2,13 @@
 //! files it is given: strings, functions, mappings and locations are re-interned, and
 //! samples with the same stack and labels are summed.
 
-use std::collections::HashMap;
+use std::hash::{Hash as _, Hasher as _};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::error::ProfileError;
 use crate::profile::{
-    Function, Label, LabelSetId, Line, Location, Mapping, Profile, StrId, ValueType,
+    Function, Label, LabelSetId, Line, Location, Mapping, Profile, Samples, StrId, ValueType,
 };
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
@@ -19,13 +19,53 @@ pub const BASE_LABEL: &str = "pprof::base";
 pub struct Merger {
     out: Profile,
     first_name: String,
-    strings: HashMap<String, StrId>,
+    strings: FxHashMap<String, StrId>,
     functions: FxHashMap<Function, u32>,
-    mappings: HashMap<Mapping, u32>,
-    locations: HashMap<Location, u32>,
-    label_sets: HashMap<Vec<Label>, LabelSetId>,
-    samples: FxHashMap<(Vec<u32>, LabelSetId), usize>,
+    mappings: FxHashMap<Mapping, u32>,
+    locations: FxHashMap<Location, u32>,
+    label_sets: FxHashMap<Vec<Label>, LabelSetId>,
+    samples: SampleIndex,
     inputs: usize,
+}
+
+/// Finds the merged sample with a given stack and label set, without building a key:
+/// samples are chained by the hash of (stack, labels) and compared in place.
+#[derive(Debug, Default)]
+struct SampleIndex {
+    /// Hash → the last merged sample with that hash.
+    heads: FxHashMap<u64, u32>,
+    /// For each merged sample, the previous one with the same hash (`u32::MAX`: none).
+    previous: Vec<u32>,
+}
+
+impl SampleIndex {
+    /// The index of the merged sample with this stack and label set, appended with
+    /// zero values when new.
+    fn find_or_insert(&mut self, out: &mut Samples, stack: &[u32], labels: LabelSetId) -> usize {
+        let mut hasher = FxHasher::default();
+        stack.hash(&mut hasher);
+        labels.hash(&mut hasher);
+        let hash = hasher.finish();
+        let head = self.heads.get(&hash).copied().unwrap_or(u32::MAX);
+        let mut cursor = head;
+        while cursor != u32::MAX {
+            let i = cursor as usize;
+            if out.label_set[i] == labels && out.stack(i) == stack {
+                return i;
+            }
+            cursor = self.previous[i];
+        }
+        out.stack_locations.extend_from_slice(stack);
+        out.stack_offsets.push(out.stack_locations.len() as u32);
+        out.label_set.push(labels);
+        for column in &mut out.values {
+            column.push(0);
+        }
+        let index = out.label_set.len() - 1;
+        self.previous.push(head);
+        self.heads.insert(hash, index as u32);
+        index
+    }
 }
 
 impl Merger {
@@ -168,11 +208,13 @@ impl Merger {
                         .collect(),
                     is_folded: l.is_folded,
                 };
-                let next = self.out.locations.len() as u32;
-                *self.locations.entry(l.clone()).or_insert_with(|| {
-                    self.out.locations.push(l);
-                    next
-                })
+                if let Some(id) = self.locations.get(&l) {
+                    return *id;
+                }
+                let id = self.out.locations.len() as u32;
+                self.out.locations.push(l.clone());
+                self.locations.insert(l, id);
+                id
             })
             .collect();
         let tag = tag.map(|key| Label {
@@ -202,27 +244,13 @@ impl Merger {
             })
             .collect();
 
+        let mut stack: Vec<u32> = Vec::new();
         for i in 0..p.samples.len() {
-            let stack: Vec<u32> = p
-                .samples
-                .stack(i)
-                .iter()
-                .map(|l| location_ids[*l as usize])
-                .collect();
+            stack.clear();
+            stack.extend(p.samples.stack(i).iter().map(|l| location_ids[*l as usize]));
             let labels = label_set_ids[p.samples.label_set[i] as usize];
             let out = &mut self.out.samples;
-            let index = *self
-                .samples
-                .entry((stack, labels))
-                .or_insert_with_key(|(stack, _)| {
-                    out.stack_locations.extend_from_slice(stack);
-                    out.stack_offsets.push(out.stack_locations.len() as u32);
-                    out.label_set.push(labels);
-                    for column in &mut out.values {
-                        column.push(0);
-                    }
-                    out.label_set.len() - 1
-                });
+            let index = self.samples.find_or_insert(out, &stack, labels);
             for (column, source) in out.values.iter_mut().zip(&p.samples.values) {
                 column[index] += factor * source[i];
             }
