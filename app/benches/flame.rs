@@ -141,7 +141,10 @@ fn group_plot(c: &mut Criterion) {
             (0..POINTS)
                 .map(|i| {
                     let t = 1_700_000_000.0 + i as f64 * 10.0;
-                    [t, 1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01]
+                    [
+                        t,
+                        1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01,
+                    ]
                 })
                 .collect()
         })
@@ -149,7 +152,10 @@ fn group_plot(c: &mut Criterion) {
     let (x0, x1) = (series[0][0][0], series[0][POINTS - 1][0]);
     let ctx = egui::Context::default();
     let input = || egui::RawInput {
-        screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(width, 300.0))),
+        screen_rect: Some(Rect::from_min_size(
+            pos2(0.0, 0.0),
+            egui::vec2(width, 300.0),
+        )),
         ..egui::RawInput::default()
     };
     let mut group = c.benchmark_group("plot");
