@@ -13,6 +13,7 @@ use profile_model::layout::FlameRect;
 use profile_model::{CallTree, Granularity, NodeId, ViewOptions};
 
 use super::colors::{self, ColorMode};
+use super::compare::CompareState;
 use super::dialogs::Dialog;
 use super::filters::{FilterFields, SearchState};
 use super::flame::FlameParams;
@@ -100,6 +101,8 @@ pub struct FlintApp {
     pub(super) dialogs: Vec<Receiver<Dialog>>,
     pub(super) focus_search: bool,
     title: String,
+    /// Compare mode (time mode): selections A and B and their comparison.
+    pub compare: CompareState,
 }
 
 impl FlintApp {
@@ -134,6 +137,7 @@ impl FlintApp {
             dialogs: Vec::new(),
             focus_search: false,
             title: String::new(),
+            compare: CompareState::default(),
         }
     }
 
@@ -147,7 +151,7 @@ impl FlintApp {
         self.job.is_some() || !self.pending.is_empty()
     }
 
-    fn wanted_key(&self) -> SettingsKey {
+    pub(super) fn wanted_key(&self) -> SettingsKey {
         SettingsKey {
             filters: self.applied_filters.clone(),
             granularity: self.granularity,
@@ -156,7 +160,7 @@ impl FlintApp {
         }
     }
 
-    fn settings_for(&self, key: &SettingsKey) -> Result<Settings, String> {
+    pub(super) fn settings_for(&self, key: &SettingsKey) -> Result<Settings, String> {
         Ok(Settings {
             options: ViewOptions {
                 granularity: key.granularity,
@@ -350,6 +354,7 @@ impl FlintApp {
         self.handle_input(&ctx);
         self.poll_timeline(&ctx);
         self.poll(&ctx);
+        self.poll_compare(&ctx);
         self.refresh_caches(ui.visuals().dark_mode);
 
         egui::Panel::top("flint menu").show(ui, |ui| self.menu(ui));
@@ -371,17 +376,31 @@ impl FlintApp {
                 .min_size(120.0)
                 .show(ui, |ui| self.timeline_panel(ui));
         }
-        if self.current.is_some() {
+        let comparing = self.comparing();
+        if comparing {
+            egui::Panel::right("flint diff table")
+                .resizable(true)
+                .default_size(470.0)
+                .min_size(260.0)
+                .show(ui, |ui| self.diff_panel(ui));
+        } else if self.current.is_some() {
             egui::Panel::right("flint top table")
                 .resizable(true)
                 .default_size(470.0)
                 .min_size(260.0)
                 .show(ui, |ui| self.top_panel(ui));
         }
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            if comparing {
+                self.compare_central(ui);
+            } else {
+                self.central(ui);
+            }
+        });
 
         self.drop_overlay(&ctx);
         if self.is_loading()
+            || self.compare.job.is_some()
             || self
                 .timeline
                 .as_ref()
@@ -389,6 +408,13 @@ impl FlintApp {
         {
             ctx.request_repaint_after(Duration::from_millis(250));
         }
+    }
+}
+
+impl FlintApp {
+    /// Whether compare mode is shown (time mode with Compare on).
+    pub fn comparing(&self) -> bool {
+        self.compare.enabled && self.timeline.is_some()
     }
 }
 

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use egui::Context;
 use profile_model::codec;
-use profile_model::{View, export, fold};
+use profile_model::diff::{self, DiffMode};
+use profile_model::{Profile, View, export, fold};
 
 use super::app::FlintApp;
 use super::loader::{Loaded, Source};
@@ -42,7 +43,61 @@ pub fn export_to(cur: &Loaded, kind: ExportKind, path: &Path) -> Result<String, 
     Ok(format!("exported {}", path.display()))
 }
 
+/// Writes B − A ([`diff::difference`]) of the sample type `type_name` to `path` as gzipped
+/// pprof; the message names the file on success.
+pub fn export_diff_to(
+    a: &Profile,
+    b: &Profile,
+    type_name: &str,
+    mode: DiffMode,
+    path: &Path,
+) -> Result<String, String> {
+    let (at, bt) = super::compare::side_types(a, b, type_name);
+    let profile =
+        diff::difference(a, at, b, bt, mode).map_err(|e| format!("export failed: {e}"))?;
+    std::fs::write(path, codec::encode_gzip(&profile))
+        .map_err(|e| format!("export failed: {}: {e}", path.display()))?;
+    Ok(format!("exported {}", path.display()))
+}
+
 impl FlintApp {
+    /// File → Export diff: asks for a file and writes B − A there, off the UI thread.
+    pub(super) fn export_diff_dialog(&mut self, ctx: &Context) {
+        let (Some(a), Some(b)) = (&self.compare.a, &self.compare.b) else {
+            self.message = Some(("select A and B first".to_string(), true));
+            return;
+        };
+        let Some(type_name) = self
+            .timeline
+            .as_ref()
+            .and_then(|tl| tl.types.get(tl.type_index))
+            .map(|t| t.sample_type.clone())
+        else {
+            return;
+        };
+        let (a, b) = (
+            std::sync::Arc::clone(&a.profile),
+            std::sync::Arc::clone(&b.profile),
+        );
+        let mode = self.compare.mode;
+        let (tx, rx) = mpsc::channel();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let path = rfd::FileDialog::new()
+                .set_title("Export the difference B − A")
+                .set_file_name("diff.pb.gz")
+                .save_file();
+            let result = match path {
+                Some(path) => export_diff_to(&a, &b, &type_name, mode, &path).map(Some),
+                None => Ok(None),
+            };
+            let _ = tx.send(Dialog::Export(result, started.elapsed()));
+            ctx.request_repaint();
+        });
+        self.dialogs.push(rx);
+    }
+
     pub(super) fn open_dialog(&mut self, ctx: &Context) {
         let (tx, rx) = mpsc::channel();
         let ctx = ctx.clone();

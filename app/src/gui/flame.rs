@@ -6,6 +6,7 @@
 //! rows. [`show`] wraps it in a scrollable, clickable canvas with a tooltip.
 
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, ScrollArea, Sense, Shape, Ui, pos2, vec2};
+use profile_model::diff::{self, Change, DiffMode};
 use profile_model::frames::{FrameId, FrameTable};
 use profile_model::layout::{FlameRect, LayoutParams, RectKind, layout};
 use profile_model::units;
@@ -90,6 +91,45 @@ pub struct FlameInput<'a> {
     pub selected: Option<FrameId>,
     /// Unit of the values, for tooltips.
     pub unit: &'a str,
+}
+
+/// Both sides of a comparison, per node of the tree shown (see [`profile_model::diff`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DiffValues<'a> {
+    /// Totals of every node in A.
+    pub a: &'a [i64],
+    /// Totals of every node in B.
+    pub b: &'a [i64],
+    /// A's total.
+    pub total_a: i64,
+    /// B's total.
+    pub total_b: i64,
+    /// Relative or absolute comparison.
+    pub mode: DiffMode,
+}
+
+impl DiffValues<'_> {
+    /// How `node` changed from A to B.
+    pub fn change(&self, node: NodeId) -> Change {
+        let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
+        diff::classify(
+            at(self.a),
+            at(self.b),
+            self.total_a,
+            self.total_b,
+            self.mode,
+        )
+    }
+}
+
+/// Per-node drawing of a flame graph: colors per node instead of per frame, and the
+/// values of a comparison (tooltips, outlines of new and vanished frames).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NodeStyle<'a> {
+    /// Fill of every node, indexed by node id: used instead of the frame colors when set.
+    pub node_colors: Option<&'a [Color32]>,
+    /// The comparison drawn, when this is a diff flame graph.
+    pub diff: Option<DiffValues<'a>>,
 }
 
 /// Where and how to draw.
@@ -237,6 +277,17 @@ pub fn screen_rect(fr: &FlameRect, rect: Rect, params: &FlameParams) -> Rect {
 /// label. `rect` is the whole canvas (all rows); only rows intersecting
 /// `params.visible` are laid out.
 pub fn build_mesh(input: &FlameInput<'_>, params: &FlameParams, rect: Rect) -> FlameMesh {
+    build_mesh_styled(input, &NodeStyle::default(), params, rect)
+}
+
+/// [`build_mesh`] with per-node colors and, for a comparison, a dark outline around
+/// new and vanished frames.
+pub fn build_mesh_styled(
+    input: &FlameInput<'_>,
+    nodes: &NodeStyle<'_>,
+    params: &FlameParams,
+    rect: Rect,
+) -> FlameMesh {
     let style = &params.style;
     let rows = visible_rows(rect, params);
     let rects = layout(
@@ -254,6 +305,7 @@ pub fn build_mesh(input: &FlameInput<'_>, params: &FlameParams, rect: Rect) -> F
     mesh.reserve_triangles(rects.len() * 2);
     let mut texts = Vec::new();
     let mut outlines = Vec::new();
+    let mut diff_outlines = Vec::new();
     let searching = input.matches.is_some();
     let zoom_row = input.tree.depth(params.zoom);
     for fr in &rects {
@@ -262,11 +314,17 @@ pub fn build_mesh(input: &FlameInput<'_>, params: &FlameParams, rect: Rect) -> F
             RectKind::Node(CallTree::ROOT) => (style.root, Some("all")),
             RectKind::Node(node) => {
                 let frame = input.tree.frame(node);
-                let mut fill = input
-                    .colors
-                    .get(frame as usize)
-                    .copied()
-                    .unwrap_or(style.sliver);
+                let mut fill = match nodes.node_colors {
+                    Some(colors) => colors.get(node as usize),
+                    None => input.colors.get(frame as usize),
+                }
+                .copied()
+                .unwrap_or(style.sliver);
+                if let Some(d) = &nodes.diff
+                    && matches!(d.change(node), Change::New | Change::Vanished)
+                {
+                    diff_outlines.push(r);
+                }
                 let matched = input
                     .matches
                     .map(|m| m.get(frame as usize).copied().unwrap_or(false));
@@ -309,6 +367,9 @@ pub fn build_mesh(input: &FlameInput<'_>, params: &FlameParams, rect: Rect) -> F
         }
     }
     let highlighted = outlines.len();
+    for r in diff_outlines {
+        add_outline(&mut mesh, r, 1.5, Color32::from_gray(30));
+    }
     for r in outlines {
         add_outline(&mut mesh, r, 1.5, style.outline);
     }
@@ -353,6 +414,56 @@ pub fn hit_test(
         }
     }
     found
+}
+
+/// What a comparison class is called in tooltips, the status bar and tests.
+pub fn change_name(change: Change) -> &'static str {
+    match change {
+        Change::Same => "same",
+        Change::More(_) => "more in B",
+        Change::Less(_) => "less in B",
+        Change::New => "new in B",
+        Change::Vanished => "only in A",
+    }
+}
+
+/// `v` with its sign: "+0.38 s", "-1.20 s".
+pub fn signed(v: i64, unit: &str) -> String {
+    let sign = if v < 0 { "-" } else { "+" };
+    format!("{sign}{}", units::readable(v.saturating_abs(), unit))
+}
+
+/// The lines of the tooltip of a rectangle of a diff flame graph: name, A, B, change
+/// (delta and % of A's total) and class.
+pub fn describe_diff(input: &FlameInput<'_>, d: &DiffValues<'_>, fr: &FlameRect) -> Vec<String> {
+    let RectKind::Node(node) = fr.kind else {
+        return describe(input, fr);
+    };
+    let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
+    let (a, b) = (at(d.a), at(d.b));
+    vec![
+        node_name(input.tree, input.frames, node).to_string(),
+        format!(
+            "A: {} ({})",
+            units::readable(a, input.unit),
+            units::percent(a, d.total_a)
+        ),
+        format!(
+            "B: {} ({})",
+            units::readable(b, input.unit),
+            units::percent(b, d.total_b)
+        ),
+        format!(
+            "change: {} ({:+.2}% of A)",
+            signed(b - a, input.unit),
+            if d.total_a == 0 {
+                0.0
+            } else {
+                (b - a) as f64 * 100.0 / d.total_a as f64
+            }
+        ),
+        format!("class: {}", change_name(d.change(node))),
+    ]
 }
 
 /// The lines of the tooltip of a rectangle.
@@ -441,6 +552,18 @@ pub fn show(
     flipped: bool,
     max_depth: u32,
 ) -> FlameOutput {
+    show_styled(ui, input, &NodeStyle::default(), zoom, flipped, max_depth)
+}
+
+/// [`show`] with per-node colors and comparison tooltips.
+pub fn show_styled(
+    ui: &mut Ui,
+    input: &FlameInput<'_>,
+    nodes: &NodeStyle<'_>,
+    zoom: NodeId,
+    flipped: bool,
+    max_depth: u32,
+) -> FlameOutput {
     let style = FlameStyle::for_ui(ui);
     ScrollArea::vertical()
         .id_salt(("flame", flipped))
@@ -459,7 +582,7 @@ pub fn show(
                 visible: painter.clip_rect(),
                 style,
             };
-            let mut built = build_mesh(input, &params, rect);
+            let mut built = build_mesh_styled(input, nodes, &params, rect);
             let hovered = response
                 .hover_pos()
                 .and_then(|p| hit_test(&built.rects, &params, rect, p));
@@ -484,7 +607,11 @@ pub fn show(
             if let Some(h) = hovered {
                 response.on_hover_ui_at_pointer(|ui| {
                     ui.set_max_width(520.0);
-                    for (i, line) in describe(input, &h).into_iter().enumerate() {
+                    let lines = match &nodes.diff {
+                        Some(d) => describe_diff(input, d, &h),
+                        None => describe(input, &h),
+                    };
+                    for (i, line) in lines.into_iter().enumerate() {
                         if i == 0 {
                             ui.strong(line);
                         } else {

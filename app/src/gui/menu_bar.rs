@@ -28,6 +28,18 @@ impl FlintApp {
                 {
                     self.export_dialog(ui.ctx(), ExportKind::Folded);
                 }
+                let diff_ready =
+                    self.comparing() && self.compare.a.is_some() && self.compare.b.is_some();
+                if ui
+                    .add_enabled(
+                        diff_ready,
+                        egui::Button::new("Export diff (B − A) as pprof…"),
+                    )
+                    .on_disabled_hover_text("turn Compare on and select A and B on the plot")
+                    .clicked()
+                {
+                    self.export_diff_dialog(ui.ctx());
+                }
                 ui.separator();
                 if ui.button("Quit").clicked() {
                     ui.ctx().send_viewport_cmd(ViewportCommand::Close);

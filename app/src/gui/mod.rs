@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod colors;
+pub mod compare;
 pub mod dialogs;
 pub mod filters;
 pub mod flame;
@@ -17,6 +18,8 @@ mod status_bar;
 mod toolbar;
 mod zoom;
 
+#[cfg(test)]
+mod compare_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

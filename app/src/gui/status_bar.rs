@@ -53,6 +53,14 @@ impl FlintApp {
             if cancel {
                 self.cancel_job();
             }
+            let mut cancel_diff = false;
+            if let Some(job) = &self.compare.job {
+                cancel_diff = ui.button("Cancel").clicked();
+                ui.label(job.progress_text());
+            }
+            if cancel_diff && self.compare.cancel() {
+                self.message = Some(("cancelled".to_string(), false));
+            }
             if self.current.is_some() {
                 ui.weak(format!(
                     "flame {:.1} ms",
@@ -75,6 +83,16 @@ impl FlintApp {
                 ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate());
             }
             ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
+                if self.comparing() {
+                    ui.strong("compare");
+                    ui.separator();
+                    ui.add(egui::Label::new(self.compare_sides_text()).truncate());
+                    if let Some(text) = self.compare_hover_text() {
+                        ui.separator();
+                        ui.add(egui::Label::new(text).truncate());
+                    }
+                    return;
+                }
                 let Some(cur) = &self.current else {
                     return;
                 };

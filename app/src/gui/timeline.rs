@@ -18,6 +18,7 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Span, VLine};
 use profile_model::units;
 
 use super::app::FlintApp;
+use super::compare::{Picked, Side};
 use super::loader::Source;
 
 /// Series drawn unless "show all" is ticked.
@@ -31,9 +32,11 @@ pub enum TimeMsg {
     Indexed(Result<(FileSource, Vec<String>), String>),
     /// The series of a profile type: (type index, result).
     Series(usize, Result<Vec<Series>, SourceError>),
-    /// A selection's profile and how many profiles it merged.
+    /// A selection's profile and how many profiles it merged; the side it sets in
+    /// compare mode.
     Selected(
         QueryTime,
+        Option<Side>,
         Result<(Box<profile_model::Profile>, usize), SourceError>,
     ),
 }
@@ -371,6 +374,7 @@ impl FlintApp {
 
     /// Selects `time`: queries its profile (merged) and, once it arrives, shows it.
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
+        let side = self.comparing().then_some(self.compare.target);
         let Some(tl) = &mut self.timeline else {
             return;
         };
@@ -401,7 +405,7 @@ impl FlintApp {
                 Ok((Box::new(profile), count))
             }
             .await;
-            TimeMsg::Selected(time, result)
+            TimeMsg::Selected(time, side, result)
         });
     }
 
@@ -467,9 +471,19 @@ impl FlintApp {
                     }
                 }
             }
-            TimeMsg::Selected(time, result) => {
+            TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;
                 match result {
+                    Ok((profile, count)) if let Some(side) = side => {
+                        self.compare.set(
+                            side,
+                            Picked {
+                                time,
+                                profile: Arc::new(*profile),
+                                count,
+                            },
+                        );
+                    }
                     Ok((profile, count)) => {
                         tl.selection = Some(time);
                         tl.selection_profiles = count;
@@ -564,6 +578,13 @@ impl FlintApp {
                 }
             }
             ui.separator();
+            ui.toggle_value(&mut self.compare.enabled, "Compare")
+                .on_hover_text("compare two selections: A (before) and B (after)");
+            if self.compare.enabled {
+                ui.radio_value(&mut self.compare.target, Side::A, "select A");
+                ui.radio_value(&mut self.compare.target, Side::B, "select B");
+            }
+            ui.separator();
             ui.checkbox(&mut tl.show_all, "show all")
                 .on_hover_text(format!(
                     "draw every series, not only the {MAX_SERIES} largest"
@@ -578,6 +599,7 @@ impl FlintApp {
         if reload {
             tl.series.clear();
             tl.selection = None;
+            self.compare.clear();
             self.load_series(&ctx);
             return;
         }
@@ -604,6 +626,30 @@ impl FlintApp {
         let selection = tl.selection;
         let step = tl.step_nanos;
         let drag = tl.drag_start.zip(tl.drag_now);
+        let sides: Vec<(&str, QueryTime, Color32)> = if self.compare.enabled {
+            [
+                (
+                    "A",
+                    &self.compare.a,
+                    Color32::from_rgba_unmultiplied(255, 140, 0, 60),
+                ),
+                (
+                    "B",
+                    &self.compare.b,
+                    Color32::from_rgba_unmultiplied(170, 60, 255, 60),
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(name, p, c)| p.as_ref().map(|p| (name, p.time, c)))
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let selection = if self.compare.enabled {
+            None
+        } else {
+            selection
+        };
         let height = (ui.available_height() - 24.0).max(80.0);
         let resp = Plot::new("flint timeline plot")
             .height(height)
@@ -657,6 +703,25 @@ impl FlintApp {
                         );
                     }
                     None => {}
+                }
+                for (name, time, color) in sides {
+                    let range = match time {
+                        QueryTime::Single(t) => TimeRange {
+                            start_nanos: t,
+                            end_nanos: t,
+                        },
+                        QueryTime::Merge(r) => r,
+                    };
+                    let (x0, x1) = (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
+                    if range.end_nanos - range.start_nanos <= step {
+                        plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
+                    } else {
+                        plot_ui.add(
+                            Span::new(name, x0..=x1)
+                                .fill(color)
+                                .border_color(color.to_opaque()),
+                        );
+                    }
                 }
                 if let Some((a, b)) = drag {
                     plot_ui.add(
