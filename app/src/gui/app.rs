@@ -60,6 +60,9 @@ pub struct FlameState {
 /// The application.
 pub struct FlintApp {
     pub(super) decode: DecodeOptions,
+    /// When set (by [`super::EXIT_AFTER_FIRST_FRAME`]), the launch time: the first
+    /// painted flame graph prints the time since then and closes the window.
+    pub(super) report_first_frame: Option<Instant>,
     /// Time mode (a directory opened), when active.
     pub timeline: Option<super::timeline::Timeline>,
     pub(super) runtime: Option<tokio::runtime::Runtime>,
@@ -110,6 +113,7 @@ impl FlintApp {
     pub fn new(decode: DecodeOptions) -> Self {
         Self {
             decode,
+            report_first_frame: None,
             timeline: None,
             runtime: None,
             current: None,
@@ -144,6 +148,13 @@ impl FlintApp {
     /// Queues a file to open (loaded in the background on the next frame).
     pub fn open(&mut self, source: Source) {
         self.pending.push(source);
+    }
+
+    /// Takes over a job started before the window existed (so that loading overlaps
+    /// the window's start-up); it computes with the default settings.
+    pub fn adopt_job(&mut self, job: Job) {
+        self.job_key = self.wanted_key();
+        self.job = Some(job);
     }
 
     /// Whether a job is running or queued.

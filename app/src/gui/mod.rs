@@ -26,20 +26,25 @@ mod tests;
 mod time_tests;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use profile_model::codec::DecodeOptions;
 
 use self::app::FlintApp;
-use self::loader::Source;
+use self::loader::{Job, Settings, Source};
 
 /// The profile shown when the window is opened without a file.
 pub const DEMO_NAME: &str = "demo-cpu.pb.gz";
 /// Bytes of the bundled demo profile (a real Go CPU profile).
 pub const DEMO_BYTES: &[u8] = include_bytes!("../../../assets/demo-cpu.pb.gz");
 
+/// Environment variable for benchmarks: when set, the window closes as soon as the
+/// first flame graph is painted, after printing the time since launch on stderr.
+pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
+
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
 pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
+    let launched = std::time::Instant::now();
     let dir = initial.clone().filter(|p| timeline::is_time_dir(p));
     let source = match initial {
         Some(path) => Source::Path(path),
@@ -49,6 +54,17 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
         },
     };
     let title = format!("flint — {}", source.name());
+    // Start loading now, while the window and its GL context are being created; the
+    // job asks for a repaint once the window's context exists.
+    let context: Arc<OnceLock<egui::Context>> = Arc::new(OnceLock::new());
+    let early_job = dir.is_none().then(|| {
+        let context = Arc::clone(&context);
+        Job::spawn(source, Settings::default(), decode, move || {
+            if let Some(ctx) = context.get() {
+                ctx.request_repaint();
+            }
+        })
+    });
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title(title)
@@ -62,10 +78,15 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
         "flint",
         options,
         Box::new(move |cc| {
+            let _ = context.set(cc.egui_ctx.clone());
             let mut app = FlintApp::new(decode);
-            match dir {
-                Some(dir) => app.open_dir(&cc.egui_ctx, dir),
-                None => app.open(source),
+            if std::env::var_os(EXIT_AFTER_FIRST_FRAME).is_some() {
+                app.report_first_frame = Some(launched);
+            }
+            match (dir, early_job) {
+                (Some(dir), _) => app.open_dir(&cc.egui_ctx, dir),
+                (None, Some(job)) => app.adopt_job(job),
+                (None, None) => {}
             }
             Ok(Box::new(app))
         }),
