@@ -158,19 +158,24 @@ fn group_plot(c: &mut Criterion) {
         )),
         ..egui::RawInput::default()
     };
+    let frame = |drawn_series: usize| {
+        let output = ctx.run_ui(input(), |ui| {
+            Plot::new("bench").show(ui, |plot_ui| {
+                for (i, points) in series.iter().take(drawn_series).enumerate() {
+                    let drawn = bucket_points(points, x0, x1, width);
+                    plot_ui.line(Line::new(format!("s{i}"), PlotPoints::new(drawn)));
+                }
+            });
+        });
+        ctx.tessellate(output.shapes, output.pixels_per_point).len()
+    };
     let mut group = c.benchmark_group("plot");
     group.bench_function("frame_100_series_x_8640_points", |b| {
-        b.iter(|| {
-            let output = ctx.run_ui(input(), |ui| {
-                Plot::new("bench").show(ui, |plot_ui| {
-                    for (i, points) in series.iter().enumerate() {
-                        let drawn = bucket_points(points, x0, x1, width);
-                        plot_ui.line(Line::new(format!("s{i}"), PlotPoints::new(drawn)));
-                    }
-                });
-            });
-            ctx.tessellate(output.shapes, output.pixels_per_point).len()
-        })
+        b.iter(|| frame(SERIES))
+    });
+    // The window's default: the 20 largest series drawn, the rest behind "show all".
+    group.bench_function("frame_20_of_100_series_x_8640_points", |b| {
+        b.iter(|| frame(20))
     });
     group.finish();
 }
