@@ -381,10 +381,10 @@ impl FlintApp {
         }
         egui::Panel::bottom("flint status").show(ui, |ui| self.status_bar(ui));
         if self.timeline.is_some() {
-            egui::Panel::top("flint timeline")
+            egui::Panel::top("flint time plot")
                 .resizable(true)
-                .default_size(250.0)
-                .min_size(120.0)
+                .default_size(super::timeline::PANEL_HEIGHT)
+                .min_size(super::timeline::PANEL_MIN_HEIGHT)
                 .show(ui, |ui| self.timeline_panel(ui));
         }
         let comparing = self.comparing();

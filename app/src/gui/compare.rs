@@ -10,16 +10,20 @@ use std::time::Instant;
 
 use capture::QueryTime;
 use egui::{
-    Align2, Color32, Context, FontId, Rect, Role, ScrollArea, Sense, Ui, WidgetInfo, pos2, vec2,
+    Align, Align2, Color32, Context, FontId, Key, Layout, Rect, Role, ScrollArea, Sense, Ui,
+    UiBuilder, WidgetInfo, pos2, vec2,
 };
+use profile_model::codec::DecodeOptions;
 use profile_model::diff::{self, Change, DiffMode, DiffRow};
 use profile_model::frames::{FrameId, FrameTable};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, NodeId, Profile, View, units};
 
 use super::app::{FlintApp, SettingsKey};
+use super::colors::{self, ColorMode};
+use super::filters::SearchState;
 use super::flame::{self, DiffValues, FlameInput, FlameParams, NodeStyle};
-use super::loader::Settings;
+use super::loader::{self, Loaded, Settings, Source};
 
 /// The legend above the diff flame graph (followed by [`mode_note`]).
 pub const LEGEND: &str = "red = more in B, green = less in B, blue = within ±0.1% of the total; \
@@ -76,6 +80,8 @@ pub struct DiffLoaded {
     pub max_depth: u32,
     /// Unit of both sides.
     pub unit: String,
+    /// A's and B's own views (frames, call tree, totals) under the same settings.
+    pub sides: [Option<Arc<Loaded>>; 2],
 }
 
 impl DiffLoaded {
@@ -113,18 +119,71 @@ pub fn side_types(a: &Profile, b: &Profile, type_name: &str) -> (usize, usize) {
 /// The stages of a comparison job, for the progress line.
 pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "aggregating", "diffing"];
 
-/// Combines A and B and builds the diff tree, totals and table; `Ok(None)` when cancelled.
+/// A's or B's own view (the loader pipeline on the merged profile of one selection).
+fn side_view(
+    profile: &Arc<Profile>,
+    sample_type: usize,
+    name: &str,
+    settings: &Settings,
+    cancel: &AtomicBool,
+) -> Result<Option<Arc<Loaded>>, String> {
+    let source = Source::Profile {
+        name: name.to_string(),
+        path: None,
+        profile: Arc::clone(profile),
+    };
+    let settings = Settings {
+        sample_type: Some(sample_type),
+        ..settings.clone()
+    };
+    let loaded = loader::compute(
+        source,
+        settings,
+        DecodeOptions::default(),
+        cancel,
+        &mut |_| {},
+    )?;
+    Ok(loaded.map(Arc::from))
+}
+
+/// Combines A and B and builds the diff tree, totals and table, and A's and B's own
+/// views (on worker threads of their own); `Ok(None)` when cancelled.
 pub fn compute_diff(
+    a: &Arc<Profile>,
+    b: &Arc<Profile>,
+    type_name: &str,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    stage: &dyn Fn(usize),
+) -> Result<Option<Box<DiffLoaded>>, String> {
+    let (at, bt) = side_types(a, b, type_name);
+    let (diffed, side_a, side_b) = std::thread::scope(|s| {
+        let side_a = s.spawn(|| side_view(a, at, "A", settings, cancel));
+        let side_b = s.spawn(|| side_view(b, bt, "B", settings, cancel));
+        let diffed = diff_only(a, b, (at, bt), settings, cancel, stage);
+        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        (diffed, join(side_a), join(side_b))
+    });
+    let (Some(mut diffed), Some(side_a), Some(side_b)) = (diffed?, side_a?, side_b?) else {
+        return Ok(None);
+    };
+    diffed.sides = [Some(side_a), Some(side_b)];
+    Ok(Some(diffed))
+}
+
+fn diff_only(
     a: &Profile,
     b: &Profile,
-    type_name: &str,
+    (at, bt): (usize, usize),
     settings: &Settings,
     cancel: &AtomicBool,
     stage: &dyn Fn(usize),
 ) -> Result<Option<Box<DiffLoaded>>, String> {
     let cancelled = || cancel.load(Ordering::Relaxed);
     stage(0);
-    let (at, bt) = side_types(a, b, type_name);
     let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
     if cancelled() {
         return Ok(None);
@@ -165,6 +224,7 @@ pub fn compute_diff(
         rows,
         max_depth,
         unit,
+        sides: [None, None],
     })))
 }
 
@@ -283,6 +343,46 @@ pub fn node_colors(values: &DiffValues<'_>, len: usize, dark: bool) -> Vec<Color
         .collect()
 }
 
+/// The zoom of one flame graph of compare mode.
+#[derive(Debug, Clone, Default)]
+pub struct GraphZoom {
+    /// The node filling the width.
+    pub zoom: NodeId,
+    /// Previous zooms, for Back.
+    pub history: Vec<NodeId>,
+}
+
+impl GraphZoom {
+    /// Zooms to `node` (remembering the previous zoom for Back).
+    pub fn zoom_to(&mut self, node: NodeId) {
+        if node != self.zoom {
+            self.history.push(self.zoom);
+            self.zoom = node;
+        }
+    }
+
+    /// Back to the whole graph.
+    pub fn reset(&mut self) {
+        self.zoom = CallTree::ROOT;
+        self.history.clear();
+    }
+
+    /// Back one zoom level (to the parent when there is no history).
+    pub fn back(&mut self, tree: &CallTree) {
+        if let Some(prev) = self.history.pop() {
+            self.zoom = prev;
+        } else if self.zoom != CallTree::ROOT && (self.zoom as usize) < tree.len() {
+            self.zoom = tree.parent(self.zoom);
+        }
+    }
+}
+
+/// Index of the diff flame graph in [`CompareState::zooms`] (A and B are 0 and 1).
+pub const DIFF_GRAPH: usize = 2;
+
+/// Last canvas, parameters and rectangles of a flame graph (for tests).
+pub type Drawn = (Rect, FlameParams, Vec<FlameRect>);
+
 /// The state of compare mode.
 #[derive(Default)]
 pub struct CompareState {
@@ -324,6 +424,17 @@ pub struct CompareState {
     pub hovered: Option<FlameRect>,
     /// Last canvas, parameters and rectangles of the diff graph (for tests).
     pub last: Option<(Rect, FlameParams, Vec<FlameRect>)>,
+    /// Zooms of A's, B's and the diff flame graph ([`DIFF_GRAPH`]).
+    pub zooms: [GraphZoom; 3],
+    /// The rectangle under the pointer in A's or B's flame graph (last frame).
+    pub side_hovered: Option<(Side, FlameRect)>,
+    /// Last canvas, parameters and rectangles of A's and B's flame graphs (for tests).
+    pub side_last: [Option<Drawn>; 2],
+    side_colors: [Vec<Color32>; 2],
+    side_colors_key: Option<(u64, bool, ColorMode)>,
+    /// Search matches per frame of A, B and the diff (when searching).
+    pub matches: [Option<Vec<bool>>; 3],
+    matches_key: Option<(String, bool, u64)>,
 }
 
 impl CompareState {
@@ -356,6 +467,9 @@ impl CompareState {
         self.hovered = None;
         self.last = None;
         self.selected = None;
+        self.zooms = Default::default();
+        self.side_hovered = None;
+        self.side_last = [None, None];
     }
 
     /// The sort column of the diff table (|delta| by default).
@@ -492,6 +606,8 @@ impl FlintApp {
                 c.result_generation += 1;
                 c.error = None;
                 c.hovered = None;
+                c.side_hovered = None;
+                c.zooms = Default::default();
             }
             Ok(None) => {}
             Err(e) => {
@@ -502,11 +618,159 @@ impl FlintApp {
         }
     }
 
-    /// The text of the frame hovered in the diff flame graph (also in the status bar).
+    /// The text of the frame hovered in the diff flame graph, or in A's or B's
+    /// ("hovered: main.fib — 1.23 s (30.1%) in A"); also in the status bar.
     pub fn compare_hover_text(&self) -> Option<String> {
         let res = self.compare.result.as_ref()?;
-        let h = self.compare.hovered.as_ref()?;
-        Some(diff_hover_text(res, self.compare.mode, h))
+        if let Some(h) = self.compare.hovered.as_ref() {
+            return Some(diff_hover_text(res, self.compare.mode, h));
+        }
+        let (side, h) = self.compare.side_hovered.as_ref()?;
+        let cur = res.sides[*side as usize].as_ref()?;
+        let name = match side {
+            Side::A => "A",
+            Side::B => "B",
+        };
+        Some(format!(
+            "{} in {name}",
+            super::status_bar::hovered_text(cur, h)
+        ))
+    }
+
+    /// "A: 12:39:12, 1 profile, 2.26 s": the caption of A's or B's flame graph.
+    pub fn side_caption(&self, side: Side) -> String {
+        let (name, picked) = match side {
+            Side::A => ("A", &self.compare.a),
+            Side::B => ("B", &self.compare.b),
+        };
+        let Some(p) = picked else {
+            return format!("{name}: not selected");
+        };
+        let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
+            super::timeline::describe_time(p.time, tl.step_nanos)
+        });
+        let total = self
+            .compare
+            .result
+            .as_ref()
+            .and_then(|r| r.sides[side as usize].as_ref())
+            .map_or_else(String::new, |cur| {
+                format!(
+                    ", {}",
+                    units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+                )
+            });
+        format!(
+            "{name}: {when}, {} profile{}{total}",
+            p.count,
+            if p.count == 1 { "" } else { "s" }
+        )
+    }
+
+    /// Search matches of the frames of A, B and the diff, for the search box's text.
+    fn refresh_compare_search(&mut self, res: &DiffLoaded) {
+        let key = (
+            self.search.text.clone(),
+            self.search.regex,
+            self.compare.result_generation,
+        );
+        if self.compare.matches_key.as_ref() == Some(&key) {
+            return;
+        }
+        let tables = [
+            res.sides[0].as_ref().map(|c| &c.frames),
+            res.sides[1].as_ref().map(|c| &c.frames),
+            Some(&res.frames),
+        ];
+        self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
+            Ok(Some(re)) => {
+                self.search.error = None;
+                tables.map(|t| t.map(|f| CallTree::frame_matches(f, &re)))
+            }
+            Ok(None) => {
+                self.search.error = None;
+                [None, None, None]
+            }
+            Err(e) => {
+                self.search.error = Some(e);
+                [None, None, None]
+            }
+        };
+        self.compare.matches_key = Some(key);
+    }
+
+    /// A's or B's flame graph with its caption, Reset and Back, in `ui`.
+    fn side_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, side: Side) {
+        let i = side as usize;
+        let caption = self.side_caption(side);
+        let Some(cur) = res.sides[i].clone() else {
+            ui.label(caption);
+            return;
+        };
+        let z = &mut self.compare.zooms[i];
+        if z.zoom as usize >= cur.tree.len() {
+            z.reset();
+        }
+        ui.horizontal(|ui| {
+            ui.strong(caption);
+            let z = &mut self.compare.zooms[i];
+            if ui
+                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset").small())
+                .on_hover_text("show everything (Esc)")
+                .clicked()
+            {
+                z.reset();
+            }
+            if ui
+                .add_enabled(
+                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
+                    egui::Button::new("Back").small(),
+                )
+                .on_hover_text("previous zoom")
+                .clicked()
+            {
+                z.back(&cur.tree);
+            }
+            if z.zoom != CallTree::ROOT {
+                let name = flame::node_name(&cur.tree, &cur.frames, z.zoom);
+                ui.add(egui::Label::new(format!("› {name}")).truncate());
+            }
+        });
+        if cur.totals.first().copied().unwrap_or(0) <= 0 {
+            ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
+            return;
+        }
+        let input = FlameInput {
+            tree: &cur.tree,
+            frames: &cur.frames,
+            totals: &cur.totals,
+            colors: &self.compare.side_colors[i],
+            matches: self.compare.matches[i].as_deref(),
+            selected: None,
+            unit: cur.unit(),
+        };
+        let label = match side {
+            Side::A => "flame graph A",
+            Side::B => "flame graph B",
+        };
+        let out = flame::show_labeled(
+            ui,
+            &input,
+            &NodeStyle::default(),
+            label,
+            self.compare.zooms[i].zoom,
+            self.flame.flipped,
+            cur.max_depth,
+        );
+        if let Some(h) = out.hovered {
+            self.compare.side_hovered = Some((side, h));
+        }
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[i].zoom_to(node);
+        }
+        self.compare.side_last[i] = Some((out.canvas, out.params, out.rects));
     }
 
     /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
@@ -549,8 +813,8 @@ impl FlintApp {
             ui.separator();
             ui.label(self.compare_sides_text());
         });
-        ui.label(legend_text(self.compare.mode));
         let Some(res) = self.compare.result.clone() else {
+            ui.label(legend_text(self.compare.mode));
             ui.centered_and_justified(|ui| {
                 if let Some(job) = &self.compare.job {
                     ui.label(job.progress_text());
@@ -567,6 +831,64 @@ impl FlintApp {
             return;
         };
         let dark = ui.visuals().dark_mode;
+        self.refresh_compare_search(&res);
+        if !ui.ctx().egui_wants_keyboard_input() {
+            let (escape, back) =
+                ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+            if escape {
+                for z in &mut self.compare.zooms {
+                    z.reset();
+                }
+            }
+            if back {
+                self.compare.zooms[DIFF_GRAPH].back(&res.tree);
+            }
+        }
+        let side_key = (self.compare.result_generation, dark, self.flame.color_mode);
+        if self.compare.side_colors_key != Some(side_key) {
+            for (colors, side) in self.compare.side_colors.iter_mut().zip(&res.sides) {
+                *colors = side.as_ref().map_or_else(Vec::new, |cur| {
+                    colors::frame_colors(&cur.frames.frames, self.flame.color_mode, dark)
+                });
+            }
+            self.compare.side_colors_key = Some(side_key);
+        }
+        // A and B side by side on the top 40%, the diff below.
+        self.compare.side_hovered = None;
+        let full = ui.available_rect_before_wrap();
+        let gap = 10.0;
+        let top_height = (full.height() * 0.4).round().max(80.0);
+        let half = ((full.width() - gap) / 2.0).max(0.0);
+        for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
+            let r = Rect::from_min_size(
+                pos2(full.left() + i as f32 * (half + gap), full.top()),
+                vec2(half, top_height),
+            );
+            let mut child = ui.new_child(
+                UiBuilder::new()
+                    .max_rect(r)
+                    .id_salt(("compare side", i))
+                    .layout(Layout::top_down(Align::Min)),
+            );
+            self.side_graph(&mut child, &res, side);
+        }
+        let x = full.left() + half + gap / 2.0;
+        ui.painter().vline(
+            x,
+            full.top()..=full.top() + top_height,
+            ui.visuals().widgets.noninteractive.bg_stroke,
+        );
+        ui.advance_cursor_after_rect(Rect::from_min_size(
+            full.min,
+            vec2(full.width(), top_height),
+        ));
+        ui.separator();
+        self.diff_graph(ui, &res);
+    }
+
+    /// The diff flame graph under its legend, Reset and Back.
+    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded) {
+        let dark = ui.visuals().dark_mode;
         let mode = self.compare.mode;
         let values = res.values(mode);
         let colors_key = (self.compare.result_generation, mode, dark);
@@ -574,6 +896,38 @@ impl FlintApp {
             self.compare.colors = node_colors(&values, res.tree.len(), dark);
             self.compare.colors_key = Some(colors_key);
         }
+        let z = &mut self.compare.zooms[DIFF_GRAPH];
+        if z.zoom as usize >= res.tree.len() {
+            z.reset();
+        }
+        ui.label(legend_text(mode));
+        ui.horizontal(|ui| {
+            ui.strong("diff (B − A)");
+            let z = &mut self.compare.zooms[DIFF_GRAPH];
+            if ui
+                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset"))
+                .on_hover_text("show everything (Esc)")
+                .clicked()
+            {
+                z.reset();
+            }
+            if ui
+                .add_enabled(
+                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
+                    egui::Button::new("Back"),
+                )
+                .on_hover_text("previous zoom (Backspace)")
+                .clicked()
+            {
+                z.back(&res.tree);
+            }
+            if z.zoom != CallTree::ROOT {
+                ui.label(format!(
+                    "zoom: {}",
+                    flame::node_name(&res.tree, &res.frames, z.zoom)
+                ));
+            }
+        });
         let totals = if self.compare.widths_from_a {
             &res.totals_a
         } else {
@@ -590,7 +944,7 @@ impl FlintApp {
             frames: &res.frames,
             totals,
             colors: &[],
-            matches: None,
+            matches: self.compare.matches[DIFF_GRAPH].as_deref(),
             selected: self.compare.selected,
             unit: &res.unit,
         };
@@ -598,15 +952,21 @@ impl FlintApp {
             node_colors: Some(&self.compare.colors),
             diff: Some(values),
         };
-        let out = flame::show_styled(
+        let out = flame::show_labeled(
             ui,
             &input,
             &nodes,
-            CallTree::ROOT,
+            "diff flame graph",
+            self.compare.zooms[DIFF_GRAPH].zoom,
             self.flame.flipped,
             res.max_depth,
         );
         self.compare.hovered = out.hovered;
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[DIFF_GRAPH].zoom_to(node);
+        }
         self.compare.last = Some((out.canvas, out.params, out.rects));
     }
 

@@ -5,16 +5,18 @@
 use std::path::PathBuf;
 
 use capture::{QueryTime, TimeRange};
-use egui::vec2;
+use egui::{Event, Key, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::diff::{Change, DiffMode};
 use profile_model::layout::{FlameRect, RectKind};
+use profile_model::{CallTree, units};
 
 use super::app::FlintApp;
-use super::compare::{self, Side};
+use super::compare::{self, DIFF_GRAPH, Side};
 use super::flame;
+use super::loader::{self, Settings, Source};
 
 const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
 
@@ -220,4 +222,176 @@ fn export_diff_writes_b_minus_a() {
     let t = diff.find_sample_type("cpu").unwrap();
     assert_eq!(diff.total(t), b.total(bt) - a.total(at));
     let _ = std::fs::remove_file(path);
+}
+
+/// The widest drawn rectangle of `name` in A's (0) or B's (1) flame graph, its node's
+/// path of names and its center on screen.
+fn side_rect(h: &Harness<'_, FlintApp>, side: usize, name: &str) -> (FlameRect, Vec<String>, Pos2) {
+    let app = h.state();
+    let res = app.compare.result.as_ref().unwrap();
+    let cur = res.sides[side].as_ref().expect("side computed");
+    let (canvas, params, rects) = app.compare.side_last[side].as_ref().expect("side drawn");
+    let node_of = |r: &FlameRect| match r.kind {
+        RectKind::Node(n) => Some(n),
+        RectKind::Hidden { .. } => None,
+    };
+    let fr = rects
+        .iter()
+        .filter(|r| node_of(r).is_some_and(|n| flame::node_name(&cur.tree, &cur.frames, n) == name))
+        .max_by(|a, b| (a.x1 - a.x0).total_cmp(&(b.x1 - b.x0)))
+        .copied()
+        .unwrap_or_else(|| panic!("{name} is drawn on side {side}"));
+    let path = cur
+        .tree
+        .path(node_of(&fr).unwrap())
+        .into_iter()
+        .map(|n| flame::node_name(&cur.tree, &cur.frames, n).to_string())
+        .collect();
+    (fr, path, flame::screen_rect(&fr, *canvas, params).center())
+}
+
+/// The total of the node at `path` in the profile `file`, computed independently of the
+/// window, and its unit.
+fn independent_value(file: &str, path: &[String]) -> (i64, String) {
+    let profile = codec::decode(&std::fs::read(fixture(file)).unwrap()).unwrap();
+    let sample_type = profile.find_sample_type("cpu");
+    let loaded = loader::compute(
+        Source::Path(fixture(file)),
+        Settings {
+            sample_type,
+            ..Settings::default()
+        },
+        DecodeOptions::default(),
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap()
+    .unwrap();
+    let mut node = CallTree::ROOT;
+    for name in path {
+        node = loaded
+            .tree
+            .children(node)
+            .find(|&c| flame::node_name(&loaded.tree, &loaded.frames, c) == name)
+            .unwrap_or_else(|| {
+                let kids: Vec<_> = loaded
+                    .tree
+                    .children(node)
+                    .map(|c| flame::node_name(&loaded.tree, &loaded.frames, c))
+                    .collect();
+                panic!("{name} in {file}: {path:?} / {kids:?}")
+            });
+    }
+    (loaded.totals[node as usize], loaded.unit().to_string())
+}
+
+fn node_of(fr: &FlameRect) -> u32 {
+    match fr.kind {
+        RectKind::Node(n) => n,
+        RectKind::Hidden { .. } => panic!("not a node"),
+    }
+}
+
+fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
+    h.hover_at(pos);
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::default(),
+        });
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn a_and_b_flame_graphs_show_each_sides_values() {
+    let (mut h, dir) = compared("sides");
+    h.get_by_label("flame graph A");
+    h.get_by_label("flame graph B");
+    h.get_by_label("diff flame graph");
+    let name = "crypto/sha256.block";
+    let mut values = Vec::new();
+    for (side, file, letter) in [(0, "cpu-1.pb.gz", "A"), (1, "cpu-3.pb.gz", "B")] {
+        let (fr, path, pos) = side_rect(&h, side, name);
+        let (expected, unit) = independent_value(file, &path);
+        assert_eq!(fr.value, expected, "{letter}: {path:?}");
+        h.hover_at(pos);
+        h.run_steps(2);
+        let text = h.state().compare_hover_text().expect("a frame is hovered");
+        assert!(text.starts_with(&format!("hovered: {name} — ")), "{text}");
+        assert!(text.ends_with(&format!(" in {letter}")), "{text}");
+        assert!(
+            text.contains(&units::readable(expected, &unit)),
+            "{text} / {expected}"
+        );
+        // The same text is in the status bar.
+        h.get_by_label(&text);
+        values.push(expected);
+    }
+    assert_ne!(values[0], values[1], "A and B differ");
+    // Clicking a frame of B zooms B only.
+    let (fr, _, pos) = side_rect(&h, 1, name);
+    click_at(&mut h, pos);
+    assert_eq!(h.state().compare.zooms[1].zoom, node_of(&fr));
+    assert_eq!(h.state().compare.zooms[0].zoom, CallTree::ROOT);
+    assert_eq!(h.state().compare.zooms[DIFF_GRAPH].zoom, CallTree::ROOT);
+    // Captions: "A: <time>, 1 profile, <total>".
+    let caption = h.state().side_caption(Side::A);
+    assert!(
+        caption.starts_with("A: ") && caption.contains(", 1 profile, "),
+        "{caption}"
+    );
+    h.get_by_label(&caption);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn clicking_a_diff_frame_zooms_into_it() {
+    let (mut h, dir) = compared("zoom");
+    let name = "crypto/sha256.block";
+    let (fr, pos) = diff_rect(&h, name);
+    let RectKind::Node(node) = fr.kind else {
+        panic!("a node")
+    };
+    click_at(&mut h, pos);
+    assert_eq!(h.state().compare.zooms[DIFF_GRAPH].zoom, node);
+    h.get_by_label(&format!("zoom: {name}"));
+    // It fills the width.
+    let (canvas, _, rects) = h.state().compare.last.clone().unwrap();
+    let zoomed = rects
+        .iter()
+        .find(|r| r.kind == RectKind::Node(node))
+        .expect("zoomed frame drawn");
+    assert!(zoomed.x0.abs() < 0.5 && (zoomed.x1 - canvas.width()).abs() < 1.0);
+    // The side graphs keep their zoom.
+    assert_eq!(h.state().compare.zooms[0].zoom, CallTree::ROOT);
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert_eq!(h.state().compare.zooms[DIFF_GRAPH].zoom, CallTree::ROOT);
+    assert!(h.query_by_label(&format!("zoom: {name}")).is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn search_dims_in_all_three_graphs() {
+    let (mut h, dir) = compared("search");
+    h.state_mut().search.text = "sha256".to_string();
+    h.run_steps(2);
+    let app = h.state();
+    let res = app.compare.result.as_ref().unwrap();
+    let tables = [
+        &res.sides[0].as_ref().unwrap().frames,
+        &res.sides[1].as_ref().unwrap().frames,
+        &res.frames,
+    ];
+    for (matches, frames) in app.compare.matches.iter().zip(tables) {
+        let matches = matches.as_ref().expect("searching");
+        assert_eq!(matches.len(), frames.frames.len());
+        for (m, f) in matches.iter().zip(&frames.frames) {
+            assert_eq!(*m, f.name.contains("sha256"), "{}", f.name);
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -564,6 +564,19 @@ pub fn show_styled(
     flipped: bool,
     max_depth: u32,
 ) -> FlameOutput {
+    show_labeled(ui, input, nodes, "flame graph", zoom, flipped, max_depth)
+}
+
+/// [`show_styled`] with the accessible `label` of the canvas ("flame graph A").
+pub fn show_labeled(
+    ui: &mut Ui,
+    input: &FlameInput<'_>,
+    nodes: &NodeStyle<'_>,
+    label: &str,
+    zoom: NodeId,
+    flipped: bool,
+    max_depth: u32,
+) -> FlameOutput {
     let style = FlameStyle::for_ui(ui);
     ScrollArea::vertical()
         .id_salt(("flame", flipped))
@@ -602,8 +615,7 @@ pub fn show_styled(
             for t in built.texts.drain(..) {
                 painter.text(t.pos, Align2::LEFT_CENTER, t.text, font.clone(), t.color);
             }
-            response
-                .widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "flame graph"));
+            response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, label));
             if let Some(h) = hovered {
                 response.on_hover_ui_at_pointer(|ui| {
                     ui.set_max_width(520.0);

@@ -8,6 +8,7 @@ pub mod dialogs;
 pub mod filters;
 pub mod flame;
 pub mod loader;
+pub mod selector_bar;
 pub mod timeline;
 pub mod top_table;
 

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use capture::{QueryTime, TimeRange};
+use capture::selector::MatchOp;
+use capture::{Matcher, QueryTime, Selector, TimeRange};
 use egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -12,6 +13,7 @@ use profile_model::codec::{self, DecodeOptions};
 use profile_model::units;
 
 use super::app::FlintApp;
+use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
 const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
@@ -138,4 +140,254 @@ fn points_are_bucketed_per_pixel() {
     assert!(out.iter().all(|p| (p[1] - 1.0).abs() < 1e-9));
     let few = timeline::bucket_points(&points[..10], 0.0, 9.0, 100.0);
     assert_eq!(few.len(), 10);
+}
+
+/// Sum of the default sample type over the samples labelled `endpoint=<value>`.
+fn endpoint_total(name: &str, value: &str) -> i64 {
+    let bytes = std::fs::read(fixture(name)).unwrap();
+    let p = codec::decode(&bytes).unwrap();
+    let t = p.default_sample_index();
+    (0..p.samples.len())
+        .filter(|&i| {
+            p.sample_labels(i)
+                .any(|(k, v)| k == "endpoint" && v == value)
+        })
+        .map(|i| p.samples.values[t][i])
+        .sum()
+}
+
+fn plotted_total(h: &Harness<'static, FlintApp>) -> i64 {
+    h.state()
+        .timeline
+        .as_ref()
+        .unwrap()
+        .series
+        .iter()
+        .map(|s| s.total)
+        .sum()
+}
+
+fn endpoint(value: &str) -> Matcher {
+    Matcher::new("endpoint", MatchOp::Equal, value).unwrap()
+}
+
+#[test]
+fn endpoint_matcher_reduces_the_plotted_total() {
+    let dir = fixture_dir("matcher");
+    let mut h = harness(dir.clone());
+    let all: i64 = FILES.iter().map(|f| default_total(f).0).sum();
+    assert_eq!(plotted_total(&h), all);
+    let hash: i64 = FILES.iter().map(|f| endpoint_total(f, "/api/hash")).sum();
+    assert!(hash > 0 && hash < all, "{hash} of {all}");
+    let names = h.state().timeline.as_ref().unwrap().bar.label_names.clone();
+    assert!(names.iter().any(|n| n == "endpoint"), "{names:?}");
+    let values = h
+        .state()
+        .timeline
+        .as_ref()
+        .unwrap()
+        .label_values("endpoint");
+    assert!(values.iter().any(|v| v == "/api/hash"), "{values:?}");
+
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .add_matchers(&ctx, vec![endpoint("/api/hash")]);
+    h.run_steps(4);
+    assert_eq!(plotted_total(&h), hash);
+    h.get_by_label(r#"endpoint="/api/hash""#);
+
+    // A selection merges only the matching samples.
+    let span = h.state().timeline.as_ref().unwrap().span;
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    h.run_steps(4);
+    assert_eq!(h.state().current.as_ref().unwrap().totals[0], hash);
+
+    // The chip's × removes the matcher.
+    h.get_by_label("×").click();
+    h.run_steps(4);
+    assert!(h.state().timeline.as_ref().unwrap().matchers.is_empty());
+    assert_eq!(plotted_total(&h), all);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn invalid_text_selector_shows_the_error_and_keeps_the_series() {
+    let dir = fixture_dir("text");
+    let mut h = harness(dir.clone());
+    h.get_by_label("text").click();
+    h.run_steps(2);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.bar.text_mode);
+    let typ = tl.selector().unwrap().profile_type.to_string();
+    assert_eq!(tl.bar.text, typ);
+    let before: Vec<(String, i64)> = tl
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), s.total))
+        .collect();
+
+    let bad = format!(r#"{typ}{{endpoint="/api/hash""#);
+    let err = Selector::parse(&bad).unwrap_err();
+    let ctx = h.ctx.clone();
+    h.state_mut().apply_selector_text(&ctx, &bad);
+    h.run_steps(4);
+    h.get_by_label(&err);
+    let tl = h.state().timeline.as_ref().unwrap();
+    let after: Vec<(String, i64)> = tl
+        .series
+        .iter()
+        .map(|s| (s.name.clone(), s.total))
+        .collect();
+    assert_eq!(after, before);
+    assert!(tl.matchers.is_empty());
+
+    let good = format!(r#"{typ}{{endpoint="/api/sort"}}"#);
+    h.state_mut().apply_selector_text(&ctx, &good);
+    h.run_steps(4);
+    let sort: i64 = FILES.iter().map(|f| endpoint_total(f, "/api/sort")).sum();
+    assert!(
+        h.state()
+            .timeline
+            .as_ref()
+            .unwrap()
+            .bar
+            .text_error
+            .is_none()
+    );
+    assert_eq!(plotted_total(&h), sort);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn merge_button_merges_every_visible_profile() {
+    let dir = fixture_dir("mergebutton");
+    let mut h = harness(dir.clone());
+    h.get_by_label("Merge").click();
+    h.run_steps(4);
+    let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
+    let app = h.state();
+    assert_eq!(app.current.as_ref().expect("merged").totals[0], expected);
+    let text = app.selection_text().unwrap();
+    assert!(text.contains("3 profiles"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sum_by_endpoint_yields_several_series() {
+    let dir = fixture_dir("sumby");
+    let mut h = harness(dir.clone());
+    let all = plotted_total(&h);
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.series.len() > 1, "{}", tl.series.len());
+    let named = tl
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("endpoint="))
+        .count();
+    assert!(named > 1, "{named}");
+    assert_eq!(plotted_total(&h), all);
+    h.state_mut().set_sum_by(&ctx, SumBy::Total);
+    h.run_steps(4);
+    assert_eq!(h.state().timeline.as_ref().unwrap().series.len(), 1);
+    assert_eq!(plotted_total(&h), all);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn shift_click_picks_the_nearest_line_and_its_labels() {
+    let low: Vec<[f64; 2]> = vec![[0.0, 1.0], [10.0, 1.0]];
+    let high: Vec<[f64; 2]> = vec![[0.0, 5.0], [10.0, 9.0]];
+    let lines = [low.as_slice(), high.as_slice()];
+    // One unit is 10 px along both axes.
+    assert_eq!(
+        selector_bar::nearest_series(&lines, 5.0, 1.2, [10.0, 10.0], 12.0),
+        Some(0)
+    );
+    assert_eq!(
+        selector_bar::nearest_series(&lines, 5.0, 6.8, [10.0, 10.0], 12.0),
+        Some(1)
+    );
+    assert_eq!(
+        selector_bar::nearest_series(&lines, 5.0, 4.0, [10.0, 10.0], 12.0),
+        None
+    );
+    let labels = vec![
+        ("container".to_string(), "parca".to_string()),
+        ("endpoint".to_string(), "/api/hash".to_string()),
+    ];
+    let existing = vec![endpoint("/api/hash")];
+    let add = selector_bar::series_matchers(&labels, &existing);
+    assert_eq!(add.len(), 1);
+    assert_eq!(add[0].to_string(), r#"container="parca""#);
+}
+
+#[test]
+fn plot_panel_keeps_its_height() {
+    let dir = fixture_dir("height");
+    let mut h = harness(dir.clone());
+    h.run_steps(3);
+    let first = h.state().timeline.as_ref().unwrap().plot_height;
+    assert!(first >= 60.0, "{first}");
+    let ctx = h.ctx.clone();
+    for _ in 0..5 {
+        h.state_mut()
+            .add_matchers(&ctx, vec![endpoint("/api/hash")]);
+        h.run_steps(3);
+        h.state_mut().set_matchers(&ctx, Vec::new());
+        h.run_steps(3);
+        h.get_by_label("Merge").click();
+        h.run_steps(3);
+    }
+    let last = h.state().timeline.as_ref().unwrap().plot_height;
+    assert!((last - first).abs() < 0.5, "{first} → {last}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn shift_click_on_a_line_adds_its_labels_as_matchers() {
+    let dir = fixture_dir("shift");
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    let series = tl
+        .series
+        .iter()
+        .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
+        .unwrap();
+    let p = series.points[series.points.len() / 2];
+    let pos = tl
+        .last_transform
+        .unwrap()
+        .position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
+    let shift = egui::Modifiers::SHIFT;
+    h.event(egui::Event::ModifiersChanged(shift));
+    h.event(egui::Event::PointerMoved(pos));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: shift,
+        });
+        h.run_steps(1);
+    }
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.current.is_none(), "a Shift+click does not select");
+    let matchers = &app.timeline.as_ref().unwrap().matchers;
+    assert_eq!(matchers.len(), 1, "{matchers:?}");
+    assert_eq!(matchers[0].name, "endpoint");
+    let value = matchers[0].value.clone();
+    let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
+    assert_eq!(plotted_total(&h), expected);
+    let _ = std::fs::remove_dir_all(dir);
 }

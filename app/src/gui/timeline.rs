@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 
 use capture::{
-    FileSource, ProfileSource as _, ProfileType, Progress, QueryTime, Selector, Series,
+    FileSource, Matcher, ProfileSource as _, ProfileType, Progress, QueryTime, Selector, Series,
     SourceError, TimeRange,
 };
 use egui::{Color32, Context, PointerButton, Ui};
@@ -20,18 +20,23 @@ use profile_model::units;
 use super::app::FlintApp;
 use super::compare::{Picked, Side};
 use super::loader::Source;
+use super::selector_bar::{SelectorBar, SumBy, nearest_series, series_matchers};
 
 /// Series drawn unless "show all" is ticked.
 pub const MAX_SERIES: usize = 20;
 /// The message shown when a selection holds no profile.
 pub const NO_DATA: &str = "no data for this selection and range";
+/// Default height of the plot panel (points).
+pub const PANEL_HEIGHT: f32 = 220.0;
+/// Smallest height of the plot panel (points).
+pub const PANEL_MIN_HEIGHT: f32 = 120.0;
 
 /// What the background work sends back.
 pub enum TimeMsg {
     /// The directory was indexed.
     Indexed(Result<(FileSource, Vec<String>), String>),
-    /// The series of a profile type: (type index, result).
-    Series(usize, Result<Vec<Series>, SourceError>),
+    /// The series of a query: (its generation, result).
+    Series(u64, Result<Vec<Series>, SourceError>),
     /// A selection's profile and how many profiles it merged; the side it sets in
     /// compare mode.
     Selected(
@@ -46,6 +51,8 @@ pub enum TimeMsg {
 pub struct PlotSeries {
     /// "comm=foo", or "total".
     pub name: String,
+    /// Its labels (those summed by).
+    pub labels: Vec<(String, String)>,
     /// Sum of its values (for ordering).
     pub total: i64,
     /// (time in seconds since the epoch, value per second in display units).
@@ -92,6 +99,18 @@ pub struct Timeline {
     pub loading_series: bool,
     /// Notice shown above the plot ("no data …", errors).
     pub notice: Option<String>,
+    /// Label matchers every series and selection must satisfy.
+    pub matchers: Vec<Matcher>,
+    /// How the series are summed.
+    pub sum_by: SumBy,
+    /// The selector row's state.
+    pub bar: SelectorBar,
+    /// Height of the plot drawn in the last frame (points).
+    pub plot_height: f32,
+    /// The plot's transform in the last frame (plot values ↔ screen).
+    pub last_transform: Option<egui_plot::PlotTransform>,
+    /// Generation of the series query (older answers are dropped).
+    series_gen: u64,
     tx: Sender<TimeMsg>,
     rx: Receiver<TimeMsg>,
 }
@@ -122,17 +141,64 @@ impl Timeline {
             querying: None,
             loading_series: false,
             notice: None,
+            matchers: Vec::new(),
+            sum_by: SumBy::Auto,
+            bar: SelectorBar::default(),
+            plot_height: 0.0,
+            last_transform: None,
+            series_gen: 0,
             tx,
             rx,
         }
     }
 
-    /// The selector of the plotted type (every series).
+    /// The selector of the plotted type and its matchers.
     pub fn selector(&self) -> Option<Selector> {
+        self.types.get(self.type_index).map(|t| Selector {
+            profile_type: t.clone(),
+            matchers: self.matchers.clone(),
+        })
+    }
+
+    /// The selector of the plotted type alone (every series).
+    fn type_selector(&self) -> Option<Selector> {
         self.types.get(self.type_index).map(|t| Selector {
             profile_type: t.clone(),
             matchers: Vec::new(),
         })
+    }
+
+    /// Label names of the plotted type (the index answers at once).
+    pub fn label_names(&self) -> Vec<String> {
+        match (&self.source, self.type_selector()) {
+            (Some(source), Some(sel)) => {
+                index_answer(source.labels(sel, self.span)).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Values of label `name` in the plotted type.
+    pub fn label_values(&self, name: &str) -> Vec<String> {
+        match (&self.source, self.type_selector()) {
+            (Some(source), Some(sel)) => {
+                index_answer(source.values(name.to_string(), sel, self.span)).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The time range visible in the plot (the whole span before the first frame),
+    /// widened by a microsecond on each side against rounding.
+    pub fn visible_range(&self) -> TimeRange {
+        let r = match self.last_view {
+            Some((x0, x1, _)) => drag_to_range(x0, x1),
+            None => self.span,
+        };
+        TimeRange {
+            start_nanos: r.start_nanos.saturating_sub(1_000),
+            end_nanos: r.end_nanos.saturating_add(1_000),
+        }
     }
 
     /// Unit of the plot's y axis: "CPU cores" for nanoseconds, else "<unit>/s".
@@ -261,6 +327,7 @@ pub fn plot_series(series: Vec<Series>, nanoseconds: bool) -> Vec<PlotSeries> {
             };
             PlotSeries {
                 name,
+                labels: s.labels.into_iter().collect(),
                 total: s.points.iter().map(|p| p.value).sum(),
                 points: s
                     .points
@@ -343,7 +410,7 @@ impl FlintApp {
         }
     }
 
-    /// Queries the series of the chosen profile type.
+    /// Queries the series of the chosen profile type and matchers.
     fn load_series(&mut self, ctx: &Context) {
         let Some(tl) = &mut self.timeline else {
             return;
@@ -351,25 +418,93 @@ impl FlintApp {
         let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
+        tl.bar.label_names = tl.label_names();
+        let sum_by = tl.sum_by.resolve(&tl.bar.label_names);
+        tl.series_gen += 1;
+        let generation = tl.series_gen;
         let span = tl.span;
         // About 2,000 steps over the data, whole seconds.
         let step = ((span.end_nanos - span.start_nanos) / 2000).max(1_000_000_000);
         let step = step - step % 1_000_000_000;
         tl.step_nanos = step;
         tl.loading_series = true;
-        let index = tl.type_index;
         self.run_query(ctx, async move {
-            let result = async {
-                let labels = source.labels(selector.clone(), span).await?;
-                let sum_by = ["comm", "container"]
-                    .into_iter()
-                    .find(|l| labels.iter().any(|x| x == l))
-                    .map_or_else(Vec::new, |l| vec![l.to_string()]);
-                source.query_range(selector, span, step, Some(sum_by)).await
-            }
-            .await;
-            TimeMsg::Series(index, result)
+            let result = source.query_range(selector, span, step, sum_by).await;
+            TimeMsg::Series(generation, result)
         });
+    }
+
+    /// Sets the label matchers and plots again.
+    pub fn set_matchers(&mut self, ctx: &Context, matchers: Vec<Matcher>) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        tl.matchers = matchers;
+        tl.notice = None;
+        if let Some(sel) = tl.selector() {
+            tl.bar.text = sel.to_string();
+        }
+        self.load_series(ctx);
+    }
+
+    /// Adds matchers (those not there yet) and plots again.
+    pub fn add_matchers(&mut self, ctx: &Context, add: Vec<Matcher>) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let mut matchers = tl.matchers.clone();
+        for m in add {
+            if !matchers.contains(&m) {
+                matchers.push(m);
+            }
+        }
+        if matchers != tl.matchers {
+            self.set_matchers(ctx, matchers);
+        }
+    }
+
+    /// Applies a selector typed as text; an invalid one leaves everything as it was and
+    /// says why.
+    pub fn apply_selector_text(&mut self, ctx: &Context, text: &str) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let parsed = Selector::parse(text).and_then(|sel| {
+            tl.types
+                .iter()
+                .position(|t| *t == sel.profile_type)
+                .map(|i| (i, sel.matchers))
+                .ok_or_else(|| format!("no profiles of type {} here", sel.profile_type))
+        });
+        match parsed {
+            Ok((index, matchers)) => {
+                tl.bar.text_error = None;
+                if index != tl.type_index {
+                    tl.type_index = index;
+                    tl.series.clear();
+                    tl.selection = None;
+                    self.compare.clear();
+                }
+                self.set_matchers(ctx, matchers);
+            }
+            Err(e) => tl.bar.text_error = Some(e),
+        }
+    }
+
+    /// Sets how the series are summed and plots again.
+    pub fn set_sum_by(&mut self, ctx: &Context, sum_by: SumBy) {
+        if let Some(tl) = &mut self.timeline {
+            tl.sum_by = sum_by;
+            self.load_series(ctx);
+        }
+    }
+
+    /// Merges every profile matching the selector in the visible time range.
+    pub fn merge_visible(&mut self, ctx: &Context) {
+        if let Some(tl) = &self.timeline {
+            let range = tl.visible_range();
+            self.select_time(ctx, QueryTime::Merge(range));
+        }
     }
 
     /// Selects `time`: queries its profile (merged) and, once it arrives, shows it.
@@ -454,14 +589,14 @@ impl FlintApp {
                     Err(e) => self.error = Some(e),
                 }
             }
-            TimeMsg::Series(index, result) => {
-                if index != tl.type_index {
+            TimeMsg::Series(generation, result) => {
+                if generation != tl.series_gen {
                     return;
                 }
                 tl.loading_series = false;
                 let nanos = tl
                     .types
-                    .get(index)
+                    .get(tl.type_index)
                     .is_some_and(|t| t.sample_unit == "nanoseconds");
                 match result {
                     Ok(series) => tl.series = plot_series(series, nanos),
@@ -599,10 +734,12 @@ impl FlintApp {
         if reload {
             tl.series.clear();
             tl.selection = None;
+            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
             self.compare.clear();
             self.load_series(&ctx);
             return;
         }
+        self.selector_row(ui);
         let Some(tl) = &mut self.timeline else {
             return;
         };
@@ -650,7 +787,12 @@ impl FlintApp {
         } else {
             selection
         };
-        let height = (ui.available_height() - 24.0).max(80.0);
+        // The plot takes what the footer line leaves, so that the panel's content fills
+        // it exactly: a smaller content would be stored as the panel's new size and the
+        // panel would shrink a little with every frame.
+        let footer = ui.spacing().interact_size.y + ui.spacing().item_spacing.y * 2.0;
+        let height = (ui.available_height() - footer).max(60.0);
+        tl.plot_height = height;
         let resp = Plot::new("flint timeline plot")
             .height(height)
             .legend(Legend::default())
@@ -730,6 +872,7 @@ impl FlintApp {
                     );
                 }
             });
+        tl.last_transform = Some(resp.transform);
         let bounds = resp.transform.bounds();
         tl.last_view = Some((
             bounds.min()[0],
@@ -739,7 +882,23 @@ impl FlintApp {
         let r = &resp.response;
         let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
         let mut chosen = None;
-        if r.drag_started_by(PointerButton::Primary)
+        let mut add = Vec::new();
+        let shift = ui.input(|i| i.modifiers.shift);
+        if shift
+            && r.clicked_by(PointerButton::Primary)
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            let p = resp.transform.value_from_position(pos);
+            let d = resp.transform.dpos_dvalue();
+            let drawn: Vec<Vec<[f64; 2]>> = tl.series[..shown]
+                .iter()
+                .map(|s| bucket_points(&s.points, vx0, vx1, width))
+                .collect();
+            let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
+            if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
+                add = series_matchers(&tl.series[i].labels, &tl.matchers);
+            }
+        } else if r.drag_started_by(PointerButton::Primary)
             && let Some(pos) = r.interact_pointer_pos()
         {
             tl.drag_start = Some(x_at(pos));
@@ -754,7 +913,8 @@ impl FlintApp {
             if let (Some(a), Some(b)) = (tl.drag_start.take(), tl.drag_now.take()) {
                 chosen = Some(QueryTime::Merge(drag_to_range(a, b)));
             }
-        } else if r.clicked_by(PointerButton::Primary)
+        } else if !shift
+            && r.clicked_by(PointerButton::Primary)
             && let Some(pos) = r.interact_pointer_pos()
         {
             chosen = Some(QueryTime::Merge(click_to_range(x_at(pos), step)));
@@ -764,8 +924,13 @@ impl FlintApp {
                 ui.strong(text);
                 ui.separator();
             }
-            ui.weak("click a point or drag a range to select; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
+            ui.weak("click a point or drag a range to select; Shift+click a line to filter by its labels; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
         });
+        // Fill the panel (see above): its stored size is the size of what it holds.
+        ui.expand_to_include_rect(ui.max_rect());
+        if !add.is_empty() {
+            self.add_matchers(&ctx, add);
+        }
         if let Some(time) = chosen {
             self.select_time(&ctx, time);
         }
@@ -803,10 +968,13 @@ impl FlintApp {
 
 /// The profile types of a source (its index answers at once: no runtime needed).
 fn source_types(source: &FileSource) -> Vec<ProfileType> {
-    let rt = tokio::runtime::Builder::new_current_thread().build();
-    rt.ok()
-        .and_then(|rt| rt.block_on(source.profile_types(TimeRange::ALL)).ok())
-        .unwrap_or_default()
+    index_answer(source.profile_types(TimeRange::ALL)).unwrap_or_default()
+}
+
+/// The answer of a query the file index gives at once (no runtime needed).
+fn index_answer<T>(fut: impl Future<Output = Result<T, SourceError>>) -> Option<T> {
+    let rt = tokio::runtime::Builder::new_current_thread().build().ok()?;
+    rt.block_on(fut).ok()
 }
 
 /// Whether `path` opens in time mode.

@@ -1,0 +1,340 @@
+//! The selector row of time mode: label matchers as chips, a control to add one, the
+//! selector as editable text (advanced mode), "sum by" and the Merge button.
+
+use capture::Matcher;
+use capture::selector::MatchOp;
+use egui::Ui;
+
+use super::app::FlintApp;
+
+/// How the plotted series are summed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SumBy {
+    /// By `comm`, else `container`, else one total (the default).
+    #[default]
+    Auto,
+    /// Everything summed into one series.
+    Total,
+    /// Every distinct label set apart.
+    Every,
+    /// By one label.
+    Label(String),
+}
+
+impl SumBy {
+    /// The text shown in the drop-down.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Auto => "auto (comm, container)".to_string(),
+            Self::Total => "none (one series)".to_string(),
+            Self::Every => "every label set".to_string(),
+            Self::Label(l) => l.clone(),
+        }
+    }
+
+    /// The `sum_by` argument of `query_range`, given the label names there are.
+    pub fn resolve(&self, labels: &[String]) -> Option<Vec<String>> {
+        match self {
+            Self::Auto => Some(
+                ["comm", "container"]
+                    .into_iter()
+                    .find(|l| labels.iter().any(|x| x == l))
+                    .map_or_else(Vec::new, |l| vec![l.to_string()]),
+            ),
+            Self::Total => Some(Vec::new()),
+            Self::Every => None,
+            Self::Label(l) => Some(vec![l.clone()]),
+        }
+    }
+}
+
+/// State of the selector row.
+#[derive(Debug, Default)]
+pub struct SelectorBar {
+    /// Label names of the plotted type (for the drop-downs).
+    pub label_names: Vec<String>,
+    /// Label name of the matcher being added.
+    pub add_name: String,
+    /// Its operator.
+    pub add_op: Op,
+    /// Its value or pattern.
+    pub add_value: String,
+    /// Values of `add_name` (the label they are for, the values).
+    pub values: Option<(String, Vec<String>)>,
+    /// Why the matcher being added is invalid.
+    pub add_error: Option<String>,
+    /// Advanced mode: the selector as text.
+    pub text_mode: bool,
+    /// The text edited in advanced mode.
+    pub text: String,
+    /// Why the text last applied is not a valid selector.
+    pub text_error: Option<String>,
+}
+
+/// A matcher operator that can be stored in UI state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// `=`
+    #[default]
+    Equal,
+    /// `!=`
+    NotEqual,
+    /// `=~`
+    Regex,
+    /// `!~`
+    NotRegex,
+}
+
+impl Op {
+    /// Every operator, in menu order.
+    pub const ALL: [Op; 4] = [Op::Equal, Op::NotEqual, Op::Regex, Op::NotRegex];
+
+    /// The operator as written.
+    pub fn text(self) -> &'static str {
+        match self {
+            Op::Equal => "=",
+            Op::NotEqual => "!=",
+            Op::Regex => "=~",
+            Op::NotRegex => "!~",
+        }
+    }
+
+    /// The selector's operator.
+    pub fn to_match_op(self) -> MatchOp {
+        match self {
+            Op::Equal => MatchOp::Equal,
+            Op::NotEqual => MatchOp::NotEqual,
+            Op::Regex => MatchOp::Regex,
+            Op::NotRegex => MatchOp::NotRegex,
+        }
+    }
+}
+
+/// `=` matchers for a series' labels (those not already there).
+pub fn series_matchers(labels: &[(String, String)], existing: &[Matcher]) -> Vec<Matcher> {
+    labels
+        .iter()
+        .filter_map(|(k, v)| Matcher::new(k, MatchOp::Equal, v).ok())
+        .filter(|m| !existing.contains(m))
+        .collect()
+}
+
+/// The line nearest to (`x`, `y`) in plot units, when within `max_px` pixels; `px` is
+/// the size of one plot unit in pixels along x and y. Lines are drawn straight between
+/// their points.
+pub fn nearest_series(
+    lines: &[&[[f64; 2]]],
+    x: f64,
+    y: f64,
+    px: [f64; 2],
+    max_px: f64,
+) -> Option<usize> {
+    let dist = |a: [f64; 2]| (((a[0] - x) * px[0]).powi(2) + ((a[1] - y) * px[1]).powi(2)).sqrt();
+    let mut best: Option<(usize, f64)> = None;
+    for (i, points) in lines.iter().enumerate() {
+        if points.is_empty() {
+            continue;
+        }
+        let after = points.partition_point(|p| p[0] < x);
+        let d = if after == 0 || after == points.len() {
+            dist(points[after.min(points.len() - 1)])
+        } else {
+            let (a, b) = (points[after - 1], points[after]);
+            let t = if b[0] > a[0] {
+                (x - a[0]) / (b[0] - a[0])
+            } else {
+                0.0
+            };
+            let y_at = a[1] + t * (b[1] - a[1]);
+            ((y_at - y) * px[1]).abs().min(dist(a)).min(dist(b))
+        };
+        if d <= max_px && best.is_none_or(|(_, bd)| d < bd) {
+            best = Some((i, d));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// What the selector row asks for.
+enum Action {
+    Remove(usize),
+    Add(Matcher),
+    Text(String),
+    SumBy(SumBy),
+    Merge,
+}
+
+impl FlintApp {
+    /// The selector row under the plot's header.
+    pub(super) fn selector_row(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let error_color = ui.visuals().error_fg_color;
+        let selector_text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
+        let mut action = None;
+        ui.horizontal_wrapped(|ui| {
+            let bar = &mut tl.bar;
+            if ui
+                .toggle_value(&mut bar.text_mode, "text")
+                .on_hover_text("edit the selector as text (Parca's language)")
+                .changed()
+                && bar.text_mode
+            {
+                bar.text = selector_text;
+                bar.text_error = None;
+            }
+            if bar.text_mode {
+                let r = ui.add(
+                    egui::TextEdit::singleline(&mut bar.text)
+                        .id_salt("selector text")
+                        .desired_width(520.0)
+                        .font(egui::TextStyle::Monospace),
+                );
+                if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                    action = Some(Action::Text(bar.text.clone()));
+                }
+                if let Some(e) = &bar.text_error {
+                    ui.colored_label(error_color, e);
+                }
+            } else {
+                for (i, m) in tl.matchers.iter().enumerate() {
+                    egui::Frame::group(ui.style())
+                        .inner_margin(egui::Margin::symmetric(4, 0))
+                        .show(ui, |ui| {
+                            ui.horizontal(|ui| {
+                                ui.label(m.to_string());
+                                if ui
+                                    .small_button("×")
+                                    .on_hover_text("remove this matcher")
+                                    .clicked()
+                                {
+                                    action = Some(Action::Remove(i));
+                                }
+                            });
+                        });
+                }
+                egui::ComboBox::from_id_salt("matcher name")
+                    .selected_text(if bar.add_name.is_empty() {
+                        "label…"
+                    } else {
+                        bar.add_name.as_str()
+                    })
+                    .show_ui(ui, |ui| {
+                        for l in &bar.label_names {
+                            ui.selectable_value(&mut bar.add_name, l.clone(), l);
+                        }
+                    })
+                    .response
+                    .on_hover_text("label of a matcher to add");
+                egui::ComboBox::from_id_salt("matcher op")
+                    .width(40.0)
+                    .selected_text(bar.add_op.text())
+                    .show_ui(ui, |ui| {
+                        for op in Op::ALL {
+                            ui.selectable_value(&mut bar.add_op, op, op.text());
+                        }
+                    });
+                let r = ui.add(
+                    egui::TextEdit::singleline(&mut bar.add_value)
+                        .id_salt("matcher value")
+                        .hint_text("value")
+                        .desired_width(140.0),
+                );
+                let mut add = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if let Some((name, values)) = &bar.values
+                    && *name == bar.add_name
+                    && matches!(bar.add_op, Op::Equal | Op::NotEqual)
+                {
+                    let typed = bar.add_value.to_lowercase();
+                    egui::ComboBox::from_id_salt("matcher values")
+                        .width(24.0)
+                        .selected_text("")
+                        .show_ui(ui, |ui| {
+                            egui::ScrollArea::vertical()
+                                .max_height(240.0)
+                                .show(ui, |ui| {
+                                    for v in
+                                        values.iter().filter(|v| v.to_lowercase().contains(&typed))
+                                    {
+                                        if ui.selectable_label(false, v).clicked() {
+                                            bar.add_value = v.clone();
+                                        }
+                                    }
+                                });
+                        })
+                        .response
+                        .on_hover_text("values of this label (filtered by the text typed)");
+                }
+                add |= ui
+                    .add_enabled(!bar.add_name.is_empty(), egui::Button::new("Add"))
+                    .on_hover_text("add the matcher and plot again")
+                    .clicked();
+                if add && !bar.add_name.is_empty() {
+                    match Matcher::new(&bar.add_name, bar.add_op.to_match_op(), &bar.add_value) {
+                        Ok(m) => {
+                            bar.add_error = None;
+                            action = Some(Action::Add(m));
+                        }
+                        Err(e) => bar.add_error = Some(e),
+                    }
+                }
+                if let Some(e) = &bar.add_error {
+                    ui.colored_label(error_color, e);
+                }
+            }
+            ui.separator();
+            ui.label("sum by");
+            let mut sum_by = tl.sum_by.clone();
+            egui::ComboBox::from_id_salt("sum by")
+                .selected_text(sum_by.text())
+                .show_ui(ui, |ui| {
+                    let fixed = [SumBy::Auto, SumBy::Total, SumBy::Every];
+                    let labels = bar.label_names.iter().map(|l| SumBy::Label(l.clone()));
+                    for s in fixed.into_iter().chain(labels) {
+                        let text = s.text();
+                        ui.selectable_value(&mut sum_by, s, text);
+                    }
+                })
+                .response
+                .on_hover_text("how the plotted series are summed");
+            if sum_by != tl.sum_by {
+                action = Some(Action::SumBy(sum_by));
+            }
+            ui.separator();
+            if ui
+                .add_enabled(tl.querying.is_none(), egui::Button::new("Merge"))
+                .on_hover_text(
+                    "merge every profile matching the selector in the visible time range",
+                )
+                .clicked()
+            {
+                action = Some(Action::Merge);
+            }
+        });
+        // Values for the autocomplete of the label picked.
+        if !tl.bar.add_name.is_empty()
+            && tl
+                .bar
+                .values
+                .as_ref()
+                .is_none_or(|(n, _)| *n != tl.bar.add_name)
+        {
+            let values = tl.label_values(&tl.bar.add_name);
+            tl.bar.values = Some((tl.bar.add_name.clone(), values));
+        }
+        match action {
+            Some(Action::Remove(i)) => {
+                let mut matchers = tl.matchers.clone();
+                matchers.remove(i);
+                self.set_matchers(&ctx, matchers);
+            }
+            Some(Action::Add(m)) => self.add_matchers(&ctx, vec![m]),
+            Some(Action::Text(text)) => self.apply_selector_text(&ctx, &text),
+            Some(Action::SumBy(s)) => self.set_sum_by(&ctx, s),
+            Some(Action::Merge) => self.merge_visible(&ctx),
+            None => {}
+        }
+    }
+}
