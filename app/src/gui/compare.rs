@@ -1014,47 +1014,9 @@ impl FlintApp {
             ("delta %", DiffSort::DeltaPercent),
         ];
         for (i, (cell, (title, column))) in cells(header).into_iter().zip(titles).enumerate() {
-            let response = ui.interact(
-                cell,
-                ui.scope_id().with(("diff header", title)),
-                Sense::click(),
-            );
-            response.widget_info(|| WidgetInfo::labeled(Role::Button, true, title));
-            let color = if response.hovered() {
-                ui.visuals().strong_text_color()
-            } else {
-                ui.visuals().text_color()
-            };
-            let (anchor, x) = if i == 0 {
-                (Align2::LEFT_CENTER, cell.left() + 4.0)
-            } else {
-                (Align2::RIGHT_CENTER, cell.right() - 4.0)
-            };
-            let text_rect = ui.painter().with_clip_rect(cell).text(
-                pos2(x, cell.center().y),
-                anchor,
-                title,
-                FontId::proportional(12.5),
-                color,
-            );
-            if sort == column {
-                // A small triangle: the default fonts have no arrow glyphs.
-                let c = if i == 0 {
-                    pos2(text_rect.right() + 7.0, cell.center().y)
-                } else {
-                    pos2(text_rect.left() - 7.0, cell.center().y)
-                };
-                let (dy, w) = if descending { (3.0, 3.5) } else { (-3.0, 3.5) };
-                ui.painter().add(egui::Shape::convex_polygon(
-                    vec![
-                        pos2(c.x - w, c.y - dy),
-                        pos2(c.x + w, c.y - dy),
-                        pos2(c.x, c.y + dy),
-                    ],
-                    color,
-                    egui::Stroke::NONE,
-                ));
-            }
+            let sorted = (sort == column).then_some(descending);
+            let response =
+                super::top_table::sort_header(ui, cell, "diff header", title, i > 0, sorted);
             let response = response.on_hover_text(match column {
                 DiffSort::Delta => "sort by |B − A|",
                 DiffSort::DeltaPercent => "sort by B − A, in % of A's total",

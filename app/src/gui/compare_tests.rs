@@ -18,23 +18,7 @@ use super::compare::{self, DIFF_GRAPH, Side};
 use super::flame;
 use super::loader::{self, Settings, Source};
 
-const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/go")
-        .join(name)
-}
-
-fn fixture_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flint-compare-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for f in FILES {
-        std::fs::copy(fixture(f), dir.join(f)).unwrap();
-    }
-    dir
-}
+use super::test_fixtures::{fixture, fixture_dir};
 
 /// The time range holding only the profile of `name`.
 fn range_of(name: &str) -> QueryTime {

@@ -22,6 +22,8 @@ mod zoom;
 #[cfg(test)]
 mod compare_tests;
 #[cfg(test)]
+mod test_fixtures;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod time_tests;

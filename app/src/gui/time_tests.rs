@@ -16,24 +16,7 @@ use super::app::FlintApp;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
-const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/go")
-        .join(name)
-}
-
-/// A fresh directory holding copies of the three fixtures.
-fn fixture_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flint-time-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for f in FILES {
-        std::fs::copy(fixture(f), dir.join(f)).unwrap();
-    }
-    dir
-}
+use super::test_fixtures::{FILES, fixture, fixture_dir};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn harness(dir: PathBuf) -> Harness<'static, FlintApp> {

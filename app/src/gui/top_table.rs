@@ -99,57 +99,7 @@ impl TopTableState {
     fn header(&mut self, ui: &mut Ui, rect: Rect, title: &str, column: SortColumn, right: bool) {
         // The arrow goes on the value column, not on its percent twin.
         let sorted = (self.sort == column && !title.ends_with('%')).then_some(self.descending);
-        let response = ui.interact(
-            rect,
-            ui.scope_id().with(("top header", title)),
-            Sense::click(),
-        );
-        response.widget_info(|| WidgetInfo::labeled(Role::Button, true, title));
-        let color = if response.hovered() {
-            ui.visuals().strong_text_color()
-        } else {
-            ui.visuals().text_color()
-        };
-        let (anchor, x) = if right {
-            (Align2::RIGHT_CENTER, rect.right() - 4.0)
-        } else {
-            (Align2::LEFT_CENTER, rect.left() + 4.0)
-        };
-        let painter = ui.painter().with_clip_rect(rect);
-        let text_rect = painter.text(
-            pos2(x, rect.center().y),
-            anchor,
-            title,
-            FontId::proportional(12.5),
-            color,
-        );
-        if let Some(descending) = sorted {
-            // A small triangle: the default fonts have no arrow glyphs.
-            let c = if right {
-                pos2(text_rect.left() - 7.0, rect.center().y)
-            } else {
-                pos2(text_rect.right() + 7.0, rect.center().y)
-            };
-            let (a, b) = (3.5, 3.0);
-            let points = if descending {
-                vec![
-                    pos2(c.x - a, c.y - b),
-                    pos2(c.x + a, c.y - b),
-                    pos2(c.x, c.y + b),
-                ]
-            } else {
-                vec![
-                    pos2(c.x - a, c.y + b),
-                    pos2(c.x + a, c.y + b),
-                    pos2(c.x, c.y - b),
-                ]
-            };
-            painter.add(egui::Shape::convex_polygon(
-                points,
-                color,
-                egui::Stroke::NONE,
-            ));
-        }
+        let response = sort_header(ui, rect, "top header", title, right, sorted);
         if response.clicked() {
             if self.sort == column {
                 self.descending = !self.descending;
@@ -285,4 +235,55 @@ impl TopTableState {
         ui.spacing_mut().item_spacing.y = spacing;
         clicked
     }
+}
+
+/// A clickable column header painted in `rect`: the title (right-aligned for value
+/// columns) and, when `sorted` is `Some(descending)`, a small triangle (the default fonts
+/// have no arrow glyphs). The header is a button named `title` for accessibility.
+pub(super) fn sort_header(
+    ui: &mut Ui,
+    rect: Rect,
+    salt: &str,
+    title: &str,
+    right: bool,
+    sorted: Option<bool>,
+) -> egui::Response {
+    let response = ui.interact(rect, ui.scope_id().with((salt, title)), Sense::click());
+    response.widget_info(|| WidgetInfo::labeled(Role::Button, true, title));
+    let color = if response.hovered() {
+        ui.visuals().strong_text_color()
+    } else {
+        ui.visuals().text_color()
+    };
+    let (anchor, x) = if right {
+        (Align2::RIGHT_CENTER, rect.right() - 4.0)
+    } else {
+        (Align2::LEFT_CENTER, rect.left() + 4.0)
+    };
+    let painter = ui.painter().with_clip_rect(rect);
+    let text_rect = painter.text(
+        pos2(x, rect.center().y),
+        anchor,
+        title,
+        FontId::proportional(12.5),
+        color,
+    );
+    if let Some(descending) = sorted {
+        let c = if right {
+            pos2(text_rect.left() - 7.0, rect.center().y)
+        } else {
+            pos2(text_rect.right() + 7.0, rect.center().y)
+        };
+        let (a, b) = if descending { (3.5, 3.0) } else { (3.5, -3.0) };
+        painter.add(egui::Shape::convex_polygon(
+            vec![
+                pos2(c.x - a, c.y - b),
+                pos2(c.x + a, c.y - b),
+                pos2(c.x, c.y + b),
+            ],
+            color,
+            egui::Stroke::NONE,
+        ));
+    }
+    response
 }

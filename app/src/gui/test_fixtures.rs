@@ -1,0 +1,29 @@
+//! Fixtures shared by the window's time-mode and compare-mode tests: copies of three
+//! real Go CPU profiles in a directory of their own.
+
+use std::path::PathBuf;
+
+/// The three profiles, in time order (cpu-3 does the most hashing, cpu-1 the most sorting).
+pub const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
+
+/// Path of a file under `tests/fixtures/go/`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/go")
+        .join(name)
+}
+
+/// A fresh directory holding copies of [`FILES`]; `tag` makes it unique per test.
+pub fn fixture_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flint-gui-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        panic!("{}: {e}", dir.display());
+    }
+    for f in FILES {
+        if let Err(e) = std::fs::copy(fixture(f), dir.join(f)) {
+            panic!("copying {f}: {e}");
+        }
+    }
+    dir
+}
