@@ -5,10 +5,15 @@ pub mod app;
 pub mod colors;
 pub mod compare;
 pub mod dialogs;
+pub mod diff_job;
+pub mod diff_table;
+pub mod diff_view;
 pub mod filters;
 pub mod flame;
 pub mod loader;
+pub mod plot;
 pub mod selector_bar;
+pub mod time_jobs;
 pub mod timeline;
 pub mod top_table;
 

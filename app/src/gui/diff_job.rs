@@ -1,0 +1,317 @@
+//! The comparison job of compare mode: A and B combined and diffed (and each side's
+//! own view built) on a worker thread, started and installed as the selections and
+//! settings change.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::Instant;
+
+use egui::Context;
+use profile_model::codec::DecodeOptions;
+use profile_model::diff::{self, DiffMode, DiffRow};
+use profile_model::frames::FrameTable;
+use profile_model::{CallTree, Profile, View};
+
+use super::app::{FlintApp, SettingsKey};
+use super::compare::side_types;
+use super::flame::DiffValues;
+use super::loader::{self, Loaded, Settings, Source};
+
+/// Everything the diff flame graph and table show.
+#[derive(Debug)]
+pub struct DiffLoaded {
+    /// Frames of the combined profile at the chosen granularity.
+    pub frames: FrameTable,
+    /// Call tree of the combined profile.
+    pub tree: CallTree,
+    /// Totals of every node in A.
+    pub totals_a: Vec<i64>,
+    /// Totals of every node in B.
+    pub totals_b: Vec<i64>,
+    /// Table of differences, sorted by |delta|.
+    pub rows: Vec<DiffRow>,
+    /// Depth of the deepest node.
+    pub max_depth: u32,
+    /// Unit of both sides.
+    pub unit: String,
+    /// A's and B's own views (frames, call tree, totals) under the same settings.
+    pub sides: [Option<Arc<Loaded>>; 2],
+}
+
+impl DiffLoaded {
+    /// A's total.
+    pub fn total_a(&self) -> i64 {
+        self.totals_a.first().copied().unwrap_or(0)
+    }
+
+    /// B's total.
+    pub fn total_b(&self) -> i64 {
+        self.totals_b.first().copied().unwrap_or(0)
+    }
+
+    /// The values of both sides for drawing, in `mode`.
+    pub fn values(&self, mode: DiffMode) -> DiffValues<'_> {
+        DiffValues {
+            a: &self.totals_a,
+            b: &self.totals_b,
+            total_a: self.total_a(),
+            total_b: self.total_b(),
+            mode,
+        }
+    }
+}
+
+/// The stages of a comparison job, for the progress line.
+pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "aggregating", "diffing"];
+
+/// A's or B's own view (the loader pipeline on the merged profile of one selection).
+fn side_view(
+    profile: &Arc<Profile>,
+    sample_type: usize,
+    name: &str,
+    settings: &Settings,
+    cancel: &AtomicBool,
+) -> Result<Option<Arc<Loaded>>, String> {
+    let source = Source::Profile {
+        name: name.to_string(),
+        path: None,
+        profile: Arc::clone(profile),
+    };
+    let settings = Settings {
+        sample_type: Some(sample_type),
+        ..settings.clone()
+    };
+    let loaded = loader::compute(
+        source,
+        settings,
+        DecodeOptions::default(),
+        cancel,
+        &mut |_| {},
+    )?;
+    Ok(loaded.map(Arc::from))
+}
+
+/// Combines A and B and builds the diff tree, totals and table, and A's and B's own
+/// views (on worker threads of their own); `Ok(None)` when cancelled.
+pub fn compute_diff(
+    a: &Arc<Profile>,
+    b: &Arc<Profile>,
+    type_name: &str,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    stage: &dyn Fn(usize),
+) -> Result<Option<Box<DiffLoaded>>, String> {
+    let (at, bt) = side_types(a, b, type_name);
+    let (diffed, side_a, side_b) = std::thread::scope(|s| {
+        let side_a = s.spawn(|| side_view(a, at, "A", settings, cancel));
+        let side_b = s.spawn(|| side_view(b, bt, "B", settings, cancel));
+        let diffed = diff_only(a, b, (at, bt), settings, cancel, stage);
+        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        (diffed, join(side_a), join(side_b))
+    });
+    let (Some(mut diffed), Some(side_a), Some(side_b)) = (diffed?, side_a?, side_b?) else {
+        return Ok(None);
+    };
+    diffed.sides = [Some(side_a), Some(side_b)];
+    Ok(Some(diffed))
+}
+
+fn diff_only(
+    a: &Profile,
+    b: &Profile,
+    (at, bt): (usize, usize),
+    settings: &Settings,
+    cancel: &AtomicBool,
+    stage: &dyn Fn(usize),
+) -> Result<Option<Box<DiffLoaded>>, String> {
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    stage(0);
+    let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(1);
+    let view = View::new(&combined, &settings.options);
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(2);
+    let mut tree = view.call_tree(&combined);
+    if settings.invert {
+        tree = tree.inverted(&view.frames);
+    }
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(3);
+    let totals_a = tree.totals(diff::A);
+    let totals_b = tree.totals(diff::B);
+    let rows = diff::diff_rows(&view, &combined);
+    let max_depth = (0..tree.len() as u32)
+        .map(|n| tree.depth(n))
+        .max()
+        .unwrap_or(0);
+    let unit = combined
+        .sample_types
+        .get(diff::B)
+        .map_or_else(String::new, |t| combined.str(t.unit).to_string());
+    if cancelled() {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(DiffLoaded {
+        frames: view.frames,
+        tree,
+        totals_a,
+        totals_b,
+        rows,
+        max_depth,
+        unit,
+        sides: [None, None],
+    })))
+}
+
+/// What a comparison is computed for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffKey {
+    a: u64,
+    b: u64,
+    type_name: String,
+    settings: SettingsKey,
+}
+
+type DiffResult = Result<Option<Box<DiffLoaded>>, String>;
+
+/// A comparison running on a worker thread.
+pub struct DiffJob {
+    pub(super) key: DiffKey,
+    started: Instant,
+    stage: Arc<AtomicUsize>,
+    pub(super) cancel: Arc<AtomicBool>,
+    rx: Receiver<DiffResult>,
+}
+
+impl DiffJob {
+    /// "Comparing A and B… (aggregating, 3/4, 0.4 s)".
+    pub fn progress_text(&self) -> String {
+        let stage = self.stage.load(Ordering::Relaxed);
+        format!(
+            "Comparing A and B… ({}, {}/{}, {:.1} s)",
+            DIFF_STAGES.get(stage).copied().unwrap_or(""),
+            stage + 1,
+            DIFF_STAGES.len(),
+            self.started.elapsed().as_secs_f32()
+        )
+    }
+}
+
+impl FlintApp {
+    fn diff_key(&self) -> Option<DiffKey> {
+        let tl = self.timeline.as_ref()?;
+        let c = &self.compare;
+        c.a.as_ref()?;
+        c.b.as_ref()?;
+        Some(DiffKey {
+            a: c.a_generation,
+            b: c.b_generation,
+            type_name: tl.types.get(tl.type_index)?.sample_type.clone(),
+            settings: SettingsKey {
+                sample_type: None,
+                ..self.wanted_key()
+            },
+        })
+    }
+
+    /// Installs a finished comparison and starts one when the selections or the
+    /// settings changed.
+    pub(super) fn poll_compare(&mut self, ctx: &Context) {
+        if let Some(job) = &self.compare.job {
+            match job.rx.try_recv() {
+                Err(TryRecvError::Empty) => {}
+                result => {
+                    let result =
+                        result.unwrap_or_else(|_| Err("compare: the worker stopped".to_string()));
+                    if let Some(job) = self.compare.job.take()
+                        && !job.cancel.load(Ordering::Relaxed)
+                    {
+                        self.install_diff(job.key, result);
+                    }
+                }
+            }
+        }
+        if !self.compare.enabled {
+            return;
+        }
+        let Some(key) = self.diff_key() else {
+            return;
+        };
+        let running = self.compare.job.as_ref().is_some_and(|j| j.key == key);
+        if running || self.compare.result_key.as_ref() == Some(&key) {
+            return;
+        }
+        let settings = match self.settings_for(&key.settings) {
+            Ok(s) => s,
+            Err(e) => {
+                self.filter_error = Some(e);
+                return;
+            }
+        };
+        let (Some(a), Some(b)) = (&self.compare.a, &self.compare.b) else {
+            return;
+        };
+        let (a, b) = (Arc::clone(&a.profile), Arc::clone(&b.profile));
+        if let Some(old) = self.compare.job.take() {
+            old.cancel.store(true, Ordering::Relaxed);
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stage = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        let type_name = key.type_name.clone();
+        let job = DiffJob {
+            key,
+            started: Instant::now(),
+            stage: Arc::clone(&stage),
+            cancel: Arc::clone(&cancel),
+            rx,
+        };
+        let work = move || {
+            let set = |s: usize| stage.store(s, Ordering::Relaxed);
+            compute_diff(&a, &b, &type_name, &settings, &cancel, &set)
+        };
+        if self.sync_jobs {
+            let result = work();
+            self.install_diff(job.key, result);
+        } else {
+            let ctx = ctx.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(work());
+                ctx.request_repaint();
+            });
+            self.compare.job = Some(job);
+        }
+    }
+
+    fn install_diff(&mut self, key: DiffKey, result: DiffResult) {
+        match result {
+            Ok(Some(res)) => {
+                let c = &mut self.compare;
+                c.result = Some(Arc::from(res));
+                c.result_key = Some(key);
+                c.result_generation += 1;
+                c.error = None;
+                c.hovered = None;
+                c.side_hovered = None;
+                c.zooms = Default::default();
+            }
+            Ok(None) => {}
+            Err(e) => {
+                // Do not retry the same comparison forever.
+                self.compare.result_key = Some(key);
+                self.compare.error = Some(e);
+            }
+        }
+    }
+}

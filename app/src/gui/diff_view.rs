@@ -1,0 +1,385 @@
+//! The central panel of compare mode: A's and B's flame graphs side by side over the
+//! diff flame graph, with the legend, the mode options and the hover texts.
+
+use egui::{Align, Key, Layout, Rect, Ui, UiBuilder, pos2, vec2};
+use profile_model::diff::DiffMode;
+use profile_model::layout::{FlameRect, RectKind};
+use profile_model::{CallTree, units};
+
+use super::app::FlintApp;
+use super::colors;
+use super::compare::{DIFF_GRAPH, Picked, Side, legend_text, node_colors};
+use super::diff_job::DiffLoaded;
+use super::filters::SearchState;
+use super::flame::{self, FlameInput, NodeStyle};
+
+/// "hovered: crypto/sha256.block — more in B (+0.38 s)".
+pub fn diff_hover_text(res: &DiffLoaded, mode: DiffMode, h: &FlameRect) -> String {
+    match h.kind {
+        RectKind::Node(n) => {
+            let values = res.values(mode);
+            let at = |v: &[i64]| v.get(n as usize).copied().unwrap_or(0);
+            format!(
+                "hovered: {} — {} ({})",
+                flame::node_name(&res.tree, &res.frames, n),
+                flame::change_name(values.change(n)),
+                flame::signed(at(&res.totals_b) - at(&res.totals_a), &res.unit)
+            )
+        }
+        RectKind::Hidden { count, .. } => format!("hovered: {count} narrow frames"),
+    }
+}
+
+impl FlintApp {
+    /// The text of the frame hovered in the diff flame graph, or in A's or B's
+    /// ("hovered: main.fib — 1.23 s (30.1%) in A"); also in the status bar.
+    pub fn compare_hover_text(&self) -> Option<String> {
+        let res = self.compare.result.as_ref()?;
+        if let Some(h) = self.compare.hovered.as_ref() {
+            return Some(diff_hover_text(res, self.compare.mode, h));
+        }
+        let (side, h) = self.compare.side_hovered.as_ref()?;
+        let cur = res.sides[*side as usize].as_ref()?;
+        let name = match side {
+            Side::A => "A",
+            Side::B => "B",
+        };
+        Some(format!(
+            "{} in {name}",
+            super::status_bar::hovered_text(cur, h)
+        ))
+    }
+
+    /// "A: 12:39:12, 1 profile, 2.26 s": the caption of A's or B's flame graph.
+    pub fn side_caption(&self, side: Side) -> String {
+        let (name, picked) = match side {
+            Side::A => ("A", &self.compare.a),
+            Side::B => ("B", &self.compare.b),
+        };
+        let Some(p) = picked else {
+            return format!("{name}: not selected");
+        };
+        let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
+            super::timeline::describe_time(p.time, tl.step_nanos)
+        });
+        let total = self
+            .compare
+            .result
+            .as_ref()
+            .and_then(|r| r.sides[side as usize].as_ref())
+            .map_or_else(String::new, |cur| {
+                format!(
+                    ", {}",
+                    units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+                )
+            });
+        format!(
+            "{name}: {when}, {} profile{}{total}",
+            p.count,
+            if p.count == 1 { "" } else { "s" }
+        )
+    }
+
+    /// Search matches of the frames of A, B and the diff, for the search box's text.
+    fn refresh_compare_search(&mut self, res: &DiffLoaded) {
+        let key = (
+            self.search.text.clone(),
+            self.search.regex,
+            self.compare.result_generation,
+        );
+        if self.compare.matches_key.as_ref() == Some(&key) {
+            return;
+        }
+        let tables = [
+            res.sides[0].as_ref().map(|c| &c.frames),
+            res.sides[1].as_ref().map(|c| &c.frames),
+            Some(&res.frames),
+        ];
+        self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
+            Ok(Some(re)) => {
+                self.search.error = None;
+                tables.map(|t| t.map(|f| CallTree::frame_matches(f, &re)))
+            }
+            Ok(None) => {
+                self.search.error = None;
+                [None, None, None]
+            }
+            Err(e) => {
+                self.search.error = Some(e);
+                [None, None, None]
+            }
+        };
+        self.compare.matches_key = Some(key);
+    }
+
+    /// A's or B's flame graph with its caption, Reset and Back, in `ui`.
+    fn side_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, side: Side) {
+        let i = side as usize;
+        let caption = self.side_caption(side);
+        let Some(cur) = res.sides[i].clone() else {
+            ui.label(caption);
+            return;
+        };
+        let z = &mut self.compare.zooms[i];
+        if z.zoom as usize >= cur.tree.len() {
+            z.reset();
+        }
+        ui.horizontal(|ui| {
+            ui.strong(caption);
+            let z = &mut self.compare.zooms[i];
+            if ui
+                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset").small())
+                .on_hover_text("show everything (Esc)")
+                .clicked()
+            {
+                z.reset();
+            }
+            if ui
+                .add_enabled(
+                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
+                    egui::Button::new("Back").small(),
+                )
+                .on_hover_text("previous zoom")
+                .clicked()
+            {
+                z.back(&cur.tree);
+            }
+            if z.zoom != CallTree::ROOT {
+                let name = flame::node_name(&cur.tree, &cur.frames, z.zoom);
+                ui.add(egui::Label::new(format!("› {name}")).truncate());
+            }
+        });
+        if cur.totals.first().copied().unwrap_or(0) <= 0 {
+            ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
+            return;
+        }
+        let input = FlameInput {
+            tree: &cur.tree,
+            frames: &cur.frames,
+            totals: &cur.totals,
+            colors: &self.compare.side_colors[i],
+            matches: self.compare.matches[i].as_deref(),
+            selected: None,
+            unit: cur.unit(),
+        };
+        let label = match side {
+            Side::A => "flame graph A",
+            Side::B => "flame graph B",
+        };
+        let out = flame::show_labeled(
+            ui,
+            &input,
+            &NodeStyle::default(),
+            label,
+            self.compare.zooms[i].zoom,
+            self.flame.flipped,
+            cur.max_depth,
+        );
+        if let Some(h) = out.hovered {
+            self.compare.side_hovered = Some((side, h));
+        }
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[i].zoom_to(node);
+        }
+        self.compare.side_last[i] = Some((out.canvas, out.params, out.rects));
+    }
+
+    /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
+    pub fn compare_sides_text(&self) -> String {
+        let tl = self.timeline.as_ref();
+        let side = |name: &str, p: &Option<Picked>, total: Option<i64>, unit: &str| match p {
+            None => format!("{name}: not selected"),
+            Some(p) => {
+                let when = tl.map_or_else(String::new, |tl| {
+                    super::timeline::describe_time(p.time, tl.step_nanos)
+                });
+                let total =
+                    total.map_or_else(String::new, |t| format!(", {}", units::readable(t, unit)));
+                format!(
+                    "{name}: {when} ({} profile{}{total})",
+                    p.count,
+                    if p.count == 1 { "" } else { "s" }
+                )
+            }
+        };
+        let res = self.compare.result.as_deref();
+        let unit = res.map_or("", |r| r.unit.as_str());
+        format!(
+            "{} · {}",
+            side("A", &self.compare.a, res.map(DiffLoaded::total_a), unit),
+            side("B", &self.compare.b, res.map(DiffLoaded::total_b), unit)
+        )
+    }
+
+    /// The central panel in compare mode: options, legend and the diff flame graph.
+    pub(super) fn compare_central(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut self.compare.mode, DiffMode::Relative, "relative")
+                .on_hover_text("each side as a share of its own total");
+            ui.radio_value(&mut self.compare.mode, DiffMode::Absolute, "absolute")
+                .on_hover_text("raw values: a longer selection counts more");
+            ui.separator();
+            ui.checkbox(&mut self.compare.widths_from_a, "widths from A")
+                .on_hover_text("size frames by A (frames only in A become visible)");
+            ui.separator();
+            ui.label(self.compare_sides_text());
+        });
+        let Some(res) = self.compare.result.clone() else {
+            ui.label(legend_text(self.compare.mode));
+            ui.centered_and_justified(|ui| {
+                if let Some(job) = &self.compare.job {
+                    ui.label(job.progress_text());
+                } else if let Some(e) = &self.compare.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                } else {
+                    let next = match self.compare.target {
+                        Side::A => "A (before)",
+                        Side::B => "B (after)",
+                    };
+                    ui.label(format!("drag a range on the plot to select {next}"));
+                }
+            });
+            return;
+        };
+        let dark = ui.visuals().dark_mode;
+        self.refresh_compare_search(&res);
+        if !ui.ctx().egui_wants_keyboard_input() {
+            let (escape, back) =
+                ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+            if escape {
+                for z in &mut self.compare.zooms {
+                    z.reset();
+                }
+            }
+            if back {
+                self.compare.zooms[DIFF_GRAPH].back(&res.tree);
+            }
+        }
+        let side_key = (self.compare.result_generation, dark, self.flame.color_mode);
+        if self.compare.side_colors_key != Some(side_key) {
+            for (colors, side) in self.compare.side_colors.iter_mut().zip(&res.sides) {
+                *colors = side.as_ref().map_or_else(Vec::new, |cur| {
+                    colors::frame_colors(&cur.frames.frames, self.flame.color_mode, dark)
+                });
+            }
+            self.compare.side_colors_key = Some(side_key);
+        }
+        // A and B side by side on the top 40%, the diff below.
+        self.compare.side_hovered = None;
+        let full = ui.available_rect_before_wrap();
+        let gap = 10.0;
+        let top_height = (full.height() * 0.4).round().max(80.0);
+        let half = ((full.width() - gap) / 2.0).max(0.0);
+        for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
+            let r = Rect::from_min_size(
+                pos2(full.left() + i as f32 * (half + gap), full.top()),
+                vec2(half, top_height),
+            );
+            let mut child = ui.new_child(
+                UiBuilder::new()
+                    .max_rect(r)
+                    .id_salt(("compare side", i))
+                    .layout(Layout::top_down(Align::Min)),
+            );
+            self.side_graph(&mut child, &res, side);
+        }
+        let x = full.left() + half + gap / 2.0;
+        ui.painter().vline(
+            x,
+            full.top()..=full.top() + top_height,
+            ui.visuals().widgets.noninteractive.bg_stroke,
+        );
+        ui.advance_cursor_after_rect(Rect::from_min_size(
+            full.min,
+            vec2(full.width(), top_height),
+        ));
+        ui.separator();
+        self.diff_graph(ui, &res);
+    }
+
+    /// The diff flame graph under its legend, Reset and Back.
+    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded) {
+        let dark = ui.visuals().dark_mode;
+        let mode = self.compare.mode;
+        let values = res.values(mode);
+        let colors_key = (self.compare.result_generation, mode, dark);
+        if self.compare.colors_key != Some(colors_key) {
+            self.compare.colors = node_colors(&values, res.tree.len(), dark);
+            self.compare.colors_key = Some(colors_key);
+        }
+        let z = &mut self.compare.zooms[DIFF_GRAPH];
+        if z.zoom as usize >= res.tree.len() {
+            z.reset();
+        }
+        ui.label(legend_text(mode));
+        ui.horizontal(|ui| {
+            ui.strong("diff (B − A)");
+            let z = &mut self.compare.zooms[DIFF_GRAPH];
+            if ui
+                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset"))
+                .on_hover_text("show everything (Esc)")
+                .clicked()
+            {
+                z.reset();
+            }
+            if ui
+                .add_enabled(
+                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
+                    egui::Button::new("Back"),
+                )
+                .on_hover_text("previous zoom (Backspace)")
+                .clicked()
+            {
+                z.back(&res.tree);
+            }
+            if z.zoom != CallTree::ROOT {
+                ui.label(format!(
+                    "zoom: {}",
+                    flame::node_name(&res.tree, &res.frames, z.zoom)
+                ));
+            }
+        });
+        let totals = if self.compare.widths_from_a {
+            &res.totals_a
+        } else {
+            &res.totals_b
+        };
+        if totals.first().copied().unwrap_or(0) <= 0 {
+            ui.centered_and_justified(|ui| {
+                ui.label("no samples on this side: try the other width")
+            });
+            return;
+        }
+        let input = FlameInput {
+            tree: &res.tree,
+            frames: &res.frames,
+            totals,
+            colors: &[],
+            matches: self.compare.matches[DIFF_GRAPH].as_deref(),
+            selected: self.compare.selected,
+            unit: &res.unit,
+        };
+        let nodes = NodeStyle {
+            node_colors: Some(&self.compare.colors),
+            diff: Some(values),
+        };
+        let out = flame::show_labeled(
+            ui,
+            &input,
+            &nodes,
+            "diff flame graph",
+            self.compare.zooms[DIFF_GRAPH].zoom,
+            self.flame.flipped,
+            res.max_depth,
+        );
+        self.compare.hovered = out.hovered;
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[DIFF_GRAPH].zoom_to(node);
+        }
+        self.compare.last = Some((out.canvas, out.params, out.rects));
+    }
+}

@@ -1,0 +1,359 @@
+//! The plot panel of time mode: the series over time, presets, the selection and
+//! A/B marks, and the clicks and drags that select; plus the series as drawn.
+
+use capture::{ProfileType, QueryTime, Series, TimeRange};
+use egui::{Color32, PointerButton, Ui};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Span, VLine};
+use profile_model::units;
+
+use super::app::FlintApp;
+use super::compare::Side;
+use super::selector_bar::{nearest_series, series_matchers};
+use super::timeline::{MAX_SERIES, PlotSeries, click_to_range, drag_to_range, hms};
+
+/// Points reduced to at most one per pixel column of a plot `width` pixels wide showing
+/// `x0..x1` (the mean of each column; the nearest point outside on each side is kept so
+/// that lines reach the edges).
+pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<[f64; 2]> {
+    let columns = width.max(1.0) as usize;
+    if points.len() <= columns || x1 <= x0 {
+        return points.to_vec();
+    }
+    let first = points.partition_point(|p| p[0] < x0);
+    let last = points.partition_point(|p| p[0] <= x1);
+    let mut out = Vec::with_capacity(columns + 2);
+    if first > 0 {
+        out.push(points[first - 1]);
+    }
+    let scale = columns as f64 / (x1 - x0);
+    let mut bucket: Option<(usize, f64, f64, usize)> = None;
+    for p in &points[first..last] {
+        let col = (((p[0] - x0) * scale) as usize).min(columns - 1);
+        match &mut bucket {
+            Some((c, sx, sy, n)) if *c == col => {
+                *sx += p[0];
+                *sy += p[1];
+                *n += 1;
+            }
+            _ => {
+                if let Some((_, sx, sy, n)) = bucket {
+                    out.push([sx / n as f64, sy / n as f64]);
+                }
+                bucket = Some((col, p[0], p[1], 1));
+            }
+        }
+    }
+    if let Some((_, sx, sy, n)) = bucket {
+        out.push([sx / n as f64, sy / n as f64]);
+    }
+    if last < points.len() {
+        out.push(points[last]);
+    }
+    out
+}
+
+/// Series as drawn: named, in display units, largest first.
+pub fn plot_series(series: Vec<Series>, nanoseconds: bool) -> Vec<PlotSeries> {
+    let scale = if nanoseconds { 1e-9 } else { 1.0 };
+    let mut out: Vec<PlotSeries> = series
+        .into_iter()
+        .map(|s| {
+            let name = if s.labels.is_empty() {
+                "total".to_string()
+            } else {
+                s.labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            PlotSeries {
+                name,
+                labels: s.labels.into_iter().collect(),
+                total: s.points.iter().map(|p| p.value).sum(),
+                points: s
+                    .points
+                    .iter()
+                    .map(|p| [p.time_nanos as f64 / 1e9, p.value_per_second * scale])
+                    .collect(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
+    out
+}
+
+impl FlintApp {
+    /// The plot panel: type, presets, the plot and the selection line.
+    pub(super) fn timeline_panel(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        let selection_text = self.selection_text();
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let mut reload = false;
+        ui.horizontal(|ui| {
+            ui.strong(tl.dir.display().to_string());
+            if let Some(source) = &tl.source {
+                ui.weak(format!(
+                    "{} profiles",
+                    units::thousands(source.len() as u64)
+                ));
+            }
+            let before = tl.type_index;
+            let shown = tl
+                .types
+                .get(tl.type_index)
+                .map_or_else(String::new, ProfileType::friendly);
+            egui::ComboBox::from_id_salt("profile type")
+                .selected_text(shown)
+                .show_ui(ui, |ui| {
+                    for (i, t) in tl.types.iter().enumerate() {
+                        ui.selectable_value(&mut tl.type_index, i, t.friendly())
+                            .on_hover_text(t.to_string());
+                    }
+                })
+                .response
+                .on_hover_text("profile type plotted and selected");
+            reload = before != tl.type_index;
+            ui.separator();
+            let end = tl.span.end_nanos as f64 / 1e9;
+            let start = tl.span.start_nanos as f64 / 1e9;
+            for (label, secs) in [
+                ("15 min", 900.0),
+                ("1 h", 3600.0),
+                ("1 day", 86_400.0),
+                ("all", f64::INFINITY),
+            ] {
+                if ui
+                    .button(label)
+                    .on_hover_text("relative to the end of the data")
+                    .clicked()
+                {
+                    tl.pending_bounds = Some(((end - secs).max(start), end));
+                }
+            }
+            ui.separator();
+            ui.toggle_value(&mut self.compare.enabled, "Compare")
+                .on_hover_text("compare two selections: A (before) and B (after)");
+            if self.compare.enabled {
+                ui.radio_value(&mut self.compare.target, Side::A, "select A");
+                ui.radio_value(&mut self.compare.target, Side::B, "select B");
+            }
+            ui.separator();
+            ui.checkbox(&mut tl.show_all, "show all")
+                .on_hover_text(format!(
+                    "draw every series, not only the {MAX_SERIES} largest"
+                ));
+            if tl.loading_series {
+                ui.weak("loading series…");
+            }
+            if let Some(n) = &tl.notice {
+                ui.colored_label(ui.visuals().warn_fg_color, n);
+            }
+        });
+        if reload {
+            tl.series.clear();
+            tl.selection = None;
+            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
+            self.compare.clear();
+            self.load_series(&ctx);
+            return;
+        }
+        self.selector_row(ui);
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let unit = tl.y_unit();
+        let hover_unit = unit.clone();
+        let (vx0, vx1, width) = tl.last_view.unwrap_or((
+            tl.span.start_nanos as f64 / 1e9,
+            tl.span.end_nanos as f64 / 1e9,
+            800.0,
+        ));
+        let shown = if tl.show_all {
+            tl.series.len()
+        } else {
+            tl.series.len().min(MAX_SERIES)
+        };
+        let lines: Vec<(String, Vec<[f64; 2]>)> = tl.series[..shown]
+            .iter()
+            .map(|s| (s.name.clone(), bucket_points(&s.points, vx0, vx1, width)))
+            .collect();
+        let pending = tl.pending_bounds.take();
+        let selection = tl.selection;
+        let step = tl.step_nanos;
+        let drag = tl.drag_start.zip(tl.drag_now);
+        let sides: Vec<(&str, QueryTime, Color32)> = if self.compare.enabled {
+            [
+                (
+                    "A",
+                    &self.compare.a,
+                    Color32::from_rgba_unmultiplied(255, 140, 0, 60),
+                ),
+                (
+                    "B",
+                    &self.compare.b,
+                    Color32::from_rgba_unmultiplied(170, 60, 255, 60),
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(name, p, c)| p.as_ref().map(|p| (name, p.time, c)))
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let selection = if self.compare.enabled {
+            None
+        } else {
+            selection
+        };
+        // The plot takes what the footer line leaves, so that the panel's content fills
+        // it exactly: a smaller content would be stored as the panel's new size and the
+        // panel would shrink a little with every frame.
+        let footer = ui.spacing().interact_size.y + ui.spacing().item_spacing.y * 2.0;
+        let height = (ui.available_height() - footer).max(60.0);
+        tl.plot_height = height;
+        let resp = Plot::new("flint timeline plot")
+            .height(height)
+            .legend(Legend::default())
+            .pan_pointer_button(PointerButton::Middle)
+            .allow_boxed_zoom(false)
+            .allow_double_click_reset(true)
+            .y_axis_label(unit)
+            .include_y(0.0)
+            .x_axis_formatter(|mark, _| hms((mark.value * 1e9) as i64))
+            .label_formatter(move |pos| match pos {
+                egui_plot::HoverPosition::NearDataPoint {
+                    plot_name,
+                    position,
+                    ..
+                } => Some(format!(
+                    "{plot_name}\n{}\n{:.3} {hover_unit}",
+                    hms((position.x * 1e9) as i64),
+                    position.y
+                )),
+                egui_plot::HoverPosition::Elsewhere { position } => {
+                    Some(hms((position.x * 1e9) as i64))
+                }
+            })
+            .show(ui, |plot_ui| {
+                if let Some((a, b)) = pending {
+                    plot_ui.set_plot_bounds_x(a..=b);
+                    plot_ui.set_auto_bounds([false, true]);
+                }
+                for (name, points) in lines {
+                    plot_ui.line(Line::new(name, PlotPoints::new(points)).width(1.5));
+                }
+                let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
+                match selection {
+                    Some(QueryTime::Single(t)) => {
+                        plot_ui.add(VLine::new("selection", t as f64 / 1e9).color(sel_color));
+                    }
+                    Some(QueryTime::Merge(r)) if r.end_nanos - r.start_nanos <= step => {
+                        plot_ui.add(
+                            VLine::new("selection", r.start_nanos as f64 / 1e9)
+                                .color(Color32::from_rgb(90, 140, 255)),
+                        );
+                    }
+                    Some(QueryTime::Merge(r)) => {
+                        plot_ui.add(
+                            Span::new(
+                                "selection",
+                                r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9,
+                            )
+                            .fill(sel_color),
+                        );
+                    }
+                    None => {}
+                }
+                for (name, time, color) in sides {
+                    let range = match time {
+                        QueryTime::Single(t) => TimeRange {
+                            start_nanos: t,
+                            end_nanos: t,
+                        },
+                        QueryTime::Merge(r) => r,
+                    };
+                    let (x0, x1) = (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
+                    if range.end_nanos - range.start_nanos <= step {
+                        plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
+                    } else {
+                        plot_ui.add(
+                            Span::new(name, x0..=x1)
+                                .fill(color)
+                                .border_color(color.to_opaque()),
+                        );
+                    }
+                }
+                if let Some((a, b)) = drag {
+                    plot_ui.add(
+                        Span::new("dragging", a.min(b)..=a.max(b))
+                            .fill(Color32::from_rgba_unmultiplied(255, 200, 60, 50)),
+                    );
+                }
+            });
+        tl.last_transform = Some(resp.transform);
+        let bounds = resp.transform.bounds();
+        tl.last_view = Some((
+            bounds.min()[0],
+            bounds.max()[0],
+            resp.transform.frame().width(),
+        ));
+        let r = &resp.response;
+        let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
+        let mut chosen = None;
+        let mut add = Vec::new();
+        let shift = ui.input(|i| i.modifiers.shift);
+        if shift
+            && r.clicked_by(PointerButton::Primary)
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            let p = resp.transform.value_from_position(pos);
+            let d = resp.transform.dpos_dvalue();
+            let drawn: Vec<Vec<[f64; 2]>> = tl.series[..shown]
+                .iter()
+                .map(|s| bucket_points(&s.points, vx0, vx1, width))
+                .collect();
+            let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
+            if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
+                add = series_matchers(&tl.series[i].labels, &tl.matchers);
+            }
+        } else if r.drag_started_by(PointerButton::Primary)
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            tl.drag_start = Some(x_at(pos));
+            tl.drag_now = tl.drag_start;
+        }
+        if tl.drag_start.is_some()
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            tl.drag_now = Some(x_at(pos));
+        }
+        if r.drag_stopped_by(PointerButton::Primary) {
+            if let (Some(a), Some(b)) = (tl.drag_start.take(), tl.drag_now.take()) {
+                chosen = Some(QueryTime::Merge(drag_to_range(a, b)));
+            }
+        } else if !shift
+            && r.clicked_by(PointerButton::Primary)
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            chosen = Some(QueryTime::Merge(click_to_range(x_at(pos), step)));
+        }
+        ui.horizontal(|ui| {
+            if let Some(text) = selection_text {
+                ui.strong(text);
+                ui.separator();
+            }
+            ui.weak("click a point or drag a range to select; Shift+click a line to filter by its labels; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
+        });
+        // Fill the panel (see above): its stored size is the size of what it holds.
+        ui.expand_to_include_rect(ui.max_rect());
+        if !add.is_empty() {
+            self.add_matchers(&ctx, add);
+        }
+        if let Some(time) = chosen {
+            self.select_time(&ctx, time);
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! The background work of time mode: indexing a directory, series and selection
+//! queries on the query runtime, their answers, and their progress in the status bar.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use capture::{
+    FileSource, Matcher, ProfileSource as _, Progress, QueryTime, Selector, SourceError, TimeRange,
+};
+use egui::{Context, Ui};
+use profile_model::units;
+
+use super::app::FlintApp;
+use super::compare::Picked;
+use super::loader::Source;
+use super::plot::plot_series;
+use super::selector_bar::SumBy;
+use super::timeline::{NO_DATA, TimeMsg, Timeline, describe_time, source_types};
+
+/// The tokio runtime the app runs its queries on (one worker thread).
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("flint-query")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the query runtime: {e}"))
+}
+
+impl FlintApp {
+    /// Opens a directory in time mode: indexes it in the background.
+    pub fn open_dir(&mut self, ctx: &Context, dir: PathBuf) {
+        if let Some(old) = &self.timeline {
+            for p in old.indexing.iter().chain(old.querying.iter()) {
+                p.cancel();
+            }
+        }
+        let mut tl = Timeline::new(dir.clone());
+        let progress = Progress::default();
+        tl.indexing = Some(progress.clone());
+        let decode = self.decode;
+        let tx = tl.tx.clone();
+        self.timeline = Some(tl);
+        if self.sync_jobs {
+            let result = FileSource::open(&[dir], decode, &progress);
+            let _ = tx.send(TimeMsg::Indexed(result));
+        } else {
+            let ctx = ctx.clone();
+            std::thread::spawn(move || {
+                let result = FileSource::open(&[dir], decode, &progress);
+                let _ = tx.send(TimeMsg::Indexed(result));
+                ctx.request_repaint();
+            });
+            // Progress is read from the shared counters: repaint while indexing.
+        }
+    }
+
+    /// Runs `fut` on the query runtime (blocking in tests), sending its message back.
+    fn run_query(&mut self, ctx: &Context, fut: impl Future<Output = TimeMsg> + Send + 'static) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let tx = tl.tx.clone();
+        if self.runtime.is_none() {
+            match runtime() {
+                Ok(rt) => self.runtime = Some(rt),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        let Some(rt) = &self.runtime else {
+            return;
+        };
+        if self.sync_jobs {
+            let msg = rt.block_on(fut);
+            let _ = tx.send(msg);
+        } else {
+            let ctx = ctx.clone();
+            rt.spawn(async move {
+                let msg = fut.await;
+                let _ = tx.send(msg);
+                ctx.request_repaint();
+            });
+        }
+    }
+
+    /// Queries the series of the chosen profile type and matchers.
+    pub(super) fn load_series(&mut self, ctx: &Context) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
+            return;
+        };
+        tl.bar.label_names = tl.label_names();
+        let sum_by = tl.sum_by.resolve(&tl.bar.label_names);
+        tl.series_gen += 1;
+        let generation = tl.series_gen;
+        let span = tl.span;
+        // About 2,000 steps over the data, whole seconds.
+        let step = ((span.end_nanos - span.start_nanos) / 2000).max(1_000_000_000);
+        let step = step - step % 1_000_000_000;
+        tl.step_nanos = step;
+        tl.loading_series = true;
+        self.run_query(ctx, async move {
+            let result = source.query_range(selector, span, step, sum_by).await;
+            TimeMsg::Series(generation, result)
+        });
+    }
+
+    /// Sets the label matchers and plots again.
+    pub fn set_matchers(&mut self, ctx: &Context, matchers: Vec<Matcher>) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        tl.matchers = matchers;
+        tl.notice = None;
+        if let Some(sel) = tl.selector() {
+            tl.bar.text = sel.to_string();
+        }
+        self.load_series(ctx);
+    }
+
+    /// Adds matchers (those not there yet) and plots again.
+    pub fn add_matchers(&mut self, ctx: &Context, add: Vec<Matcher>) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let mut matchers = tl.matchers.clone();
+        for m in add {
+            if !matchers.contains(&m) {
+                matchers.push(m);
+            }
+        }
+        if matchers != tl.matchers {
+            self.set_matchers(ctx, matchers);
+        }
+    }
+
+    /// Applies a selector typed as text; an invalid one leaves everything as it was and
+    /// says why.
+    pub fn apply_selector_text(&mut self, ctx: &Context, text: &str) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let parsed = Selector::parse(text).and_then(|sel| {
+            tl.types
+                .iter()
+                .position(|t| *t == sel.profile_type)
+                .map(|i| (i, sel.matchers))
+                .ok_or_else(|| format!("no profiles of type {} here", sel.profile_type))
+        });
+        match parsed {
+            Ok((index, matchers)) => {
+                tl.bar.text_error = None;
+                if index != tl.type_index {
+                    tl.type_index = index;
+                    tl.series.clear();
+                    tl.selection = None;
+                    self.compare.clear();
+                }
+                self.set_matchers(ctx, matchers);
+            }
+            Err(e) => tl.bar.text_error = Some(e),
+        }
+    }
+
+    /// Sets how the series are summed and plots again.
+    pub fn set_sum_by(&mut self, ctx: &Context, sum_by: SumBy) {
+        if let Some(tl) = &mut self.timeline {
+            tl.sum_by = sum_by;
+            self.load_series(ctx);
+        }
+    }
+
+    /// Merges every profile matching the selector in the visible time range.
+    pub fn merge_visible(&mut self, ctx: &Context) {
+        if let Some(tl) = &self.timeline {
+            let range = tl.visible_range();
+            self.select_time(ctx, QueryTime::Merge(range));
+        }
+    }
+
+    /// Selects `time`: queries its profile (merged) and, once it arrives, shows it.
+    pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
+        let side = self.comparing().then_some(self.compare.target);
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
+            return;
+        };
+        if let Some(p) = tl.querying.take() {
+            p.cancel();
+        }
+        let progress = Progress::default();
+        tl.querying = Some(progress.clone());
+        tl.notice = None;
+        self.run_query(ctx, async move {
+            let range = match time {
+                QueryTime::Single(t) => TimeRange {
+                    start_nanos: t,
+                    end_nanos: t.saturating_add(1),
+                },
+                QueryTime::Merge(r) => r,
+            };
+            let result = async {
+                let profile = source.query(selector.clone(), time, progress).await?;
+                // One point per distinct profile time: the number of profiles merged.
+                let count = source
+                    .query_range(selector, range, 1, Some(Vec::new()))
+                    .await
+                    .map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
+                Ok((Box::new(profile), count))
+            }
+            .await;
+            TimeMsg::Selected(time, side, result)
+        });
+    }
+
+    /// Drains the timeline's messages.
+    pub(super) fn poll_timeline(&mut self, ctx: &Context) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let msgs: Vec<TimeMsg> = tl.rx.try_iter().collect();
+        if tl.indexing.is_some() || tl.querying.is_some() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(250));
+        }
+        for msg in msgs {
+            self.handle_time_msg(ctx, msg);
+        }
+    }
+
+    fn handle_time_msg(&mut self, ctx: &Context, msg: TimeMsg) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        match msg {
+            TimeMsg::Indexed(result) => {
+                let cancelled = tl.indexing.take().is_some_and(|p| p.is_cancelled());
+                match result {
+                    Ok(_) if cancelled => self.message = Some(("cancelled".into(), false)),
+                    Ok((source, skipped)) => {
+                        tl.span = source.span();
+                        tl.types = source_types(&source);
+                        tl.type_index = tl
+                            .types
+                            .iter()
+                            .position(|t| t.sample_type == "cpu")
+                            .unwrap_or(0);
+                        tl.skipped = skipped;
+                        tl.pending_bounds = Some((
+                            tl.span.start_nanos as f64 / 1e9,
+                            tl.span.end_nanos as f64 / 1e9,
+                        ));
+                        if source.is_empty() {
+                            tl.notice = Some(format!("no profiles in {}", tl.dir.display()));
+                        }
+                        tl.source = Some(Arc::new(source));
+                        self.load_series(ctx);
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+            }
+            TimeMsg::Series(generation, result) => {
+                if generation != tl.series_gen {
+                    return;
+                }
+                tl.loading_series = false;
+                let nanos = tl
+                    .types
+                    .get(tl.type_index)
+                    .is_some_and(|t| t.sample_unit == "nanoseconds");
+                match result {
+                    Ok(series) => tl.series = plot_series(series, nanos),
+                    Err(e) => {
+                        tl.series.clear();
+                        tl.notice = Some(e.to_string());
+                    }
+                }
+            }
+            TimeMsg::Selected(time, side, result) => {
+                tl.querying = None;
+                match result {
+                    Ok((profile, count)) if let Some(side) = side => {
+                        self.compare.set(
+                            side,
+                            Picked {
+                                time,
+                                profile: Arc::new(*profile),
+                                count,
+                            },
+                        );
+                    }
+                    Ok((profile, count)) => {
+                        tl.selection = Some(time);
+                        tl.selection_profiles = count;
+                        let name = tl.selection_name(time);
+                        self.open(Source::Profile {
+                            name,
+                            path: None,
+                            profile: Arc::new(*profile),
+                        });
+                    }
+                    Err(SourceError::NoData) => tl.notice = Some(NO_DATA.to_string()),
+                    Err(SourceError::Cancelled) => {
+                        self.message = Some(("cancelled".into(), false));
+                    }
+                    Err(e) => tl.notice = Some(e.to_string()),
+                }
+            }
+        }
+    }
+
+    /// Cancels indexing or the selection query.
+    pub fn cancel_time_job(&mut self) {
+        if let Some(tl) = &mut self.timeline {
+            for p in tl.indexing.iter().chain(tl.querying.iter()) {
+                p.cancel();
+            }
+            tl.querying = None;
+        }
+    }
+
+    /// The line above the flame graph: "selection: 12:01:00–12:05:00, 25 profiles, total 3 s".
+    pub fn selection_text(&self) -> Option<String> {
+        let tl = self.timeline.as_ref()?;
+        let time = tl.selection?;
+        let cur = self.current.as_ref()?;
+        Some(format!(
+            "selection: {}, {} profile{}, total {}",
+            describe_time(time, tl.step_nanos),
+            tl.selection_profiles,
+            if tl.selection_profiles == 1 { "" } else { "s" },
+            units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+        ))
+    }
+
+    /// The status bar part of time mode: skipped files, progress and Cancel.
+    pub(super) fn timeline_status(&mut self, ui: &mut Ui) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let mut cancel = false;
+        if let Some(text) = tl.progress_text() {
+            cancel = ui.button("Cancel").clicked();
+            ui.label(text);
+        }
+        if !tl.skipped.is_empty() {
+            let first: Vec<&str> = tl.skipped.iter().take(2).map(String::as_str).collect();
+            let more = if tl.skipped.len() > 2 { ", …" } else { "" };
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!(
+                    "skipped {} file{}: {}{more}",
+                    tl.skipped.len(),
+                    if tl.skipped.len() == 1 { "" } else { "s" },
+                    first.join(", ")
+                ),
+            )
+            .on_hover_text(tl.skipped.join("\n"));
+        }
+        if cancel {
+            self.cancel_time_job();
+        }
+    }
+}
