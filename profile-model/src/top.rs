@@ -221,7 +221,6 @@ pub struct TopSum {
     rows: Vec<NamedRow>,
     total: i64,
     base_total: i64,
-    kept: i64,
 }
 
 impl TopSum {
@@ -259,7 +258,6 @@ impl TopSum {
             self.total += top.total;
             self.base_total += top.base_total;
         }
-        self.kept += sign * top.kept;
     }
 
     /// The rows in pprof's order (frames whose values cancel out left out), and the
