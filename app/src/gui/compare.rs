@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use capture::QueryTime;
+use capture::{Matcher, QueryTime};
 use egui::{Color32, Rect};
 use profile_model::diff::{Change, DiffMode};
 use profile_model::frames::FrameId;
@@ -58,6 +58,29 @@ pub struct Picked {
     pub profile: Arc<Profile>,
     /// How many profiles it merged.
     pub count: usize,
+    /// The label matchers of the side's selector when it was selected.
+    pub matchers: Vec<Matcher>,
+}
+
+/// `{endpoint="/api/sort"}` for matchers, nothing when there are none.
+pub fn matchers_text(matchers: &[Matcher]) -> String {
+    if matchers.is_empty() {
+        return String::new();
+    }
+    let ms: Vec<String> = matchers.iter().map(ToString::to_string).collect();
+    format!("{{{}}}", ms.join(", "))
+}
+
+/// `A` or `A {endpoint="/api/sort"}`: a side's name and its selector's matchers.
+pub fn side_name(side: Side, matchers: &[Matcher]) -> String {
+    let name = match side {
+        Side::A => "A",
+        Side::B => "B",
+    };
+    match matchers_text(matchers) {
+        m if m.is_empty() => name.to_string(),
+        m => format!("{name} {m}"),
+    }
 }
 
 /// The sample types of `a` and `b` named `type_name` (each profile's default when missing).
@@ -151,8 +174,14 @@ pub type Drawn = (Rect, FlameParams, Vec<FlameRect>);
 pub struct CompareState {
     /// Compare mode is on.
     pub enabled: bool,
-    /// Which side the next plot selection sets.
+    /// Which side the next plot selection sets (and whose selector the selector row
+    /// edits and the plot shows).
     pub target: Side,
+    /// The label matchers of A's and B's selectors while compare mode is on (`None`
+    /// until it is switched on: both start as the selector then in force).
+    pub selectors: Option<[Vec<Matcher>; 2]>,
+    /// The side whose matchers the timeline holds (and plots).
+    pub(super) shown: Side,
     /// Selection A, once its profile arrived.
     pub a: Option<Picked>,
     /// Selection B, once its profile arrived.

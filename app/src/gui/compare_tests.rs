@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use capture::{QueryTime, TimeRange};
+use capture::selector::MatchOp;
+use capture::{Matcher, QueryTime, TimeRange};
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -18,7 +19,7 @@ use super::compare::{self, DIFF_GRAPH, Side};
 use super::flame;
 use super::loader::{self, Settings, Source};
 
-use super::test_fixtures::{fixture, fixture_dir};
+use super::test_fixtures::{FILES, fixture, fixture_dir};
 
 /// The time range holding only the profile of `name`.
 fn range_of(name: &str) -> QueryTime {
@@ -377,5 +378,112 @@ fn search_dims_in_all_three_graphs() {
             assert_eq!(*m, f.name.contains("sha256"), "{}", f.name);
         }
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The sum of the `cpu` values of the samples of every fixture whose `endpoint` label is
+/// `endpoint`, computed independently of the window.
+fn endpoint_total(endpoint: &str) -> i64 {
+    FILES
+        .iter()
+        .map(|f| {
+            let p = codec::decode(&std::fs::read(fixture(f)).unwrap()).unwrap();
+            let t = p.find_sample_type("cpu").unwrap();
+            (0..p.samples.len())
+                .filter(|&i| {
+                    p.sample_labels(i)
+                        .any(|(k, v)| k == "endpoint" && v == endpoint)
+                })
+                .map(|i| p.samples.values[t][i])
+                .sum::<i64>()
+        })
+        .sum()
+}
+
+/// The change of the widest node named `name` in the comparison.
+fn change_of(h: &Harness<'_, FlintApp>, name: &str) -> Change {
+    let app = h.state();
+    let res = app.compare.result.as_ref().unwrap();
+    let node = (0..res.tree.len() as u32)
+        .filter(|&n| flame::node_name(&res.tree, &res.frames, n) == name)
+        .max_by_key(|&n| res.totals_a[n as usize].max(res.totals_b[n as usize]))
+        .unwrap_or_else(|| panic!("{name} is in the comparison"));
+    res.values(app.compare.mode).change(node)
+}
+
+#[test]
+fn each_side_has_its_own_selector() {
+    let dir = fixture_dir("selectors");
+    let mut app = FlintApp::new(DecodeOptions::default());
+    app.sync_jobs = true;
+    let mut h = Harness::builder()
+        .with_size(vec2(1500.0, 1000.0))
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    h.state_mut().compare.enabled = true;
+    h.run_steps(1);
+    // Both sides start with the selector in force (no matchers).
+    assert_eq!(h.state().compare.selectors, Some([Vec::new(), Vec::new()]));
+    let span = h.state().timeline.as_ref().unwrap().span;
+    let all = QueryTime::Merge(TimeRange {
+        start_nanos: span.start_nanos - 1,
+        end_nanos: span.end_nanos + 1,
+    });
+    let sort = Matcher::new("endpoint", MatchOp::Equal, "/api/sort").unwrap();
+    let hash = Matcher::new("endpoint", MatchOp::Equal, "/api/hash").unwrap();
+    // A: every profile, sort endpoint.
+    h.state_mut().set_matchers(&ctx, vec![sort.clone()]);
+    h.run_steps(2);
+    h.state_mut().select_time(&ctx, all);
+    h.run_steps(2);
+    assert_eq!(h.state().compare.target, Side::B);
+    // The selector row and the plot now show B's selector, still without matchers.
+    assert!(h.state().timeline.as_ref().unwrap().matchers.is_empty());
+    // B: every profile, hash endpoint.
+    h.state_mut().set_matchers(&ctx, vec![hash.clone()]);
+    h.run_steps(2);
+    h.state_mut().select_time(&ctx, all);
+    h.run_steps(4);
+    let app = h.state();
+    assert_eq!(app.compare.a.as_ref().unwrap().matchers, vec![sort.clone()]);
+    assert_eq!(app.compare.b.as_ref().unwrap().matchers, vec![hash.clone()]);
+    let res = app.compare.result.as_ref().expect("compared");
+    let (sort_total, hash_total) = (endpoint_total("/api/sort"), endpoint_total("/api/hash"));
+    assert!(sort_total > 0 && hash_total > 0);
+    assert_eq!(res.total_a(), sort_total);
+    assert_eq!(res.total_b(), hash_total);
+    let sha = change_of(&h, "crypto/sha256.block");
+    assert!(matches!(sha, Change::New | Change::More(_)), "{sha:?}");
+    let partition = change_of(&h, "sort.partition");
+    assert!(
+        matches!(partition, Change::Vanished | Change::Less(_)),
+        "{partition:?}"
+    );
+    // Captions name each side's selector.
+    let caption = h.state().side_caption(Side::A);
+    assert!(
+        caption.starts_with(r#"A {endpoint="/api/sort"}: "#) && caption.contains(" profiles, "),
+        "{caption}"
+    );
+    h.get_by_label(&caption);
+    let caption = h.state().side_caption(Side::B);
+    assert!(
+        caption.starts_with(r#"B {endpoint="/api/hash"}: "#),
+        "{caption}"
+    );
+    h.get_by_label(&caption);
+    // Selecting A again shows A's selector in the selector row and the plot.
+    h.state_mut().compare.target = Side::A;
+    h.run_steps(2);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.matchers, vec![sort.clone()]);
+    assert!(!tl.series.is_empty());
+    // Leaving compare mode keeps the active side's selector.
+    h.state_mut().compare.enabled = false;
+    h.run_steps(2);
+    assert_eq!(h.state().timeline.as_ref().unwrap().matchers, vec![sort]);
+    assert!(h.state().compare.selectors.is_none());
     let _ = std::fs::remove_dir_all(dir);
 }

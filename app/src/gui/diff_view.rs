@@ -8,7 +8,7 @@ use profile_model::{CallTree, units};
 
 use super::app::FlintApp;
 use super::colors;
-use super::compare::{DIFF_GRAPH, Picked, Side, legend_text, node_colors};
+use super::compare::{DIFF_GRAPH, Picked, Side, legend_text, node_colors, side_name};
 use super::diff_job::DiffLoaded;
 use super::filters::SearchState;
 use super::flame::{self, FlameInput, NodeStyle};
@@ -50,11 +50,28 @@ impl FlintApp {
         ))
     }
 
-    /// "A: 12:39:12, 1 profile, 2.26 s": the caption of A's or B's flame graph.
+    /// `A` or `A {endpoint="/api/sort"}`: a side's name and the matchers of its
+    /// selection (of its selector before it has one).
+    pub fn side_label(&self, side: Side) -> String {
+        let picked = match side {
+            Side::A => &self.compare.a,
+            Side::B => &self.compare.b,
+        };
+        let matchers = match (picked, &self.compare.selectors) {
+            (Some(p), _) => p.matchers.as_slice(),
+            (None, Some(sels)) => sels[side as usize].as_slice(),
+            (None, None) => &[],
+        };
+        side_name(side, matchers)
+    }
+
+    /// `A {endpoint="/api/sort"}: 12:39:12, 1 profile, 2.26 s`: the caption of A's or
+    /// B's flame graph.
     pub fn side_caption(&self, side: Side) -> String {
-        let (name, picked) = match side {
-            Side::A => ("A", &self.compare.a),
-            Side::B => ("B", &self.compare.b),
+        let name = self.side_label(side);
+        let picked = match side {
+            Side::A => &self.compare.a,
+            Side::B => &self.compare.b,
         };
         let Some(p) = picked else {
             return format!("{name}: not selected");
@@ -189,7 +206,7 @@ impl FlintApp {
     /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
     pub fn compare_sides_text(&self) -> String {
         let tl = self.timeline.as_ref();
-        let side = |name: &str, p: &Option<Picked>, total: Option<i64>, unit: &str| match p {
+        let side = |name: String, p: &Option<Picked>, total: Option<i64>, unit: &str| match p {
             None => format!("{name}: not selected"),
             Some(p) => {
                 let when = tl.map_or_else(String::new, |tl| {
@@ -208,8 +225,18 @@ impl FlintApp {
         let unit = res.map_or("", |r| r.unit.as_str());
         format!(
             "{} · {}",
-            side("A", &self.compare.a, res.map(DiffLoaded::total_a), unit),
-            side("B", &self.compare.b, res.map(DiffLoaded::total_b), unit)
+            side(
+                self.side_label(Side::A),
+                &self.compare.a,
+                res.map(DiffLoaded::total_a),
+                unit
+            ),
+            side(
+                self.side_label(Side::B),
+                &self.compare.b,
+                res.map(DiffLoaded::total_b),
+                unit
+            )
         )
     }
 

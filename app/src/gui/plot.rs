@@ -135,7 +135,9 @@ impl FlintApp {
             }
             ui.separator();
             ui.toggle_value(&mut self.compare.enabled, "Compare")
-                .on_hover_text("compare two selections: A (before) and B (after)");
+                .on_hover_text(
+                    "compare two selections: A (before) and B (after), each with its own selector",
+                );
             if self.compare.enabled {
                 ui.radio_value(&mut self.compare.target, Side::A, "select A");
                 ui.radio_value(&mut self.compare.target, Side::B, "select B");
@@ -160,6 +162,8 @@ impl FlintApp {
             self.load_series(&ctx);
             return;
         }
+        // The selector row edits (and the plot shows) the selector of the side selected.
+        self.sync_side_selector(&ctx);
         self.selector_row(ui);
         let Some(tl) = &mut self.timeline else {
             return;

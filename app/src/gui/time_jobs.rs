@@ -113,11 +113,17 @@ impl FlintApp {
 
     /// Sets the label matchers and plots again.
     pub fn set_matchers(&mut self, ctx: &Context, matchers: Vec<Matcher>) {
+        self.sync_side_selector(ctx);
         let Some(tl) = &mut self.timeline else {
             return;
         };
         tl.matchers = matchers;
         tl.notice = None;
+        if let Some(selectors) = &mut self.compare.selectors {
+            // Compare mode: the matchers are those of the side being selected.
+            selectors[self.compare.target as usize] = tl.matchers.clone();
+            self.compare.shown = self.compare.target;
+        }
         if let Some(sel) = tl.selector() {
             tl.bar.text = sel.to_string();
         }
@@ -186,13 +192,15 @@ impl FlintApp {
 
     /// Selects `time`: queries its profile (merged) and, once it arrives, shows it.
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
-        let side = self.comparing().then_some(self.compare.target);
+        self.sync_side_selector(ctx);
+        let target = self.comparing().then_some(self.compare.target);
         let Some(tl) = &mut self.timeline else {
             return;
         };
         let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
+        let side = target.map(|s| (s, selector.matchers.clone()));
         if let Some(p) = tl.querying.take() {
             p.cancel();
         }
@@ -232,6 +240,41 @@ impl FlintApp {
         }
         for msg in msgs {
             self.handle_time_msg(ctx, msg);
+        }
+        self.sync_side_selector(ctx);
+    }
+
+    /// In compare mode, keeps the timeline's matchers (the selector row and the plot)
+    /// those of the side being selected, plotting again when they change; both sides
+    /// start with the selector in force when compare mode was switched on. Outside
+    /// compare mode, the single selector is the one the active side had.
+    pub(super) fn sync_side_selector(&mut self, ctx: &Context) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let c = &mut self.compare;
+        if !c.enabled {
+            c.selectors = None;
+            return;
+        }
+        let Some(selectors) = &c.selectors else {
+            c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
+            c.shown = c.target;
+            return;
+        };
+        if c.shown == c.target {
+            return;
+        }
+        c.shown = c.target;
+        let matchers = selectors[c.target as usize].clone();
+        if matchers != tl.matchers {
+            tl.matchers = matchers;
+            tl.notice = None;
+            if let Some(sel) = tl.selector() {
+                tl.bar.text = sel.to_string();
+            }
+            tl.bar.text_error = None;
+            self.load_series(ctx);
         }
     }
 
@@ -285,18 +328,19 @@ impl FlintApp {
             }
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;
-                match result {
-                    Ok((profile, count)) if let Some(side) = side => {
+                match (result, side) {
+                    (Ok((profile, count)), Some((side, matchers))) => {
                         self.compare.set(
                             side,
                             Picked {
                                 time,
                                 profile: Arc::new(*profile),
                                 count,
+                                matchers,
                             },
                         );
                     }
-                    Ok((profile, count)) => {
+                    (Ok((profile, count)), None) => {
                         tl.selection = Some(time);
                         tl.selection_profiles = count;
                         let name = tl.selection_name(time);
@@ -306,11 +350,11 @@ impl FlintApp {
                             profile: Arc::new(*profile),
                         });
                     }
-                    Err(SourceError::NoData) => tl.notice = Some(NO_DATA.to_string()),
-                    Err(SourceError::Cancelled) => {
+                    (Err(SourceError::NoData), _) => tl.notice = Some(NO_DATA.to_string()),
+                    (Err(SourceError::Cancelled), _) => {
                         self.message = Some(("cancelled".into(), false));
                     }
-                    Err(e) => tl.notice = Some(e.to_string()),
+                    (Err(e), _) => tl.notice = Some(e.to_string()),
                 }
             }
         }

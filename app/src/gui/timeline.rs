@@ -39,10 +39,10 @@ pub enum TimeMsg {
     /// The series of a query: (its generation, result).
     Series(u64, Result<Vec<Series>, SourceError>),
     /// A selection's profile and how many profiles it merged; the side it sets in
-    /// compare mode.
+    /// compare mode and that side's matchers.
     Selected(
         QueryTime,
-        Option<Side>,
+        Option<(Side, Vec<Matcher>)>,
         Result<(Box<profile_model::Profile>, usize), SourceError>,
     ),
 }
