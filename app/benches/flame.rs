@@ -13,7 +13,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
 use egui_plot::{Line, Plot, PlotPoints};
 use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
-use flint::gui::timeline::bucket_points;
+use flint::gui::plot::drawn_points;
+use flint::gui::timeline::PlotSeries;
 use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::decode;
 use profile_model::{CallTree, Profile, View, ViewOptions, diff};
@@ -129,16 +130,19 @@ fn group_compare(c: &mut Criterion, a: &Profile, b: &Profile) {
     group.finish();
 }
 
-/// One frame of the time plot: `series` lines of `points` points each, reduced to one
-/// point per pixel column, drawn by egui_plot and tessellated (what the window does
-/// every frame with "show all" on).
+/// One frame of the time plot with `series` lines of `points` points each, as the
+/// window draws it: lines reduced to the plot's pixel columns (computed when the series
+/// or the view change, then reused), drawn by egui_plot and tessellated.
 fn group_plot(c: &mut Criterion) {
     const SERIES: usize = 100;
     const POINTS: usize = 8_640;
     let width = 1600.0;
-    let series: Vec<Vec<[f64; 2]>> = (0..SERIES)
-        .map(|s| {
-            (0..POINTS)
+    let series: Vec<PlotSeries> = (0..SERIES)
+        .map(|s| PlotSeries {
+            name: format!("comm=s{s}"),
+            labels: vec![("comm".into(), format!("s{s}"))],
+            total: (SERIES - s) as i64,
+            points: (0..POINTS)
                 .map(|i| {
                     let t = 1_700_000_000.0 + i as f64 * 10.0;
                     [
@@ -146,10 +150,10 @@ fn group_plot(c: &mut Criterion) {
                         1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01,
                     ]
                 })
-                .collect()
+                .collect(),
         })
         .collect();
-    let (x0, x1) = (series[0][0][0], series[0][POINTS - 1][0]);
+    let (x0, x1) = (series[0].points[0][0], series[0].points[POINTS - 1][0]);
     let ctx = egui::Context::default();
     let input = || egui::RawInput {
         screen_rect: Some(Rect::from_min_size(
@@ -158,24 +162,27 @@ fn group_plot(c: &mut Criterion) {
         )),
         ..egui::RawInput::default()
     };
-    let frame = |drawn_series: usize| {
+    let draw = |lines: &[Vec<[f64; 2]>]| {
         let output = ctx.run_ui(input(), |ui| {
             Plot::new("bench").show(ui, |plot_ui| {
-                for (i, points) in series.iter().take(drawn_series).enumerate() {
-                    let drawn = bucket_points(points, x0, x1, width);
-                    plot_ui.line(Line::new(format!("s{i}"), PlotPoints::new(drawn)));
+                for (s, points) in series.iter().zip(lines) {
+                    plot_ui.line(Line::new(s.name.clone(), PlotPoints::new(points.clone())));
                 }
             });
         });
         ctx.tessellate(output.shapes, output.pixels_per_point).len()
     };
+    let all = drawn_points(&series, x0, x1, width);
+    let largest = drawn_points(&series[..20], x0, x1, width);
     let mut group = c.benchmark_group("plot");
-    group.bench_function("frame_100_series_x_8640_points", |b| {
-        b.iter(|| frame(SERIES))
-    });
+    group.bench_function("frame_100_series_x_8640_points", |b| b.iter(|| draw(&all)));
     // The window's default: the 20 largest series drawn, the rest behind "show all".
     group.bench_function("frame_20_of_100_series_x_8640_points", |b| {
-        b.iter(|| frame(20))
+        b.iter(|| draw(&largest))
+    });
+    // A frame while zooming or panning: the lines are reduced again first.
+    group.bench_function("frame_100_series_view_changed", |b| {
+        b.iter(|| draw(&drawn_points(&series, x0, x1, width)))
     });
     group.finish();
 }

@@ -52,6 +52,21 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<[
     out
 }
 
+/// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
+/// point per pixel column for up to [`MAX_SERIES`] series, one per two columns beyond
+/// (*show all*), where more lines would only cost time without showing more.
+pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<Vec<[f64; 2]>> {
+    let columns = if series.len() > MAX_SERIES {
+        width / 2.0
+    } else {
+        width
+    };
+    series
+        .iter()
+        .map(|s| bucket_points(&s.points, x0, x1, columns))
+        .collect()
+}
+
 /// Series as drawn: named, in display units, largest first.
 pub fn plot_series(series: Vec<Series>, nanoseconds: bool) -> Vec<PlotSeries> {
     let scale = if nanoseconds { 1e-9 } else { 1.0 };
@@ -180,9 +195,10 @@ impl FlintApp {
         } else {
             tl.series.len().min(MAX_SERIES)
         };
-        let lines: Vec<(String, Vec<[f64; 2]>)> = tl.series[..shown]
-            .iter()
-            .map(|s| (s.name.clone(), bucket_points(&s.points, vx0, vx1, width)))
+        let names: Vec<String> = tl.series[..shown].iter().map(|s| s.name.clone()).collect();
+        let lines: Vec<(String, Vec<[f64; 2]>)> = names
+            .into_iter()
+            .zip(tl.drawn_lines(shown, vx0, vx1, width).iter().cloned())
             .collect();
         let pending = tl.pending_bounds.take();
         let selection = tl.selection;
@@ -315,11 +331,11 @@ impl FlintApp {
         {
             let p = resp.transform.value_from_position(pos);
             let d = resp.transform.dpos_dvalue();
-            let drawn: Vec<Vec<[f64; 2]>> = tl.series[..shown]
+            let refs: Vec<&[[f64; 2]]> = tl
+                .drawn_lines(shown, vx0, vx1, width)
                 .iter()
-                .map(|s| bucket_points(&s.points, vx0, vx1, width))
+                .map(Vec::as_slice)
                 .collect();
-            let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
             if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
                 add = series_matchers(&tl.series[i].labels, &tl.matchers);
             }

@@ -164,7 +164,7 @@ impl FlintApp {
                 tl.bar.text_error = None;
                 if index != tl.type_index {
                     tl.type_index = index;
-                    tl.series.clear();
+                    tl.set_series(Vec::new());
                     tl.selection = None;
                     self.compare.clear();
                 }
@@ -319,9 +319,9 @@ impl FlintApp {
                     .get(tl.type_index)
                     .is_some_and(|t| t.sample_unit == "nanoseconds");
                 match result {
-                    Ok(series) => tl.series = plot_series(series, nanos),
+                    Ok(series) => tl.set_series(plot_series(series, nanos)),
                     Err(e) => {
-                        tl.series.clear();
+                        tl.set_series(Vec::new());
                         tl.notice = Some(e.to_string());
                     }
                 }

@@ -13,6 +13,7 @@ use profile_model::codec::{self, DecodeOptions};
 use profile_model::units;
 
 use super::app::FlintApp;
+use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
@@ -116,12 +117,12 @@ fn drag_and_click_convert_to_ranges() {
 #[test]
 fn points_are_bucketed_per_pixel() {
     let points: Vec<[f64; 2]> = (0..1000).map(|i| [f64::from(i), 1.0]).collect();
-    let out = timeline::bucket_points(&points, 100.0, 899.0, 100.0);
+    let out = plot::bucket_points(&points, 100.0, 899.0, 100.0);
     // 100 columns plus the neighbor on each side.
     assert_eq!(out.len(), 102);
     assert!(out.windows(2).all(|w| w[0][0] < w[1][0]));
     assert!(out.iter().all(|p| (p[1] - 1.0).abs() < 1e-9));
-    let few = timeline::bucket_points(&points[..10], 0.0, 9.0, 100.0);
+    let few = plot::bucket_points(&points[..10], 0.0, 9.0, 100.0);
     assert_eq!(few.len(), 10);
 }
 
@@ -373,4 +374,31 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
     assert_eq!(plotted_total(&h), expected);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
+    let series = |v: f64| timeline::PlotSeries {
+        name: "total".into(),
+        labels: Vec::new(),
+        total: 1,
+        points: (0..1000).map(|i| [f64::from(i), v]).collect(),
+    };
+    let mut tl = timeline::Timeline::new(PathBuf::from("unused"));
+    tl.set_series(vec![series(1.0)]);
+    let first = tl.drawn_lines(1, 0.0, 999.0, 100.0).to_vec();
+    assert!(
+        first[0].len() <= 102,
+        "one point per pixel column (and the edges)"
+    );
+    assert_eq!(tl.drawn_lines(1, 0.0, 999.0, 100.0), first.as_slice());
+    // New series: recomputed even though the view is the same.
+    tl.set_series(vec![series(2.0)]);
+    assert!(
+        tl.drawn_lines(1, 0.0, 999.0, 100.0)[0]
+            .iter()
+            .all(|p| p[1] == 2.0)
+    );
+    // A wider plot: more columns.
+    assert!(tl.drawn_lines(1, 0.0, 999.0, 400.0)[0].len() > first[0].len());
 }

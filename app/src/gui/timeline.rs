@@ -19,9 +19,8 @@ use capture::{
 };
 
 use super::compare::Side;
+use super::plot::drawn_points;
 use super::selector_bar::{SelectorBar, SumBy};
-
-pub use super::plot::bucket_points;
 
 /// Series drawn unless "show all" is ticked.
 pub const MAX_SERIES: usize = 20;
@@ -76,8 +75,13 @@ pub struct Timeline {
     pub span: TimeRange,
     /// Step of the series query.
     pub step_nanos: i64,
-    /// Series of the plotted type, largest first.
+    /// Series of the plotted type, largest first; replaced through [`Timeline::set_series`].
     pub series: Vec<PlotSeries>,
+    /// Bumped whenever `series` is replaced, so the drawn lines are recomputed.
+    series_version: u64,
+    /// The lines last drawn and what they were computed for, reused while neither the
+    /// series nor the visible range change (a frame then only draws).
+    drawn: Option<(DrawnKey, Vec<Vec<[f64; 2]>>)>,
     /// Draw every series, not only the largest [`MAX_SERIES`].
     pub show_all: bool,
     /// The selection shown (set when its profile arrived).
@@ -116,7 +120,36 @@ pub struct Timeline {
     pub(super) rx: Receiver<TimeMsg>,
 }
 
+/// What a set of drawn lines was computed for: series version, visible range, width in
+/// points, number of series drawn.
+type DrawnKey = (u64, u64, u64, u32, usize);
+
 impl Timeline {
+    /// Replaces the plotted series.
+    pub fn set_series(&mut self, series: Vec<PlotSeries>) {
+        self.series = series;
+        self.series_version += 1;
+    }
+
+    /// The points of the first `shown` series as drawn on a plot `width` points wide
+    /// showing `x0..x1`: computed once, then reused until the series or the view change.
+    pub fn drawn_lines(&mut self, shown: usize, x0: f64, x1: f64, width: f32) -> &[Vec<[f64; 2]>] {
+        let key = (
+            self.series_version,
+            x0.to_bits(),
+            x1.to_bits(),
+            width.to_bits(),
+            shown,
+        );
+        if self.drawn.as_ref().is_none_or(|(k, _)| *k != key) {
+            let lines = drawn_points(&self.series[..shown.min(self.series.len())], x0, x1, width);
+            self.drawn = Some((key, lines));
+        }
+        self.drawn
+            .as_ref()
+            .map_or(&[], |(_, lines)| lines.as_slice())
+    }
+
     pub(super) fn new(dir: PathBuf) -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
@@ -131,6 +164,8 @@ impl Timeline {
             },
             step_nanos: 1_000_000_000,
             series: Vec::new(),
+            series_version: 0,
+            drawn: None,
             show_all: false,
             selection: None,
             selection_profiles: 0,
