@@ -11,7 +11,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
-use egui_plot::{Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints};
 use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
 use flint::gui::plot::drawn_points;
 use flint::gui::timeline::PlotSeries;
@@ -162,11 +162,11 @@ fn group_plot(c: &mut Criterion) {
         )),
         ..egui::RawInput::default()
     };
-    let draw = |lines: &[Vec<[f64; 2]>]| {
+    let draw = |lines: &[Vec<PlotPoint>]| {
         let output = ctx.run_ui(input(), |ui| {
             Plot::new("bench").show(ui, |plot_ui| {
                 for (s, points) in series.iter().zip(lines) {
-                    plot_ui.line(Line::new(s.name.clone(), PlotPoints::new(points.clone())));
+                    plot_ui.line(Line::new(s.name.clone(), PlotPoints::Borrowed(points)));
                 }
             });
         });

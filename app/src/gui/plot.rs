@@ -3,7 +3,7 @@
 
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Span, VLine};
+use egui_plot::{Legend, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 use profile_model::units;
 
 use super::app::FlintApp;
@@ -55,7 +55,7 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<[
 /// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
 /// point per pixel column for up to [`MAX_SERIES`] series, one per two columns beyond
 /// (*show all*), where more lines would only cost time without showing more.
-pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<Vec<[f64; 2]>> {
+pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<Vec<PlotPoint>> {
     let columns = if series.len() > MAX_SERIES {
         width / 2.0
     } else {
@@ -63,7 +63,12 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
     };
     series
         .iter()
-        .map(|s| bucket_points(&s.points, x0, x1, columns))
+        .map(|s| {
+            bucket_points(&s.points, x0, x1, columns)
+                .into_iter()
+                .map(|[x, y]| PlotPoint::new(x, y))
+                .collect()
+        })
         .collect()
 }
 
@@ -196,10 +201,6 @@ impl FlintApp {
             tl.series.len().min(MAX_SERIES)
         };
         let names: Vec<String> = tl.series[..shown].iter().map(|s| s.name.clone()).collect();
-        let lines: Vec<(String, Vec<[f64; 2]>)> = names
-            .into_iter()
-            .zip(tl.drawn_lines(shown, vx0, vx1, width).iter().cloned())
-            .collect();
         let pending = tl.pending_bounds.take();
         let selection = tl.selection;
         let step = tl.step_nanos;
@@ -234,6 +235,8 @@ impl FlintApp {
         let footer = ui.spacing().interact_size.y + ui.spacing().item_spacing.y * 2.0;
         let height = (ui.available_height() - footer).max(60.0);
         tl.plot_height = height;
+        // Borrowed, not copied: the lines stay in the cache while the plot draws them.
+        let lines = tl.drawn_lines(shown, vx0, vx1, width);
         let resp = Plot::new("flint timeline plot")
             .height(height)
             .legend(Legend::default())
@@ -262,8 +265,8 @@ impl FlintApp {
                     plot_ui.set_plot_bounds_x(a..=b);
                     plot_ui.set_auto_bounds([false, true]);
                 }
-                for (name, points) in lines {
-                    plot_ui.line(Line::new(name, PlotPoints::new(points)).width(1.5));
+                for (name, points) in names.into_iter().zip(lines) {
+                    plot_ui.line(Line::new(name, PlotPoints::Borrowed(points)).width(1.5));
                 }
                 let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
                 match selection {
@@ -331,11 +334,12 @@ impl FlintApp {
         {
             let p = resp.transform.value_from_position(pos);
             let d = resp.transform.dpos_dvalue();
-            let refs: Vec<&[[f64; 2]]> = tl
+            let drawn: Vec<Vec<[f64; 2]>> = tl
                 .drawn_lines(shown, vx0, vx1, width)
                 .iter()
-                .map(Vec::as_slice)
+                .map(|line| line.iter().map(|p| [p.x, p.y]).collect())
                 .collect();
+            let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
             if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
                 add = series_matchers(&tl.series[i].labels, &tl.matchers);
             }

@@ -397,7 +397,7 @@ fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
     assert!(
         tl.drawn_lines(1, 0.0, 999.0, 100.0)[0]
             .iter()
-            .all(|p| p[1] == 2.0)
+            .all(|p| p.y == 2.0)
     );
     // A wider plot: more columns.
     assert!(tl.drawn_lines(1, 0.0, 999.0, 400.0)[0].len() > first[0].len());

@@ -19,6 +19,8 @@ use capture::{
 };
 
 use super::compare::Side;
+use egui_plot::PlotPoint;
+
 use super::plot::drawn_points;
 use super::selector_bar::{SelectorBar, SumBy};
 
@@ -81,7 +83,7 @@ pub struct Timeline {
     series_version: u64,
     /// The lines last drawn and what they were computed for, reused while neither the
     /// series nor the visible range change (a frame then only draws).
-    drawn: Option<(DrawnKey, Vec<Vec<[f64; 2]>>)>,
+    drawn: Option<(DrawnKey, Vec<Vec<PlotPoint>>)>,
     /// Draw every series, not only the largest [`MAX_SERIES`].
     pub show_all: bool,
     /// The selection shown (set when its profile arrived).
@@ -133,7 +135,7 @@ impl Timeline {
 
     /// The points of the first `shown` series as drawn on a plot `width` points wide
     /// showing `x0..x1`: computed once, then reused until the series or the view change.
-    pub fn drawn_lines(&mut self, shown: usize, x0: f64, x1: f64, width: f32) -> &[Vec<[f64; 2]>] {
+    pub fn drawn_lines(&mut self, shown: usize, x0: f64, x1: f64, width: f32) -> &[Vec<PlotPoint>] {
         let key = (
             self.series_version,
             x0.to_bits(),
