@@ -8,7 +8,7 @@ use profile_model::{CallTree, units};
 
 use super::app::FlintApp;
 use super::colors;
-use super::compare::{DIFF_GRAPH, Picked, Side, legend_text, node_colors, side_name};
+use super::compare::{DIFF_GRAPH, GraphZoom, Picked, Side, legend_text, node_colors, side_name};
 use super::diff_job::DiffLoaded;
 use super::filters::SearchState;
 use super::flame::{self, FlameInput, NodeStyle};
@@ -144,23 +144,7 @@ impl FlintApp {
         ui.horizontal(|ui| {
             ui.strong(caption);
             let z = &mut self.compare.zooms[i];
-            if ui
-                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset").small())
-                .on_hover_text("show everything (Esc)")
-                .clicked()
-            {
-                z.reset();
-            }
-            if ui
-                .add_enabled(
-                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
-                    egui::Button::new("Back").small(),
-                )
-                .on_hover_text("previous zoom")
-                .clicked()
-            {
-                z.back(&cur.tree);
-            }
+            zoom_buttons(ui, z, &cur.tree, true);
             if z.zoom != CallTree::ROOT {
                 let name = flame::node_name(&cur.tree, &cur.frames, z.zoom);
                 ui.add(egui::Label::new(format!("› {name}")).truncate());
@@ -344,23 +328,7 @@ impl FlintApp {
         ui.horizontal(|ui| {
             ui.strong("diff (B − A)");
             let z = &mut self.compare.zooms[DIFF_GRAPH];
-            if ui
-                .add_enabled(z.zoom != CallTree::ROOT, egui::Button::new("Reset"))
-                .on_hover_text("show everything (Esc)")
-                .clicked()
-            {
-                z.reset();
-            }
-            if ui
-                .add_enabled(
-                    !z.history.is_empty() || z.zoom != CallTree::ROOT,
-                    egui::Button::new("Back"),
-                )
-                .on_hover_text("previous zoom (Backspace)")
-                .clicked()
-            {
-                z.back(&res.tree);
-            }
+            zoom_buttons(ui, z, &res.tree, false);
             if z.zoom != CallTree::ROOT {
                 ui.label(format!(
                     "zoom: {}",
@@ -408,5 +376,35 @@ impl FlintApp {
             self.compare.zooms[DIFF_GRAPH].zoom_to(node);
         }
         self.compare.last = Some((out.canvas, out.params, out.rects));
+    }
+}
+
+/// Reset and Back buttons of one graph's zoom (small ones for the A and B graphs).
+fn zoom_buttons(ui: &mut egui::Ui, z: &mut GraphZoom, tree: &CallTree, small: bool) {
+    let button = |text: &str| {
+        let b = egui::Button::new(text);
+        if small { b.small() } else { b }
+    };
+    if ui
+        .add_enabled(z.zoom != CallTree::ROOT, button("Reset"))
+        .on_hover_text("show everything (Esc)")
+        .clicked()
+    {
+        z.reset();
+    }
+    if ui
+        .add_enabled(
+            !z.history.is_empty() || z.zoom != CallTree::ROOT,
+            button("Back"),
+        )
+        // Backspace goes back in the diff graph only.
+        .on_hover_text(if small {
+            "previous zoom"
+        } else {
+            "previous zoom (Backspace)"
+        })
+        .clicked()
+    {
+        z.back(tree);
     }
 }
