@@ -179,17 +179,9 @@ impl Entry {
         }
         let groups = by_set
             .into_iter()
-            .map(|(set, values)| {
-                let mut labels = file_labels.clone();
-                for l in &profile.label_sets[set as usize] {
-                    let value = if l.str != 0 {
-                        profile.str(l.str).to_string()
-                    } else {
-                        l.num.to_string()
-                    };
-                    labels.insert(profile.str(l.key).to_string(), value);
-                }
-                Group { labels, values }
+            .map(|(set, values)| Group {
+                labels: set_labels(profile, set, &file_labels),
+                values,
             })
             .collect();
         Self {
@@ -364,21 +356,25 @@ impl FileSource {
     }
 }
 
+/// The labels of a label set of `profile`, with the file's labels underneath.
+fn set_labels(profile: &Profile, set: u32, file_labels: &Labels) -> Labels {
+    let mut labels = file_labels.clone();
+    for l in &profile.label_sets[set as usize] {
+        labels.insert(profile.str(l.key).to_string(), profile.label_value(l));
+    }
+    labels
+}
+
 /// The samples of `profile` whose labels (with the file's) the selector selects.
 fn select_samples(profile: &Profile, selector: &Selector, file_labels: &Labels) -> Profile {
     if selector.matchers.is_empty() {
         return profile.clone();
     }
-    let set_selected: Vec<bool> = profile
-        .label_sets
-        .iter()
+    // The same labels the index groups by, so that what the plot selects is what merges.
+    let set_selected: Vec<bool> = (0..profile.label_sets.len() as u32)
         .map(|set| {
-            selector.matches(|name| {
-                set.iter()
-                    .find(|l| profile.str(l.key) == name)
-                    .map(|l| if l.str != 0 { profile.str(l.str) } else { "" })
-                    .or_else(|| file_labels.get(name).map(String::as_str))
-            })
+            let labels = set_labels(profile, set, file_labels);
+            selector.matches(|name| labels.get(name).map(String::as_str))
         })
         .collect();
     profile.retain_samples(|p, i| set_selected[p.samples.label_set[i] as usize])

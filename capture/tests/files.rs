@@ -183,3 +183,67 @@ fn empty_selections_and_cancel() {
     let r = block_on(fs.query(cpu(""), QueryTime::Merge(TimeRange::ALL), progress));
     assert_eq!(r.err(), Some(SourceError::Cancelled));
 }
+
+/// Regression: a matcher on a numeric label (`pid="7"`) selects the same samples in the
+/// plot's series and in the merge (the merge used to see numeric labels as empty).
+#[test]
+fn numeric_labels_match_in_series_and_merge_alike() {
+    use profile_model::codec::{encode_gzip, from_proto};
+    use profile_model::proto;
+    let label = |pid: i64| proto::Label {
+        key: 3,
+        num: pid,
+        ..Default::default()
+    };
+    let sample = |value: i64, pid: i64| proto::Sample {
+        location_id: vec![1],
+        value: vec![value],
+        label: vec![label(pid)],
+    };
+    let message = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        period_type: Some(proto::ValueType { r#type: 1, unit: 2 }),
+        string_table: vec![
+            "".into(),
+            "cpu".into(),
+            "nanoseconds".into(),
+            "pid".into(),
+            "main".into(),
+        ],
+        function: vec![proto::Function {
+            id: 1,
+            name: 4,
+            ..Default::default()
+        }],
+        location: vec![proto::Location {
+            id: 1,
+            line: vec![proto::Line {
+                function_id: 1,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        sample: vec![sample(30, 7), sample(5, 8), sample(12, 7)],
+        time_nanos: 1_000_000_000,
+        duration_nanos: 10_000_000_000,
+        ..Default::default()
+    };
+    let dir = std::env::temp_dir().join(format!("flint-capture-numeric-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bytes = encode_gzip(&from_proto(message).expect("valid profile"));
+    std::fs::write(dir.join("pids.pb.gz"), bytes).expect("write");
+    let (fs, _) =
+        FileSource::open(&[dir], DecodeOptions::default(), &Progress::default()).expect("opens");
+    let selector = Selector::parse(r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{pid="7"}"#)
+        .expect("selector");
+    let series = block_on(fs.query_range(selector.clone(), TimeRange::ALL, 1, Some(vec![])))
+        .expect("series");
+    assert_eq!(series[0].points[0].value, 42);
+    let merged = block_on(fs.query(
+        selector,
+        QueryTime::Merge(TimeRange::ALL),
+        Progress::default(),
+    ))
+    .expect("merge");
+    assert_eq!(merged.total(0), 42);
+}

@@ -244,14 +244,18 @@ impl Profile {
     /// The labels of sample `i` as (key, value) text, numeric values in decimal.
     pub fn sample_labels(&self, i: usize) -> impl Iterator<Item = (&str, String)> {
         let set = self.samples.label_set.get(i).copied().unwrap_or(0);
-        self.label_sets[set as usize].iter().map(|l| {
-            let value = if l.str != 0 {
-                self.str(l.str).to_string()
-            } else {
-                l.num.to_string()
-            };
-            (self.str(l.key), value)
-        })
+        self.label_sets[set as usize]
+            .iter()
+            .map(|l| (self.str(l.key), self.label_value(l)))
+    }
+
+    /// A label's value as text: the string, or the number in decimal.
+    pub fn label_value(&self, label: &Label) -> String {
+        if label.str != 0 {
+            self.str(label.str).to_string()
+        } else {
+            label.num.to_string()
+        }
     }
 
     /// Sum of column `sample_type` over all samples.
