@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use capture::selector::MatchOp;
 use capture::{Matcher, QueryTime, TimeRange};
-use egui::{Event, Key, Modifiers, PointerButton, Pos2, vec2};
+use egui::{Key, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use profile_model::codec::{self, DecodeOptions};
@@ -19,7 +19,7 @@ use super::compare::{self, DIFF_GRAPH, Side};
 use super::flame;
 use super::loader::{self, Settings, Source};
 
-use super::test_fixtures::{FILES, fixture, fixture_dir};
+use super::test_fixtures::{FILES, click_at, fixture, fixture_dir};
 
 /// The time range holding only the profile of `name`.
 fn range_of(name: &str) -> QueryTime {
@@ -30,8 +30,9 @@ fn range_of(name: &str) -> QueryTime {
     })
 }
 
-/// A window in time mode, Compare on, A = cpu-1 and B = cpu-3 selected and compared.
-fn compared(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
+/// A window in time mode over a fresh fixture directory, with Compare switched on and
+/// nothing selected yet; jobs and queries run synchronously.
+fn compare_window(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
     let dir = fixture_dir(tag);
     let mut app = FlintApp::new(DecodeOptions::default());
     app.sync_jobs = true;
@@ -43,6 +44,13 @@ fn compared(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
     h.run_steps(4);
     h.state_mut().compare.enabled = true;
     h.run_steps(1);
+    (h, dir)
+}
+
+/// A window in time mode, Compare on, A = cpu-1 and B = cpu-3 selected and compared.
+fn compared(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
+    let (mut h, dir) = compare_window(tag);
+    let ctx = h.ctx.clone();
     assert_eq!(h.state().compare.target, Side::A);
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     h.run_steps(2);
@@ -277,19 +285,6 @@ fn node_of(fr: &FlameRect) -> u32 {
     }
 }
 
-fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
-    h.hover_at(pos);
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::default(),
-        });
-    }
-    h.run_steps(3);
-}
-
 #[test]
 fn a_and_b_flame_graphs_show_each_sides_values() {
     let (mut h, dir) = compared("sides");
@@ -413,17 +408,8 @@ fn change_of(h: &Harness<'_, FlintApp>, name: &str) -> Change {
 
 #[test]
 fn each_side_has_its_own_selector() {
-    let dir = fixture_dir("selectors");
-    let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
-    let mut h = Harness::builder()
-        .with_size(vec2(1500.0, 1000.0))
-        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let (mut h, dir) = compare_window("selectors");
     let ctx = h.ctx.clone();
-    h.state_mut().open_dir(&ctx, dir.clone());
-    h.run_steps(4);
-    h.state_mut().compare.enabled = true;
-    h.run_steps(1);
     // Both sides start with the selector in force (no matchers).
     assert_eq!(h.state().compare.selectors, Some([Vec::new(), Vec::new()]));
     let span = h.state().timeline.as_ref().unwrap().span;

@@ -1,7 +1,12 @@
-//! Fixtures shared by the window's time-mode and compare-mode tests: copies of three
-//! real Go CPU profiles in a directory of their own.
+//! Fixtures shared by the window's tests: copies of three real Go CPU profiles in a
+//! directory of their own, and a primary click.
 
 use std::path::PathBuf;
+
+use egui::{Event, Modifiers, PointerButton, Pos2};
+use egui_kittest::Harness;
+
+use super::app::FlintApp;
 
 /// The three profiles, in time order (cpu-3 does the most hashing, cpu-1 the most sorting).
 pub const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
@@ -26,4 +31,18 @@ pub fn fixture_dir(tag: &str) -> PathBuf {
         }
     }
     dir
+}
+
+/// Hovers `pos`, presses and releases the primary button there, and lets the window settle.
+pub fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
+    h.hover_at(pos);
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::default(),
+        });
+    }
+    h.run_steps(3);
 }

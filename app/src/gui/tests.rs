@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use egui::{Event, Key, Modifiers, PointerButton, Pos2, Rect, vec2};
+use egui::{Event, Key, Modifiers, Pos2, Rect, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use profile_model::codec::{self, DecodeOptions};
@@ -17,6 +17,7 @@ use super::dialogs::{ExportKind, export_to};
 use super::filters::SearchState;
 use super::flame::{self, FlameInput, FlameParams, FlameStyle};
 use super::loader::Source;
+use super::test_fixtures::click_at;
 
 const FIXTURE: &[u8] = include_bytes!("../../../tests/fixtures/go/cpu.pb.gz");
 
@@ -58,19 +59,6 @@ fn find_rect(h: &Harness<'_, FlintApp>, name: &str, min_width: f32) -> (FlameRec
         .unwrap_or_else(|| panic!("{name} is drawn"));
     let pos = flame::screen_rect(&fr, *canvas, params).center();
     (fr, pos)
-}
-
-fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
-    h.hover_at(pos);
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::default(),
-        });
-    }
-    h.run_steps(3);
 }
 
 fn node_of(fr: &FlameRect) -> u32 {
