@@ -97,11 +97,10 @@ pub fn decode_in_order<E>(
     })
 }
 
-/// The profile types of a profile, one per sample type, named as Parca names scraped
-/// profiles: `process_cpu` for CPU profiles, `memory` for heap profiles.
-pub fn profile_types_of(p: &Profile) -> Vec<ProfileType> {
-    let period_kind = p.str(p.period_type.kind);
-    let name = match period_kind {
+/// The name Parca gives a scraped profile of this kind: `process_cpu` for CPU
+/// profiles, `memory` for heap profiles, else the period type (or first sample type).
+pub fn default_profile_name(p: &Profile) -> String {
+    match p.str(p.period_type.kind) {
         "cpu" => "process_cpu".to_string(),
         "space" => "memory".to_string(),
         "" => p
@@ -109,7 +108,19 @@ pub fn profile_types_of(p: &Profile) -> Vec<ProfileType> {
             .first()
             .map_or_else(|| "profile".to_string(), |t| p.str(t.kind).to_string()),
         other => other.to_string(),
-    };
+    }
+}
+
+/// The profile types of a profile, one per sample type, named as Parca names scraped
+/// profiles (see [`default_profile_name`]).
+pub fn profile_types_of(p: &Profile) -> Vec<ProfileType> {
+    profile_types_named(p, &default_profile_name(p))
+}
+
+/// The profile types of a profile under the profile name `name` (a `__name__` label),
+/// one per sample type; delta unless the sample type is an in-use one.
+pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
+    let period_kind = p.str(p.period_type.kind);
     p.sample_types
         .iter()
         .map(|t| {
@@ -120,7 +131,7 @@ pub fn profile_types_of(p: &Profile) -> Vec<ProfileType> {
                 (period_kind, p.str(p.period_type.unit))
             };
             ProfileType {
-                name: name.clone(),
+                name: name.to_string(),
                 sample_type: kind.to_string(),
                 sample_unit: p.str(t.unit).to_string(),
                 period_type: period_type.to_string(),

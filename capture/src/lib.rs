@@ -9,5 +9,5 @@ pub mod time;
 pub use files::FileSource;
 pub use selector::{Matcher, ProfileType, Selector};
 pub use source::{
-    Labels, Point, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
+    Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
 };

@@ -160,3 +160,10 @@ pub trait ProfileSource: Send + Sync {
         progress: Progress,
     ) -> SourceFuture<'_, Profile>;
 }
+
+/// Where written profiles go: flint's store, behind `flint serve`'s WriteRaw.
+pub trait ProfileSink: Send + Sync {
+    /// Stores one pprof (gzipped or not) under `labels`, which must include
+    /// `__name__` (the profile name); returns once the profile is durable.
+    fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()>;
+}

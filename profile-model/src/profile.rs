@@ -241,6 +241,20 @@ impl Profile {
         }
     }
 
+    /// The profile with only sample type `sample_type` (as Parca answers a query for one
+    /// profile type): its column kept, the other columns dropped, samples kept as they
+    /// are. `None` when there is no such sample type.
+    pub fn only_sample_type(mut self, sample_type: usize) -> Option<Profile> {
+        if sample_type >= self.sample_types.len() {
+            return None;
+        }
+        let column = self.samples.values.swap_remove(sample_type);
+        self.samples.values = vec![column];
+        self.sample_types = vec![self.sample_types[sample_type]];
+        self.default_sample_type = 0;
+        Some(self)
+    }
+
     /// The labels of sample `i` as (key, value) text, numeric values in decimal.
     pub fn sample_labels(&self, i: usize) -> impl Iterator<Item = (&str, String)> {
         let set = self.samples.label_set.get(i).copied().unwrap_or(0);

@@ -86,3 +86,22 @@ fn wire_reader_and_prost_agree() {
         assert_eq!(decode(&bytes).expect("decode"), via_prost, "{name}");
     }
 }
+
+#[test]
+fn only_sample_type_keeps_that_column_and_every_stack() {
+    let heap = fixture("heap.pb.gz");
+    let names = heap.sample_type_names();
+    let inuse = heap
+        .find_sample_type("inuse_space")
+        .expect("heap has inuse_space");
+    let one = heap
+        .clone()
+        .only_sample_type(inuse)
+        .expect("index in range");
+    assert_eq!(one.sample_type_names(), vec![names[inuse].clone()]);
+    assert_eq!(one.samples.values.len(), 1);
+    assert_eq!(one.total(0), heap.total(inuse));
+    assert_eq!(one.samples.stack_locations, heap.samples.stack_locations);
+    assert_eq!(one.default_sample_index(), 0);
+    assert!(heap.only_sample_type(names.len()).is_none());
+}
