@@ -117,6 +117,9 @@ pub enum SourceError {
     /// The query was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// The server could not be reached or stopped answering; worth retrying later.
+    #[error("server unavailable: {0}")]
+    Unavailable(String),
     /// Reading or decoding failed.
     #[error("{0}")]
     Failed(String),
