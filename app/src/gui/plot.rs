@@ -3,13 +3,21 @@
 
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
-use egui_plot::{Legend, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
+use egui_plot::{ItemId, Legend, Line, Plot, PlotMemory, PlotPoint, PlotPoints, Span, VLine};
 use profile_model::units;
 
 use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
 use super::timeline::{MAX_SERIES, PlotSeries, click_to_range, drag_to_range, hms};
+
+/// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
+const PLOT_ID: &str = "flint timeline plot";
+
+/// What the `i`th series' plot item (its line and legend entry) is identified by.
+fn series_key(i: usize) -> (&'static str, usize) {
+    ("flint series", i)
+}
 
 /// Points reduced to at most one per pixel column of a plot `width` pixels wide showing
 /// `x0..x1` (the mean of each column; the nearest point outside on each side is kept so
@@ -237,7 +245,14 @@ impl FlintApp {
         tl.plot_height = height;
         // Borrowed, not copied: the lines stay in the cache while the plot draws them.
         let lines = tl.drawn_lines(shown, vx0, vx1, width);
-        let resp = Plot::new("flint timeline plot")
+        // Shift+click on a legend entry filters by its labels: it must not also hide the
+        // line, as a plain click on the entry does, so the hidden lines are put back.
+        let shift = ui.input(|i| i.modifiers.shift);
+        let plot_id = egui::Id::unique(PLOT_ID);
+        let hidden_before =
+            shift.then(|| PlotMemory::load(&ctx, plot_id).map(|m| m.hidden_items.clone()));
+        let resp = Plot::new(PLOT_ID)
+            .id(plot_id)
             .height(height)
             .legend(Legend::default())
             .pan_pointer_button(PointerButton::Middle)
@@ -265,8 +280,12 @@ impl FlintApp {
                     plot_ui.set_plot_bounds_x(a..=b);
                     plot_ui.set_auto_bounds([false, true]);
                 }
-                for (name, points) in names.into_iter().zip(lines) {
-                    plot_ui.line(Line::new(name, PlotPoints::Borrowed(points)).width(1.5));
+                for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
+                    plot_ui.line(
+                        Line::new(name, PlotPoints::Borrowed(points))
+                            .id(series_key(i))
+                            .width(1.5),
+                    );
                 }
                 let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
                 match selection {
@@ -327,8 +346,20 @@ impl FlintApp {
         let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
         let mut chosen = None;
         let mut add = Vec::new();
-        let shift = ui.input(|i| i.modifiers.shift);
+        let legend_pick = resp
+            .hovered_plot_item
+            .and_then(|item| (0..shown).find(|&i| ItemId::new(series_key(i)) == item));
         if shift
+            && !r.clicked_by(PointerButton::Primary)
+            && ui.input(|i| i.pointer.primary_clicked())
+            && let Some(i) = legend_pick
+        {
+            add = series_matchers(&tl.series[i].labels, &tl.matchers);
+            if let Some(mut memory) = PlotMemory::load(&ctx, plot_id) {
+                memory.hidden_items = hidden_before.flatten().unwrap_or_default();
+                memory.store(&ctx, plot_id);
+            }
+        } else if shift
             && r.clicked_by(PointerButton::Primary)
             && let Some(pos) = r.interact_pointer_pos()
         {
@@ -369,7 +400,7 @@ impl FlintApp {
                 ui.strong(text);
                 ui.separator();
             }
-            ui.weak("click a point or drag a range to select; Shift+click a line to filter by its labels; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
+            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
         });
         // Fill the panel (see above): its stored size is the size of what it holds.
         ui.expand_to_include_rect(ui.max_rect());

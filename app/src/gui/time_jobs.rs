@@ -12,7 +12,7 @@ use egui::{Context, Ui};
 use profile_model::units;
 
 use super::app::FlintApp;
-use super::compare::Picked;
+use super::compare::{Picked, Side};
 use super::loader::Source;
 use super::plot::plot_series;
 use super::selector_bar::SumBy;
@@ -127,7 +127,20 @@ impl FlintApp {
         if let Some(sel) = tl.selector() {
             tl.bar.text = sel.to_string();
         }
+        // What is selected follows the new selector, as Parca's Search re-runs the query.
+        let selected = if self.compare.enabled {
+            let pick = match self.compare.target {
+                Side::A => &self.compare.a,
+                Side::B => &self.compare.b,
+            };
+            pick.as_ref().map(|p| p.time)
+        } else {
+            tl.selection
+        };
         self.load_series(ctx);
+        if let Some(time) = selected {
+            self.select_time(ctx, time);
+        }
     }
 
     /// Adds matchers (those not there yet) and plots again.

@@ -8,7 +8,7 @@ use capture::selector::MatchOp;
 use capture::{Matcher, QueryTime, Selector, TimeRange};
 use egui::vec2;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable as _;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::units;
 
@@ -373,6 +373,83 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let value = matchers[0].value.clone();
     let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
     assert_eq!(plotted_total(&h), expected);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Presses and releases the primary button at `pos` with Shift held.
+fn shift_click_at(h: &mut Harness<'static, FlintApp>, pos: egui::Pos2) {
+    let shift = egui::Modifiers::SHIFT;
+    h.event(egui::Event::ModifiersChanged(shift));
+    h.event(egui::Event::PointerMoved(pos));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: shift,
+        });
+        h.run_steps(1);
+    }
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    h.run_steps(4);
+}
+
+#[test]
+fn shift_click_on_a_legend_entry_adds_its_labels_and_keeps_the_line() {
+    let dir = fixture_dir("legend");
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    let series = tl
+        .series
+        .iter()
+        .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
+        .unwrap();
+    let name = series.name.clone();
+    let value = series.labels[0].1.clone();
+    let entry = h.get_by_label(&name).rect().center();
+    shift_click_at(&mut h, entry);
+    let app = h.state();
+    assert!(app.current.is_none(), "a Shift+click does not select");
+    let matchers = &app.timeline.as_ref().unwrap().matchers;
+    assert_eq!(matchers, &vec![endpoint(&value)]);
+    let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
+    assert_eq!(plotted_total(&h), expected);
+    // The entry is still checked: the Shift+click did not hide the line.
+    let entry = h.get_by_label(&name);
+    assert_eq!(
+        entry.accesskit_node().toggled(),
+        Some(egui::accesskit::Toggled::True),
+        "the line stays visible"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn changing_the_matchers_merges_the_selection_again() {
+    let dir = fixture_dir("remerge");
+    let mut h = harness(dir.clone());
+    let span = h.state().timeline.as_ref().unwrap().span;
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    h.run_steps(4);
+    let all: i64 = FILES.iter().map(|f| default_total(f).0).sum();
+    assert_eq!(h.state().current.as_ref().unwrap().totals[0], all);
+    let value = "/api/sort";
+    h.state_mut().set_matchers(&ctx, vec![endpoint(value)]);
+    h.run_steps(4);
+    let expected: i64 = FILES.iter().map(|f| endpoint_total(f, value)).sum();
+    assert!(expected > 0 && expected < all, "{expected} of {all}");
+    let app = h.state();
+    assert_eq!(app.current.as_ref().unwrap().totals[0], expected);
+    assert_eq!(
+        app.timeline.as_ref().unwrap().selection,
+        Some(QueryTime::Merge(span))
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
