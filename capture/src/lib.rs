@@ -4,6 +4,7 @@
 pub mod files;
 pub mod selector;
 pub mod source;
+pub mod symbols;
 pub mod time;
 
 pub use files::FileSource;

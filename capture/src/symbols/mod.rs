@@ -1,0 +1,345 @@
+//! Symbolization of captured addresses: native code through `/proc/PID/maps` and the
+//! binaries' ELF symbols and DWARF ([`elf`]), the kernel through `/proc/kallsyms`
+//! ([`kallsyms`]), and code compiled at run time through the process's perf map
+//! ([`perfmap`]). Results are cached per binary (so a binary used by many processes is
+//! read once) and per perf map; process maps are read again every interval, so an
+//! `exec` or a new `dlopen` is seen.
+
+pub mod elf;
+pub mod kallsyms;
+pub mod perfmap;
+pub mod procmaps;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use elf::{ElfSymbols, SymFrame};
+use kallsyms::Kallsyms;
+use perfmap::PerfMap;
+use procmaps::{MapEntry, ProcMaps};
+
+/// The binary an address lies in, as pprof's mapping describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MappingInfo {
+    /// Path of the file (a pseudo name such as `[anon]` or `[vdso]` when not a file).
+    pub path: String,
+    /// GNU build id in hexadecimal, empty when unknown.
+    pub build_id: String,
+    /// First address of the mapping.
+    pub start: u64,
+    /// One past its last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub offset: u64,
+    /// The process, for mappings that only make sense in it (anonymous memory).
+    pub pid: Option<u32>,
+}
+
+impl MappingInfo {
+    /// `libc.so.6`: the file name without its directory.
+    pub fn base_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+/// What is known of one user-space address.
+#[derive(Debug, Clone)]
+pub struct UserLocation {
+    /// The mapping it lies in, when the process's maps could be read.
+    pub mapping: Option<Arc<MappingInfo>>,
+    /// Its frames, innermost first; empty when nothing names it.
+    pub frames: Arc<[SymFrame]>,
+}
+
+/// Counts of what could not be named, for the status line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SymbolStats {
+    /// Addresses looked up.
+    pub lookups: u64,
+    /// Addresses that stayed `binary+0xOFFSET`.
+    pub unsymbolized: u64,
+    /// Binaries that could not be opened.
+    pub unreadable_binaries: u64,
+}
+
+/// Names addresses of running processes and of the kernel, with caches that survive
+/// from one interval to the next.
+#[derive(Default)]
+pub struct Symbolizer {
+    /// Maps of each process, read at most once per interval.
+    maps: HashMap<u32, Option<Arc<ProcMaps>>>,
+    /// Binaries by (path, inode); `None` when unreadable.
+    binaries: HashMap<(String, u64), Option<Arc<ElfSymbols>>>,
+    /// Frames by (binary, file offset, return address).
+    frames: HashMap<(String, u64, u64, bool), Arc<[SymFrame]>>,
+    /// Mappings handed out, so equal ones are shared.
+    mappings: HashMap<MappingInfo, Arc<MappingInfo>>,
+    /// Perf maps by process, with their size when read.
+    perf_maps: HashMap<u32, Option<PerfMap>>,
+    kallsyms: Option<Kallsyms>,
+    /// What could not be named so far.
+    pub stats: SymbolStats,
+}
+
+impl std::fmt::Debug for Symbolizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Symbolizer")
+            .field("processes", &self.maps.len())
+            .field("binaries", &self.binaries.len())
+            .field("cached_frames", &self.frames.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Frames cached before the cache is emptied, so memory stays bounded.
+const MAX_CACHED_FRAMES: usize = 1 << 20;
+
+impl Symbolizer {
+    /// A symbolizer with empty caches.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a new interval: process maps and perf maps are looked at again (a
+    /// process may have exec'd, loaded a library or compiled code); binaries stay
+    /// cached. Processes not in `alive` are forgotten.
+    pub fn begin_interval(&mut self, alive: impl Fn(u32) -> bool) {
+        self.maps.clear();
+        self.perf_maps.retain(|&pid, _| alive(pid));
+        if self.frames.len() > MAX_CACHED_FRAMES {
+            self.frames.clear();
+        }
+        if self.mappings.len() > MAX_CACHED_FRAMES {
+            self.mappings.clear();
+        }
+    }
+
+    /// The mappings of process `pid`.
+    pub fn process_maps(&mut self, pid: u32) -> Option<Arc<ProcMaps>> {
+        self.maps
+            .entry(pid)
+            .or_insert_with(|| ProcMaps::read(pid).ok().map(Arc::new))
+            .clone()
+    }
+
+    /// Names user-space address `addr` of process `pid`. `return_address` is true for
+    /// every frame but the leaf (the address after a call).
+    pub fn user(&mut self, pid: u32, addr: u64, return_address: bool) -> UserLocation {
+        self.stats.lookups += 1;
+        let maps = self.process_maps(pid);
+        let entry = maps.as_ref().and_then(|m| m.find(addr)).cloned();
+        let mut location = match &entry {
+            Some(e) if e.is_file() => self.file_location(pid, e, addr, return_address),
+            Some(e) => UserLocation {
+                mapping: Some(self.mapping(e, String::new(), Some(pid))),
+                frames: Arc::from(Vec::new()),
+            },
+            None => UserLocation {
+                mapping: None,
+                frames: Arc::from(Vec::new()),
+            },
+        };
+        if location.frames.is_empty() && entry.as_ref().is_none_or(|e| !e.is_file()) {
+            // Code compiled at run time lives in anonymous memory: ask the perf map.
+            if let Some(name) = self.perf_map(pid).and_then(|m| m.find(addr)) {
+                location.frames = Arc::from(vec![SymFrame {
+                    function: name.to_string(),
+                    file: String::new(),
+                    line: 0,
+                }]);
+            }
+        }
+        if location.frames.is_empty() {
+            self.stats.unsymbolized += 1;
+        }
+        location
+    }
+
+    /// Names kernel address `addr`; `None` when the kernel's symbols are hidden.
+    pub fn kernel(&mut self, addr: u64, return_address: bool) -> Option<String> {
+        self.stats.lookups += 1;
+        let k = self
+            .kallsyms
+            .get_or_insert_with(|| Kallsyms::read().unwrap_or_default());
+        let probe = if return_address {
+            addr.saturating_sub(1)
+        } else {
+            addr
+        };
+        let name = k.find(probe).map(str::to_string);
+        if name.is_none() {
+            self.stats.unsymbolized += 1;
+        }
+        name
+    }
+
+    fn file_location(
+        &mut self,
+        pid: u32,
+        e: &MapEntry,
+        addr: u64,
+        return_address: bool,
+    ) -> UserLocation {
+        let binary = self.binary(pid, e);
+        let build_id = binary
+            .as_ref()
+            .map(|b| b.build_id.clone())
+            .unwrap_or_default();
+        let mapping = self.mapping(e, build_id, None);
+        let offset = e.file_offset(addr);
+        let key = (e.path.clone(), e.inode, offset, return_address);
+        let frames = match (self.frames.get(&key), binary) {
+            (Some(f), _) => f.clone(),
+            (None, Some(b)) => {
+                let f: Arc<[SymFrame]> = Arc::from(b.frames(offset, return_address));
+                self.frames.insert(key, f.clone());
+                f
+            }
+            (None, None) => Arc::from(Vec::new()),
+        };
+        UserLocation {
+            mapping: Some(mapping),
+            frames,
+        }
+    }
+
+    /// The symbols of the file behind mapping `e` of process `pid`, opened through
+    /// the process's root (its mount namespace), else through `map_files` (which
+    /// works even for a deleted file).
+    fn binary(&mut self, pid: u32, e: &MapEntry) -> Option<Arc<ElfSymbols>> {
+        let key = (e.path.clone(), e.inode);
+        if let Some(b) = self.binaries.get(&key) {
+            return b.clone();
+        }
+        let path = e.path.strip_suffix(" (deleted)").unwrap_or(&e.path);
+        let candidates = [
+            PathBuf::from(format!("/proc/{pid}/root{path}")),
+            PathBuf::from(format!("/proc/{pid}/map_files/{:x}-{:x}", e.start, e.end)),
+            PathBuf::from(path),
+        ];
+        let opened = candidates
+            .iter()
+            .find_map(|c| ElfSymbols::open(c).ok())
+            .map(Arc::new);
+        if opened.is_none() {
+            self.stats.unreadable_binaries += 1;
+        }
+        self.binaries.insert(key, opened.clone());
+        opened
+    }
+
+    fn mapping(&mut self, e: &MapEntry, build_id: String, pid: Option<u32>) -> Arc<MappingInfo> {
+        let path = if e.path.is_empty() {
+            "[anon]".to_string()
+        } else {
+            e.path.clone()
+        };
+        let info = MappingInfo {
+            path,
+            build_id,
+            start: e.start,
+            end: e.end,
+            offset: e.offset,
+            pid,
+        };
+        self.mappings
+            .entry(info.clone())
+            .or_insert_with(|| Arc::new(info))
+            .clone()
+    }
+
+    /// The perf map of process `pid`, read again when the file has grown.
+    fn perf_map(&mut self, pid: u32) -> Option<&PerfMap> {
+        let path = perf_map_path(pid);
+        let size = std::fs::metadata(&path).map(|m| m.len()).ok();
+        let stale = match (self.perf_maps.get(&pid), size) {
+            (_, None) => {
+                self.perf_maps.insert(pid, None);
+                return None;
+            }
+            (Some(Some(m)), Some(size)) => m.size_bytes != size,
+            _ => true,
+        };
+        if stale {
+            let map = std::fs::read(&path)
+                .ok()
+                .map(|bytes| PerfMap::parse(&String::from_utf8_lossy(&bytes)));
+            self.perf_maps.insert(pid, map);
+        }
+        self.perf_maps.get(&pid).and_then(Option::as_ref)
+    }
+}
+
+/// `/proc/PID/root/tmp/perf-NSPID.map`: the perf map as the process wrote it, in its
+/// own mount namespace and named with its own pid (they differ inside containers).
+pub fn perf_map_path(pid: u32) -> PathBuf {
+    let ns_pid = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|v| v.split_whitespace().last().map(str::to_string))
+        })
+        .unwrap_or_else(|| pid.to_string());
+    PathBuf::from(format!("/proc/{pid}/root/tmp/perf-{ns_pid}.map"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Symbolizer;
+
+    #[inline(never)]
+    fn symbolized_by_the_symbolizer(x: u64) -> u64 {
+        std::hint::black_box(x ^ 0x5a5a)
+    }
+
+    #[test]
+    fn names_code_of_this_process_and_caches_it() {
+        let mut s = Symbolizer::new();
+        let pid = std::process::id();
+        let addr = symbolized_by_the_symbolizer as *const () as u64;
+        assert_eq!(symbolized_by_the_symbolizer(0), 0x5a5a);
+        let loc = s.user(pid, addr, false);
+        let mapping = loc.mapping.unwrap();
+        assert!(mapping.start <= addr && addr < mapping.end);
+        assert!(
+            loc.frames
+                .iter()
+                .any(|f| f.function.ends_with("symbolized_by_the_symbolizer")),
+            "{:?}",
+            loc.frames
+        );
+        let again = s.user(pid, addr, false);
+        assert!(std::sync::Arc::ptr_eq(&loc.frames, &again.frames), "cached");
+        assert_eq!(s.stats.unsymbolized, 0);
+        // An address in no mapping stays unnamed and is counted.
+        let none = s.user(pid, 8, false);
+        assert!(none.mapping.is_none() && none.frames.is_empty());
+        assert_eq!(s.stats.unsymbolized, 1);
+    }
+
+    #[test]
+    fn names_jit_code_from_the_perf_map() {
+        let pid = std::process::id();
+        let path = super::perf_map_path(pid);
+        let local = std::path::PathBuf::from(format!("/tmp/perf-{pid}.map"));
+        assert!(path.ends_with(local.strip_prefix("/").unwrap()));
+        std::fs::write(&local, "0x10000 0x100 jitted_function\n").unwrap();
+        let mut s = Symbolizer::new();
+        let loc = s.user(pid, 0x10010, false);
+        assert_eq!(loc.frames[0].function, "jitted_function");
+        // The map grows: the new entry is seen without restarting.
+        std::fs::write(
+            &local,
+            "0x10000 0x100 jitted_function\n0x20000 0x100 compiled_later\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.user(pid, 0x20010, false).frames[0].function,
+            "compiled_later"
+        );
+        let _ = std::fs::remove_file(local);
+    }
+}
