@@ -1,0 +1,151 @@
+//! What a sample's labels say about its process and thread: command, thread name,
+//! executable, container, and the machine.
+
+use std::collections::HashMap;
+
+/// Labels of one process (or of one thread of it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessLabels {
+    /// The process's command name (`/proc/PID/comm`).
+    pub comm: String,
+    /// Path of its executable (`/proc/PID/exe`).
+    pub executable: String,
+    /// Container id (from the cgroup path of Docker, containerd, CRI-O or Podman), or
+    /// else the cgroup path when it is not the root; empty when in neither.
+    pub container_id: String,
+    /// The cgroup path (cgroup v2), empty when unknown.
+    pub cgroup: String,
+}
+
+/// Reads process and thread labels from `/proc`, once per interval per process.
+#[derive(Debug, Default)]
+pub struct ProcessInfo {
+    processes: HashMap<u32, ProcessLabels>,
+    threads: HashMap<(u32, u32), String>,
+    /// The machine's host name, the `node` label.
+    pub node: String,
+}
+
+impl ProcessInfo {
+    /// An empty cache, with the host name read.
+    pub fn new() -> Self {
+        let node = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        Self {
+            node,
+            ..Self::default()
+        }
+    }
+
+    /// Forgets what was read, so the next interval sees renamed threads and exec'd
+    /// processes.
+    pub fn begin_interval(&mut self) {
+        self.processes.clear();
+        self.threads.clear();
+    }
+
+    /// The labels of process `pid` (empty fields when it has exited).
+    pub fn process(&mut self, pid: u32) -> &ProcessLabels {
+        self.processes
+            .entry(pid)
+            .or_insert_with(|| read_process(pid))
+    }
+
+    /// The name of thread `tid` of process `pid`.
+    pub fn thread_name(&mut self, pid: u32, tid: u32) -> &str {
+        self.threads.entry((pid, tid)).or_insert_with(|| {
+            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+                .map(|s| s.trim_end().to_string())
+                .unwrap_or_default()
+        })
+    }
+}
+
+fn read_process(pid: u32) -> ProcessLabels {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|s| s.trim_end().to_string())
+        .unwrap_or_default();
+    let executable = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .ok()
+        .and_then(|text| cgroup_path(&text))
+        .unwrap_or_default();
+    ProcessLabels {
+        comm,
+        executable,
+        container_id: container_id(&cgroup).unwrap_or_default(),
+        cgroup,
+    }
+}
+
+/// The cgroup v2 path from `/proc/PID/cgroup` (the `0::` line), else the first path.
+pub fn cgroup_path(text: &str) -> Option<String> {
+    let mut first = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(_), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if id == "0" {
+            return Some(path.to_string());
+        }
+        first.get_or_insert_with(|| path.to_string());
+    }
+    first
+}
+
+/// The container id in a cgroup path: the last 64-hex-digit name in it, with the
+/// runtime's prefix and suffix (`docker-….scope`, `cri-containerd-…`, `libpod-…`)
+/// removed.
+pub fn container_id(cgroup: &str) -> Option<String> {
+    cgroup.rsplit('/').find_map(|part| {
+        let part = part.strip_suffix(".scope").unwrap_or(part);
+        let id = part.rsplit(['-', ':']).next().unwrap_or(part);
+        (id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ProcessInfo, cgroup_path, container_id};
+
+    const ID: &str = "3f1c6b8a9d2e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c";
+
+    #[test]
+    fn finds_container_ids_of_the_common_runtimes() {
+        for path in [
+            format!("/system.slice/docker-{ID}.scope"),
+            format!("/kubepods/burstable/pod1234/{ID}"),
+            format!("/kubepods.slice/kubepods-pod12.slice/cri-containerd-{ID}.scope"),
+            format!("/machine.slice/libpod-{ID}.scope/container"),
+        ] {
+            assert_eq!(container_id(&path).as_deref(), Some(ID), "{path}");
+        }
+        assert_eq!(
+            container_id("/user.slice/user-0.slice/session-1.scope"),
+            None
+        );
+        assert_eq!(
+            cgroup_path("12:cpu:/a\n0::/system.slice/x.service\n").as_deref(),
+            Some("/system.slice/x.service")
+        );
+        assert_eq!(cgroup_path("12:cpu:/a\n").as_deref(), Some("/a"));
+    }
+
+    #[test]
+    fn reads_this_process_and_thread() {
+        let mut info = ProcessInfo::new();
+        let pid = std::process::id();
+        let me = info.process(pid).clone();
+        assert!(!me.comm.is_empty());
+        assert!(me.executable.starts_with('/'), "{}", me.executable);
+        assert!(!info.thread_name(pid, pid).is_empty());
+        assert!(
+            info.process(u32::MAX - 1).comm.is_empty(),
+            "no such process"
+        );
+    }
+}
