@@ -2,6 +2,7 @@
 //! implements, Parca's selector language, and the file source.
 
 pub mod files;
+pub mod grpc;
 pub mod selector;
 pub mod source;
 pub mod time;
