@@ -1,4 +1,12 @@
 //! flint's gRPC layer: Parca's query and profile store API, served over any
-//! [`ProfileSource`](crate::ProfileSource) and consumed by [`RemoteSource`].
+//! [`ProfileSource`](crate::ProfileSource) by [`serve`] and consumed by
+//! [`RemoteSource`].
 
+pub mod convert;
 pub mod proto;
+pub mod report;
+pub mod server;
+pub mod url;
+
+pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, bind, serve};
+pub use url::ServerUrl;
