@@ -4,9 +4,11 @@
 
 pub mod convert;
 pub mod proto;
+pub mod remote;
 pub mod report;
 pub mod server;
 pub mod url;
 
+pub use remote::{RemoteOptions, RemoteSource};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, bind, serve};
 pub use url::ServerUrl;
