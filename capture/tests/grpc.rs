@@ -135,10 +135,13 @@ fn selector(text: &str) -> Selector {
     Selector::parse(text).expect("selector")
 }
 
+/// Function names leaf first, and the sample's labels.
+type StackKey = (Vec<String>, Vec<(String, String)>);
+
 /// A profile as (function names leaf first, labels without pprof's base tag) → value of
 /// the first sample type, zeros left out: equal for equal aggregates, however the
 /// samples are split.
-fn stacks(p: &Profile) -> BTreeMap<(Vec<String>, Vec<(String, String)>), i64> {
+fn stacks(p: &Profile) -> BTreeMap<StackKey, i64> {
     let mut out = BTreeMap::new();
     for i in 0..p.samples.len() {
         let frames: Vec<String> = p
