@@ -1,5 +1,7 @@
 //! Where flint's profiles come from: the [`ProfileSource`] interface every source
-//! implements, Parca's selector language, and the file source.
+//! implements, Parca's selector language, the file source, and the gRPC layer
+//! ([`grpc`]): a Parca-compatible server over any source and [`RemoteSource`], a client
+//! of Parca's query API.
 
 pub mod files;
 pub mod grpc;
@@ -8,6 +10,7 @@ pub mod source;
 pub mod time;
 
 pub use files::FileSource;
+pub use grpc::{RemoteOptions, RemoteSource, ServerOptions, ServerUrl};
 pub use selector::{Matcher, ProfileType, Selector};
 pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,

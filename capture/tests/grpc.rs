@@ -738,6 +738,40 @@ fn construction_checks_the_url_and_files_without_connecting() {
         .unwrap_err()
         .contains("CA file")
     );
-    let tls = RemoteSource::new("https://parca.example.com", RemoteOptions::default()).unwrap();
+    let options = RemoteOptions {
+        bearer_token: Some("hunter2".into()),
+        headers: vec![("x-org".into(), "secret-org".into())],
+        ..RemoteOptions::default()
+    };
+    let shown = format!(
+        "{options:?} {:?}",
+        ServerOptions {
+            bearer_token: Some("hunter2".into()),
+            ..ServerOptions::default()
+        }
+    );
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("secret-org"),
+        "{shown}"
+    );
+    let tls = RemoteSource::new("https://parca.example.com", options).unwrap();
+    assert!(!format!("{tls:?}").contains("hunter2"));
     assert_eq!(tls.url().to_string(), "https://parca.example.com:443");
+}
+
+#[test]
+fn tls_to_a_cleartext_server_fails_cleanly() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = RemoteSource::new(
+        &format!("https://{}", h.address),
+        RemoteOptions {
+            retries: 0,
+            ..RemoteOptions::default()
+        },
+    )
+    .unwrap();
+    let error = h
+        .block_on(remote.profile_types(TimeRange::ALL))
+        .unwrap_err();
+    assert!(matches!(error, SourceError::Unavailable(_)), "{error:?}");
 }

@@ -27,8 +27,9 @@ use crate::source::{
     SourceFuture, TimeRange,
 };
 
-/// How to talk to a remote server; [`Default`] suits a Parca server on a LAN.
-#[derive(Debug, Clone)]
+/// How to talk to a remote server; [`Default`] suits a Parca server on a LAN. Its
+/// `Debug` output leaves out the token and header values.
+#[derive(Clone)]
 pub struct RemoteOptions {
     /// Sent as `authorization: Bearer <token>` with every request.
     pub bearer_token: Option<String>,
@@ -50,6 +51,23 @@ pub struct RemoteOptions {
     pub retries: u32,
     /// Wait before the first retry; doubled for each next one.
     pub retry_backoff: Duration,
+}
+
+impl std::fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("RemoteOptions")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("headers", &headers)
+            .field("ca_file", &self.ca_file)
+            .field("request_timeout", &self.request_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_decompressed_bytes", &self.max_decompressed_bytes)
+            .field("retries", &self.retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish()
+    }
 }
 
 impl Default for RemoteOptions {

@@ -28,14 +28,23 @@ use crate::source::{Labels, ProfileSink, ProfileSource, Progress, QueryTime, Tim
 /// Parca's cap on one gRPC message, each way: 32 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 << 20;
 
-/// How the server runs.
-#[derive(Debug, Clone)]
+/// How the server runs. Its `Debug` output leaves out the token.
+#[derive(Clone)]
 pub struct ServerOptions {
     /// When set, every request must carry `authorization: Bearer <token>`; others get
     /// Unauthenticated.
     pub bearer_token: Option<String>,
     /// Largest request accepted and largest answer sent, in bytes.
     pub max_message_bytes: usize,
+}
+
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("max_message_bytes", &self.max_message_bytes)
+            .finish()
+    }
 }
 
 impl Default for ServerOptions {
