@@ -1,7 +1,10 @@
 //! Where flint's profiles come from: the [`ProfileSource`] interface every source
-//! implements, Parca's selector language, and the file source.
+//! implements, Parca's selector language, the file source, the gRPC layer ([`grpc`]):
+//! a Parca-compatible server over any source and [`RemoteSource`], a client of Parca's
+//! query API; and the live recorder's user-space half ([`symbols`], [`recorder`]).
 
 pub mod files;
+pub mod grpc;
 pub mod recorder;
 pub mod selector;
 pub mod source;
@@ -9,6 +12,7 @@ pub mod symbols;
 pub mod time;
 
 pub use files::FileSource;
+pub use grpc::{RemoteOptions, RemoteSource, ServerOptions, ServerUrl};
 pub use selector::{Matcher, ProfileType, Selector};
 pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,

@@ -1,0 +1,14 @@
+//! flint's gRPC layer: Parca's query and profile store API, served over any
+//! [`ProfileSource`](crate::ProfileSource) by [`serve`] and consumed by
+//! [`RemoteSource`].
+
+pub mod convert;
+pub mod proto;
+pub mod remote;
+pub mod report;
+pub mod server;
+pub mod url;
+
+pub use remote::{RemoteOptions, RemoteSource};
+pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, bind, serve};
+pub use url::ServerUrl;

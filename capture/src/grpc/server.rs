@@ -1,0 +1,478 @@
+//! `flint serve`: any [`ProfileSource`] as Parca's QueryService and, when given a
+//! [`ProfileSink`], Parca's ProfileStoreService.WriteRaw, on one cleartext HTTP/2 (h2c)
+//! port, answering as Parca does (reference: Parca's `columnquery.go` and
+//! `normalizer.go`).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{Request, Response, Status};
+
+use crate::grpc::convert::{
+    duration_nanos, label_set, labels_of_written, nanos_of, profile_type_message, range_of,
+    required_range, status_of, timestamp,
+};
+use crate::grpc::proto::profilestore::profile_store_service_server::{
+    ProfileStoreService, ProfileStoreServiceServer,
+};
+use crate::grpc::proto::profilestore::{WriteRawRequest, WriteRawResponse};
+use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
+use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
+use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
+use crate::grpc::report::{only_type, parca_difference};
+use crate::selector::{ProfileType, Selector};
+use crate::source::{Labels, ProfileSink, ProfileSource, Progress, QueryTime, TimeRange};
+
+/// Parca's cap on one gRPC message, each way: 32 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 << 20;
+
+/// How the server runs. Its `Debug` output leaves out the token.
+#[derive(Clone)]
+pub struct ServerOptions {
+    /// When set, every request must carry `authorization: Bearer <token>`; others get
+    /// Unauthenticated.
+    pub bearer_token: Option<String>,
+    /// Largest request accepted and largest answer sent, in bytes.
+    pub max_message_bytes: usize,
+}
+
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("max_message_bytes", &self.max_message_bytes)
+            .finish()
+    }
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            bearer_token: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// Binds a TCP listener for [`serve`], e.g. `"0.0.0.0:7070"` or `"127.0.0.1:0"`; its
+/// `local_addr()` tells the port that was chosen.
+pub async fn bind(address: &str) -> Result<TcpListener, String> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))
+}
+
+/// Serves `source` (and `sink`, for WriteRaw; without one WriteRaw is Unimplemented)
+/// on `listener` over h2c until `shutdown` completes, then finishes the requests in
+/// flight and returns.
+pub async fn serve(
+    listener: TcpListener,
+    source: Arc<dyn ProfileSource>,
+    sink: Option<Arc<dyn ProfileSink>>,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), String> {
+    let auth = Auth::new(options.bearer_token.as_deref());
+    let query = QueryServiceServer::new(QueryServer {
+        source,
+        auth: auth.clone(),
+    })
+    .max_decoding_message_size(options.max_message_bytes)
+    .max_encoding_message_size(options.max_message_bytes);
+    let store = ProfileStoreServiceServer::new(StoreServer { sink, auth })
+        .max_decoding_message_size(options.max_message_bytes)
+        .max_encoding_message_size(options.max_message_bytes);
+    tonic::transport::Server::builder()
+        .add_service(query)
+        .add_service(store)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await
+        .map_err(|e| format!("gRPC server failed: {e}"))
+}
+
+/// The bearer token check.
+#[derive(Clone)]
+struct Auth {
+    /// The exact `authorization` header value expected.
+    expected: Option<Arc<str>>,
+}
+
+impl Auth {
+    fn new(token: Option<&str>) -> Self {
+        Self {
+            expected: token.map(|t| Arc::from(format!("Bearer {t}"))),
+        }
+    }
+
+    fn check<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let Some(expected) = &self.expected else {
+            return Ok(());
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if equal_in_constant_time(given, expected.as_bytes()) {
+            Ok(())
+        } else if given.is_empty() {
+            Err(Status::unauthenticated(
+                "this server needs a bearer token (authorization: Bearer <token>)",
+            ))
+        } else {
+            Err(Status::unauthenticated("wrong bearer token"))
+        }
+    }
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing.
+fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    Status::invalid_argument(message.into())
+}
+
+fn parse_selector(text: &str) -> Result<Selector, Status> {
+    if text.trim().is_empty() {
+        return Err(invalid("query must contain a profile-type selection"));
+    }
+    Selector::parse(text).map_err(|e| invalid(format!("invalid query {text:?}: {e}")))
+}
+
+/// The selectors of Labels/Values: each `match` (a bare `{…}` takes `profile_type`), or
+/// `profile_type` alone, or (neither) every profile type with data in the range.
+async fn selectors(
+    source: &dyn ProfileSource,
+    matches: &[String],
+    profile_type: Option<&str>,
+    range: TimeRange,
+) -> Result<Vec<Selector>, Status> {
+    let profile_type = profile_type
+        .filter(|t| !t.is_empty())
+        .map(|t| ProfileType::parse(t).map_err(|e| invalid(format!("invalid profile_type: {e}"))))
+        .transpose()?;
+    if !matches.is_empty() {
+        return matches
+            .iter()
+            .map(|m| match (&profile_type, m.trim_start().starts_with('{')) {
+                (Some(t), true) => parse_selector(&format!("{t}{}", m.trim())),
+                _ => parse_selector(m),
+            })
+            .collect();
+    }
+    let types = match profile_type {
+        Some(t) => vec![t],
+        None => source.profile_types(range).await.map_err(status_of)?,
+    };
+    Ok(types
+        .into_iter()
+        .map(|profile_type| Selector {
+            profile_type,
+            matchers: Vec::new(),
+        })
+        .collect())
+}
+
+/// Serves a [`ProfileSource`] as Parca's QueryService.
+struct QueryServer {
+    source: Arc<dyn ProfileSource>,
+    auth: Auth,
+}
+
+impl QueryServer {
+    /// One side of a query: the selector and which profile(s).
+    async fn profile(
+        &self,
+        query: &str,
+        time: QueryTime,
+    ) -> Result<(profile_model::Profile, Selector), Status> {
+        let selector = parse_selector(query)?;
+        let profile = self
+            .source
+            .query(selector.clone(), time, Progress::default())
+            .await
+            .map_err(status_of)?;
+        let profile = only_type(profile, &selector.profile_type).map_err(status_of)?;
+        Ok((profile, selector))
+    }
+}
+
+fn single_time(single: &pq::SingleProfile) -> Result<QueryTime, Status> {
+    let time = single
+        .time
+        .as_ref()
+        .ok_or_else(|| invalid("single profile: time is required"))?;
+    Ok(QueryTime::Single(nanos_of(time)))
+}
+
+fn merge_time(merge: &pq::MergeProfile) -> Result<QueryTime, Status> {
+    required_range("merge profile", merge.start.as_ref(), merge.end.as_ref()).map(QueryTime::Merge)
+}
+
+/// The query and time of one side of a diff.
+fn diff_side<'a>(
+    side: &'a Option<pq::ProfileDiffSelection>,
+    name: &str,
+) -> Result<(&'a str, QueryTime), Status> {
+    let side = side
+        .as_ref()
+        .ok_or_else(|| invalid(format!("diff: selection {name} is required")))?;
+    use profile_diff_selection::{Mode as SideMode, Options as SideOptions};
+    match (SideMode::try_from(side.mode), &side.options) {
+        (Ok(SideMode::SingleUnspecified), Some(SideOptions::Single(s))) => {
+            Ok((&s.query, single_time(s)?))
+        }
+        (Ok(SideMode::Merge), Some(SideOptions::Merge(m))) => Ok((&m.query, merge_time(m)?)),
+        (Ok(mode), _) => Err(invalid(format!(
+            "diff: selection {name} has mode {} but not its options",
+            mode.as_str_name()
+        ))),
+        (Err(_), _) => Err(invalid(format!(
+            "diff: selection {name} has unknown mode {}",
+            side.mode
+        ))),
+    }
+}
+
+#[tonic::async_trait]
+impl QueryService for QueryServer {
+    async fn query_range(
+        &self,
+        request: Request<pq::QueryRangeRequest>,
+    ) -> Result<Response<pq::QueryRangeResponse>, Status> {
+        self.auth.check(&request)?;
+        let request = request.into_inner();
+        let range = required_range("query range", request.start.as_ref(), request.end.as_ref())?;
+        let selector = parse_selector(&request.query)?;
+        let step_nanos = request.step.as_ref().map_or(0, duration_nanos);
+        if step_nanos <= 0 {
+            return Err(invalid("query range: step must be positive"));
+        }
+        let profile_type = selector.profile_type.clone();
+        let series = self
+            .source
+            .query_range(selector, range, step_nanos, Some(request.sum_by))
+            .await
+            .map_err(status_of)?;
+        let value_type = |kind: &str, unit: &str| pq::ValueType {
+            r#type: kind.to_string(),
+            unit: unit.to_string(),
+        };
+        let series = series
+            .into_iter()
+            .map(|s| pq::MetricsSeries {
+                labelset: Some(label_set(&s.labels)),
+                samples: s
+                    .points
+                    .iter()
+                    .map(|p| pq::MetricsSample {
+                        timestamp: Some(timestamp(p.time_nanos)),
+                        value: p.value,
+                        value_per_second: p.value_per_second,
+                        duration: p.duration_nanos,
+                        // flint's sources do not count the profiles in a step.
+                        count: 0,
+                    })
+                    .collect(),
+                period_type: Some(value_type(
+                    &profile_type.period_type,
+                    &profile_type.period_unit,
+                )),
+                sample_type: Some(value_type(
+                    &profile_type.sample_type,
+                    &profile_type.sample_unit,
+                )),
+            })
+            .collect();
+        Ok(Response::new(pq::QueryRangeResponse { series }))
+    }
+
+    async fn query(
+        &self,
+        request: Request<pq::QueryRequest>,
+    ) -> Result<Response<pq::QueryResponse>, Status> {
+        self.auth.check(&request)?;
+        let request = request.into_inner();
+        match ReportType::try_from(request.report_type) {
+            Ok(ReportType::Pprof) => {}
+            Ok(other) => {
+                return Err(Status::unimplemented(format!(
+                    "report type {} is not supported by this server; ask for REPORT_TYPE_PPROF",
+                    other.as_str_name()
+                )));
+            }
+            Err(_) => {
+                return Err(invalid(format!(
+                    "unknown report type {}",
+                    request.report_type
+                )));
+            }
+        }
+        let mode = Mode::try_from(request.mode)
+            .map_err(|_| invalid(format!("unknown query mode {}", request.mode)))?;
+        let profile = match (mode, &request.options) {
+            (Mode::SingleUnspecified, Some(Options::Single(s))) => {
+                self.profile(&s.query, single_time(s)?).await?.0
+            }
+            (Mode::Merge, Some(Options::Merge(m))) => {
+                self.profile(&m.query, merge_time(m)?).await?.0
+            }
+            (Mode::Diff, Some(Options::Diff(d))) => {
+                let (query_a, time_a) = diff_side(&d.a, "a")?;
+                let (query_b, time_b) = diff_side(&d.b, "b")?;
+                let (a, _) = self.profile(query_a, time_a).await?;
+                let (b, _) = self.profile(query_b, time_b).await?;
+                parca_difference(&a, &b, d.absolute.unwrap_or(false)).map_err(status_of)?
+            }
+            (mode, _) => {
+                return Err(invalid(format!(
+                    "query mode {} needs its matching options ({})",
+                    mode.as_str_name(),
+                    match mode {
+                        Mode::SingleUnspecified => "single",
+                        Mode::Merge => "merge",
+                        Mode::Diff => "diff",
+                    }
+                )));
+            }
+        };
+        let total = profile.total(0);
+        Ok(Response::new(pq::QueryResponse {
+            report: Some(query_response::Report::Pprof(
+                profile_model::codec::encode_gzip(&profile),
+            )),
+            total,
+            filtered: 0,
+        }))
+    }
+
+    async fn series(
+        &self,
+        request: Request<pq::SeriesRequest>,
+    ) -> Result<Response<pq::SeriesResponse>, Status> {
+        self.auth.check(&request)?;
+        Err(Status::unimplemented(
+            "Series is not implemented (as in Parca)",
+        ))
+    }
+
+    async fn profile_types(
+        &self,
+        request: Request<pq::ProfileTypesRequest>,
+    ) -> Result<Response<pq::ProfileTypesResponse>, Status> {
+        self.auth.check(&request)?;
+        let request = request.into_inner();
+        let range = range_of(request.start.as_ref(), request.end.as_ref());
+        let types = self.source.profile_types(range).await.map_err(status_of)?;
+        Ok(Response::new(pq::ProfileTypesResponse {
+            types: types.iter().map(profile_type_message).collect(),
+        }))
+    }
+
+    async fn labels(
+        &self,
+        request: Request<pq::LabelsRequest>,
+    ) -> Result<Response<pq::LabelsResponse>, Status> {
+        self.auth.check(&request)?;
+        let request = request.into_inner();
+        let range = range_of(request.start.as_ref(), request.end.as_ref());
+        let selectors = selectors(
+            self.source.as_ref(),
+            &request.r#match,
+            request.profile_type.as_deref(),
+            range,
+        )
+        .await?;
+        let mut names = std::collections::BTreeSet::new();
+        for selector in selectors {
+            names.extend(
+                self.source
+                    .labels(selector, range)
+                    .await
+                    .map_err(status_of)?,
+            );
+        }
+        Ok(Response::new(pq::LabelsResponse {
+            label_names: names.into_iter().collect(),
+            warnings: Vec::new(),
+        }))
+    }
+
+    async fn values(
+        &self,
+        request: Request<pq::ValuesRequest>,
+    ) -> Result<Response<pq::ValuesResponse>, Status> {
+        self.auth.check(&request)?;
+        let request = request.into_inner();
+        if request.label_name.is_empty() {
+            return Err(invalid("values: label_name is required"));
+        }
+        let range = range_of(request.start.as_ref(), request.end.as_ref());
+        let selectors = selectors(
+            self.source.as_ref(),
+            &request.r#match,
+            request.profile_type.as_deref(),
+            range,
+        )
+        .await?;
+        let mut values = std::collections::BTreeSet::new();
+        for selector in selectors {
+            values.extend(
+                self.source
+                    .values(request.label_name.clone(), selector, range)
+                    .await
+                    .map_err(status_of)?,
+            );
+        }
+        Ok(Response::new(pq::ValuesResponse {
+            label_values: values.into_iter().collect(),
+            warnings: Vec::new(),
+        }))
+    }
+}
+
+/// Serves a [`ProfileSink`] as Parca's ProfileStoreService.WriteRaw.
+struct StoreServer {
+    sink: Option<Arc<dyn ProfileSink>>,
+    auth: Auth,
+}
+
+#[tonic::async_trait]
+impl ProfileStoreService for StoreServer {
+    async fn write_raw(
+        &self,
+        request: Request<WriteRawRequest>,
+    ) -> Result<Response<WriteRawResponse>, Status> {
+        self.auth.check(&request)?;
+        let Some(sink) = &self.sink else {
+            return Err(Status::unimplemented(
+                "this server does not accept profiles (it was started without a store)",
+            ));
+        };
+        // Check every series before writing any, so a bad request writes nothing.
+        let series: Vec<(Labels, Vec<Vec<u8>>)> = request
+            .into_inner()
+            .series
+            .into_iter()
+            .map(|s| {
+                let labels = labels_of_written(s.labels).map_err(invalid)?;
+                Ok((
+                    labels,
+                    s.samples.into_iter().map(|x| x.raw_profile).collect(),
+                ))
+            })
+            .collect::<Result<_, Status>>()?;
+        for (labels, profiles) in series {
+            for raw_profile in profiles {
+                sink.write_raw(labels.clone(), raw_profile)
+                    .await
+                    .map_err(status_of)?;
+            }
+        }
+        Ok(Response::new(WriteRawResponse {}))
+    }
+}

@@ -1,0 +1,777 @@
+//! flint's gRPC layer end to end: a FileSource over real Go profiles, served on a
+//! loopback port, must answer through RemoteSource exactly as it answers directly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a test fails loudly on a broken fixture"
+)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use capture::grpc::proto::query::query_service_client::QueryServiceClient;
+use capture::grpc::proto::query::{self as pq, query_request};
+use capture::grpc::{RemoteOptions, RemoteSource, ServerOptions, bind, serve};
+use capture::source::SourceFuture;
+use capture::{
+    FileSource, Labels, ProfileSink, ProfileSource, Progress, QueryTime, Selector, SourceError,
+    TimeRange,
+};
+use profile_model::Profile;
+use profile_model::codec::DecodeOptions;
+use profile_model::merge::Merger;
+
+const CPU: &str = "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/go")
+        .join(name)
+}
+
+fn file_source() -> Arc<FileSource> {
+    let paths: Vec<PathBuf> = [
+        "cpu.pb.gz",
+        "heap.pb.gz",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+    ]
+    .iter()
+    .map(|n| fixture(n))
+    .collect();
+    let (source, skipped) =
+        FileSource::open(&paths, DecodeOptions::default(), &Progress::default()).expect("opens");
+    assert!(skipped.is_empty(), "{skipped:?}");
+    Arc::new(source)
+}
+
+/// What a test sink was given.
+#[derive(Default)]
+struct RecordingSink {
+    written: Mutex<Vec<(Labels, Vec<u8>)>>,
+}
+
+impl ProfileSink for RecordingSink {
+    fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()> {
+        self.written.lock().unwrap().push((labels, raw_profile));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A server on 127.0.0.1:0 serving the fixtures, stopped when dropped.
+struct Harness {
+    runtime: tokio::runtime::Runtime,
+    address: SocketAddr,
+    direct: Arc<FileSource>,
+    sink: Arc<RecordingSink>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Harness {
+    fn start(options: ServerOptions) -> Self {
+        Self::start_with(options, true)
+    }
+
+    fn start_with(options: ServerOptions, with_sink: bool) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let direct = file_source();
+        let sink = Arc::new(RecordingSink::default());
+        let listener = runtime.block_on(bind("127.0.0.1:0")).expect("binds");
+        let address = listener.local_addr().expect("address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let source: Arc<dyn ProfileSource> = direct.clone();
+        let served_sink: Option<Arc<dyn ProfileSink>> =
+            if with_sink { Some(sink.clone()) } else { None };
+        runtime.spawn(serve(listener, source, served_sink, options, async {
+            let _ = stopped.await;
+        }));
+        Self {
+            runtime,
+            address,
+            direct,
+            sink,
+            stop: Some(stop),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("grpc://{}", self.address)
+    }
+
+    fn remote(&self, options: RemoteOptions) -> RemoteSource {
+        RemoteSource::new(&self.url(), options).expect("remote")
+    }
+
+    fn block_on<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(f)
+    }
+
+    /// A raw generated client, for requests RemoteSource never sends.
+    fn raw_client(&self) -> QueryServiceClient<tonic::transport::Channel> {
+        let url = format!("http://{}", self.address);
+        self.block_on(QueryServiceClient::connect(url))
+            .expect("connects")
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn selector(text: &str) -> Selector {
+    Selector::parse(text).expect("selector")
+}
+
+/// Function names leaf first, and the sample's labels.
+type StackKey = (Vec<String>, Vec<(String, String)>);
+
+/// A profile as (function names leaf first, labels without pprof's base tag) → value of
+/// the first sample type, zeros left out: equal for equal aggregates, however the
+/// samples are split.
+fn stacks(p: &Profile) -> BTreeMap<StackKey, i64> {
+    let mut out = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        let frames: Vec<String> = p
+            .samples
+            .stack(i)
+            .iter()
+            .flat_map(|&loc| {
+                p.locations[loc as usize]
+                    .lines
+                    .iter()
+                    .map(|l| p.str(p.functions[l.function as usize].name).to_string())
+            })
+            .collect();
+        let mut labels: Vec<(String, String)> = p
+            .sample_labels(i)
+            .filter(|(k, _)| *k != profile_model::merge::BASE_LABEL)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        labels.sort();
+        *out.entry((frames, labels)).or_insert(0) += p.samples.values[0][i];
+    }
+    out.retain(|_, v| *v != 0);
+    out
+}
+
+/// The direct answer as Parca's pprof report has it: only the selected sample type.
+fn restricted(p: Profile, selector: &Selector) -> Profile {
+    let t = &selector.profile_type;
+    let i = p
+        .sample_types
+        .iter()
+        .position(|v| p.str(v.kind) == t.sample_type && p.str(v.unit) == t.sample_unit)
+        .expect("sample type");
+    p.only_sample_type(i).expect("type")
+}
+
+fn assert_same_profile(remote: &Profile, direct: &Profile) {
+    assert_eq!(remote.sample_type_names(), direct.sample_type_names());
+    assert_eq!(remote.total(0), direct.total(0));
+    assert!(direct.total(0) != 0);
+    assert_eq!(stacks(remote), stacks(direct));
+}
+
+#[test]
+fn every_query_through_grpc_equals_the_direct_answer() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = h.remote(RemoteOptions::default());
+    let all = TimeRange::ALL;
+    let types = h.block_on(remote.profile_types(all)).expect("types");
+    assert_eq!(types, h.block_on(h.direct.profile_types(all)).unwrap());
+    assert!(types.len() >= 5, "{types:?}");
+    for t in &types {
+        let s = Selector {
+            profile_type: t.clone(),
+            matchers: Vec::new(),
+        };
+        let labels = h.block_on(remote.labels(s.clone(), all)).expect("labels");
+        assert_eq!(labels, h.block_on(h.direct.labels(s.clone(), all)).unwrap());
+        assert!(labels.contains(&"path".to_string()), "{labels:?}");
+        for name in &labels {
+            assert_eq!(
+                h.block_on(remote.values(name.clone(), s.clone(), all)),
+                h.block_on(h.direct.values(name.clone(), s.clone(), all)),
+                "{t} {name}"
+            );
+        }
+        for step in [1_000_000_000, 600_000_000_000] {
+            for sum_by in [None, Some(vec![]), Some(vec!["endpoint".to_string()])] {
+                let got = h
+                    .block_on(remote.query_range(s.clone(), all, step, sum_by.clone()))
+                    .expect("series");
+                let want = h
+                    .block_on(h.direct.query_range(s.clone(), all, step, sum_by.clone()))
+                    .unwrap();
+                assert_eq!(got, want, "{t} step {step} sum_by {sum_by:?}");
+            }
+        }
+        let merged = h
+            .block_on(remote.query(s.clone(), QueryTime::Merge(all), Progress::default()))
+            .expect("merge");
+        let direct = h
+            .block_on(
+                h.direct
+                    .query(s.clone(), QueryTime::Merge(all), Progress::default()),
+            )
+            .unwrap();
+        assert_same_profile(&merged, &restricted(direct, &s));
+    }
+
+    // Keeping label sets apart and summing everything give different answers here.
+    let cpu = selector(CPU);
+    let apart = h
+        .block_on(remote.query_range(cpu.clone(), all, 1_000_000_000, None))
+        .unwrap();
+    let one = h
+        .block_on(remote.query_range(cpu.clone(), all, 1_000_000_000, Some(vec![])))
+        .unwrap();
+    assert!(
+        apart.len() > 1 && one.len() == 1,
+        "{} {}",
+        apart.len(),
+        one.len()
+    );
+
+    // A single profile at each file's time, and a selection by label.
+    let exact = h
+        .block_on(remote.query_range(cpu.clone(), all, 1, Some(vec![])))
+        .unwrap();
+    let times: Vec<i64> = exact[0].points.iter().map(|p| p.time_nanos).collect();
+    assert_eq!(times.len(), 4, "cpu, cpu-1..3");
+    for t in times {
+        let progress = Progress::default();
+        let got = h
+            .block_on(remote.query(cpu.clone(), QueryTime::Single(t), progress.clone()))
+            .expect("single");
+        assert_eq!(progress.get(), (1, 1));
+        let want = h
+            .block_on(
+                h.direct
+                    .query(cpu.clone(), QueryTime::Single(t), Progress::default()),
+            )
+            .unwrap();
+        assert_same_profile(&got, &restricted(want, &cpu));
+    }
+    let endpoint = h
+        .block_on(h.direct.values("endpoint".into(), cpu.clone(), all))
+        .unwrap();
+    let one_endpoint = selector(&format!("{CPU}{{endpoint={:?}}}", endpoint[0]));
+    let got = h
+        .block_on(remote.query(
+            one_endpoint.clone(),
+            QueryTime::Merge(all),
+            Progress::default(),
+        ))
+        .unwrap();
+    let want = h
+        .block_on(h.direct.query(
+            one_endpoint.clone(),
+            QueryTime::Merge(all),
+            Progress::default(),
+        ))
+        .unwrap();
+    assert_same_profile(&got, &restricted(want, &one_endpoint));
+    assert!(got.total(0) < merged_total(&h, &cpu));
+}
+
+fn merged_total(h: &Harness, s: &Selector) -> i64 {
+    let p = h
+        .block_on(h.direct.query(
+            s.clone(),
+            QueryTime::Merge(TimeRange::ALL),
+            Progress::default(),
+        ))
+        .unwrap();
+    restricted(p, s).total(0)
+}
+
+/// B − A computed with a Merger: the smaller side scaled up unless absolute.
+fn expected_difference(a: &Profile, b: &Profile, absolute: bool) -> Profile {
+    let (total_a, total_b) = (a.total(0), b.total(0));
+    let scaled = |p: &Profile, factor: f64| {
+        let mut p = p.clone();
+        for v in &mut p.samples.values[0] {
+            *v = (*v as f64 * factor).round() as i64;
+        }
+        p
+    };
+    let (a, b) = if absolute || total_a == total_b {
+        (a.clone(), b.clone())
+    } else if total_a < total_b {
+        (scaled(a, total_b as f64 / total_a as f64), b.clone())
+    } else {
+        (a.clone(), scaled(b, total_a as f64 / total_b as f64))
+    };
+    let mut merger = Merger::new();
+    merger.add("B", &b).unwrap();
+    merger.add_base("A", &a).unwrap();
+    merger.finish()
+}
+
+#[test]
+fn diff_is_b_minus_a_as_parca_computes_it() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = h.remote(RemoteOptions::default());
+    let cpu = selector(CPU);
+    let series = h
+        .block_on(
+            h.direct
+                .query_range(cpu.clone(), TimeRange::ALL, 1, Some(vec![])),
+        )
+        .unwrap();
+    let times: Vec<i64> = series[0].points.iter().map(|p| p.time_nanos).collect();
+    let direct = |t: i64| {
+        let p = h
+            .block_on(
+                h.direct
+                    .query(cpu.clone(), QueryTime::Single(t), Progress::default()),
+            )
+            .unwrap();
+        restricted(p, &cpu)
+    };
+    // The last two are cpu-1 and cpu-3 or similar: different totals either way.
+    let (ta, tb) = (times[1], times[3]);
+    let (a, b) = (direct(ta), direct(tb));
+    assert_ne!(a.total(0), b.total(0));
+    for absolute in [false, true] {
+        for (x, y, tx, ty) in [(&a, &b, ta, tb), (&b, &a, tb, ta)] {
+            let got = h
+                .block_on(remote.query_diff(
+                    (cpu.clone(), QueryTime::Single(tx)),
+                    (cpu.clone(), QueryTime::Single(ty)),
+                    absolute,
+                    Progress::default(),
+                ))
+                .expect("diff");
+            let want = expected_difference(x, y, absolute);
+            assert_eq!(stacks(&got), stacks(&want), "absolute {absolute}");
+            assert!(!stacks(&got).is_empty());
+        }
+    }
+    // Relative and absolute differ when totals differ.
+    let relative = h
+        .block_on(remote.query_diff(
+            (cpu.clone(), QueryTime::Single(ta)),
+            (cpu.clone(), QueryTime::Merge(TimeRange::ALL)),
+            false,
+            Progress::default(),
+        ))
+        .unwrap();
+    let absolute = h
+        .block_on(remote.query_diff(
+            (cpu.clone(), QueryTime::Single(ta)),
+            (cpu.clone(), QueryTime::Merge(TimeRange::ALL)),
+            true,
+            Progress::default(),
+        ))
+        .unwrap();
+    assert_ne!(relative.total(0), absolute.total(0));
+    // Different units cannot be diffed.
+    let heap = h
+        .block_on(h.direct.profile_types(TimeRange::ALL))
+        .unwrap()
+        .into_iter()
+        .find(|t| t.sample_type == "inuse_space")
+        .expect("heap type");
+    let heap = Selector {
+        profile_type: heap,
+        matchers: Vec::new(),
+    };
+    let error = h
+        .block_on(remote.query_diff(
+            (heap, QueryTime::Merge(TimeRange::ALL)),
+            (cpu.clone(), QueryTime::Merge(TimeRange::ALL)),
+            false,
+            Progress::default(),
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(error, SourceError::InvalidArgument(_)),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn bearer_token_is_required_when_set() {
+    let h = Harness::start(ServerOptions {
+        bearer_token: Some("s3cret".into()),
+        ..ServerOptions::default()
+    });
+    let with = |token: Option<&str>| {
+        h.remote(RemoteOptions {
+            bearer_token: token.map(str::to_string),
+            ..RemoteOptions::default()
+        })
+    };
+    for token in [None, Some("wrong")] {
+        let error = h
+            .block_on(with(token).profile_types(TimeRange::ALL))
+            .unwrap_err();
+        match error {
+            SourceError::Failed(m) => assert!(m.contains("unauthenticated"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let error = h
+            .block_on(with(token).write_raw(Labels::new(), Vec::new()))
+            .unwrap_err();
+        assert!(matches!(error, SourceError::Failed(_)), "{error:?}");
+    }
+    assert!(
+        !h.block_on(with(Some("s3cret")).profile_types(TimeRange::ALL))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn extra_headers_are_sent_and_bad_ones_refused() {
+    // The token can also go as a raw header.
+    let h = Harness::start(ServerOptions {
+        bearer_token: Some("t".into()),
+        ..ServerOptions::default()
+    });
+    let remote = h.remote(RemoteOptions {
+        headers: vec![("Authorization".into(), "Bearer t".into())],
+        ..RemoteOptions::default()
+    });
+    assert!(h.block_on(remote.profile_types(TimeRange::ALL)).is_ok());
+    let bad = RemoteSource::new(
+        &h.url(),
+        RemoteOptions {
+            headers: vec![("bad header".into(), "x".into())],
+            ..RemoteOptions::default()
+        },
+    );
+    assert!(bad.unwrap_err().contains("invalid header name"));
+}
+
+#[test]
+fn no_data_and_invalid_arguments_map_to_source_errors() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = h.remote(RemoteOptions::default());
+    let nothing = selector(&format!("{CPU}{{endpoint=\"nope\"}}"));
+    let all = TimeRange::ALL;
+    assert_eq!(
+        h.block_on(remote.query(nothing.clone(), QueryTime::Merge(all), Progress::default())),
+        Err(SourceError::NoData)
+    );
+    assert_eq!(
+        h.block_on(remote.query_range(nothing.clone(), all, 1_000, Some(vec![]))),
+        Err(SourceError::NoData)
+    );
+    assert!(matches!(
+        h.block_on(remote.query_range(nothing, all, 0, None)),
+        Err(SourceError::InvalidArgument(_))
+    ));
+
+    // Requests RemoteSource never sends, straight to the server.
+    let mut client = h.raw_client();
+    let ts = |s: i64| {
+        Some(prost_types::Timestamp {
+            seconds: s,
+            nanos: 0,
+        })
+    };
+    let step = Some(prost_types::Duration {
+        seconds: 1,
+        nanos: 0,
+    });
+    let range = |query: &str, start, end, step| pq::QueryRangeRequest {
+        query: query.to_string(),
+        start,
+        end,
+        limit: 0,
+        step,
+        sum_by: Vec::new(),
+    };
+    let invalid = |status: tonic::Status, words: &str| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(words), "{status:?}");
+        let mapped = capture::grpc::convert::source_error_of(&status, "s", 1);
+        assert!(matches!(mapped, SourceError::InvalidArgument(m) if m.contains(words)));
+    };
+    let mut send = |r: pq::QueryRangeRequest| h.block_on(client.query_range(r)).unwrap_err();
+    invalid(
+        send(range("not a selector", ts(0), ts(1 << 40), step)),
+        "invalid query",
+    );
+    invalid(
+        send(range("", ts(0), ts(1 << 40), step)),
+        "profile-type selection",
+    );
+    invalid(send(range(CPU, None, ts(1 << 40), step)), "start and end");
+    invalid(
+        send(range(CPU, ts(5), ts(1), step)),
+        "end must be after start",
+    );
+    invalid(send(range(CPU, ts(0), ts(1 << 40), None)), "step");
+
+    let mut client = h.raw_client();
+    let mut query = |mode: query_request::Mode, options, report: query_request::ReportType| {
+        h.block_on(client.query(pq::QueryRequest {
+            mode: mode as i32,
+            options,
+            report_type: report as i32,
+            ..Default::default()
+        }))
+    };
+    let merge = Some(query_request::Options::Merge(pq::MergeProfile {
+        query: CPU.to_string(),
+        start: ts(0),
+        end: ts(1 << 40),
+    }));
+    use query_request::{Mode, ReportType};
+    invalid(
+        query(Mode::SingleUnspecified, merge.clone(), ReportType::Pprof).unwrap_err(),
+        "MODE_SINGLE_UNSPECIFIED needs",
+    );
+    invalid(
+        query(Mode::Diff, merge.clone(), ReportType::Pprof).unwrap_err(),
+        "MODE_DIFF",
+    );
+    let unsupported = query(Mode::Merge, merge.clone(), ReportType::Top).unwrap_err();
+    assert_eq!(unsupported.code(), tonic::Code::Unimplemented);
+    assert!(unsupported.message().contains("REPORT_TYPE_PPROF"));
+    let ok = query(Mode::Merge, merge, ReportType::Pprof)
+        .expect("merge")
+        .into_inner();
+    assert!(
+        matches!(ok.report, Some(pq::query_response::Report::Pprof(ref b)) if b.starts_with(&[0x1f, 0x8b]))
+    );
+    assert_eq!(ok.total, merged_total(&h, &selector(CPU)));
+}
+
+#[test]
+fn answers_over_the_size_cap_are_refused_naming_the_cap() {
+    let h = Harness::start(ServerOptions::default());
+    let small = h.remote(RemoteOptions {
+        max_response_bytes: 4096,
+        ..RemoteOptions::default()
+    });
+    let error = h
+        .block_on(small.query(
+            selector(CPU),
+            QueryTime::Merge(TimeRange::ALL),
+            Progress::default(),
+        ))
+        .unwrap_err();
+    match error {
+        SourceError::Failed(m) => assert!(m.contains("4096 bytes"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The same query within the default cap works.
+    assert!(
+        h.block_on(h.remote(RemoteOptions::default()).query(
+            selector(CPU),
+            QueryTime::Merge(TimeRange::ALL),
+            Progress::default()
+        ))
+        .is_ok()
+    );
+    // And a server whose own cap is smaller refuses to send it.
+    let capped = Harness::start(ServerOptions {
+        max_message_bytes: 4096,
+        ..ServerOptions::default()
+    });
+    let error = capped
+        .block_on(capped.remote(RemoteOptions::default()).query(
+            selector(CPU),
+            QueryTime::Merge(TimeRange::ALL),
+            Progress::default(),
+        ))
+        .unwrap_err();
+    assert!(matches!(error, SourceError::Failed(_)), "{error:?}");
+}
+
+#[test]
+fn an_unreachable_server_is_unavailable_after_retries_and_fast() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // A port that was just free: nothing listens there.
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let remote = RemoteSource::new(
+        &format!("grpc://{address}"),
+        RemoteOptions {
+            retries: 2,
+            retry_backoff: Duration::from_millis(40),
+            ..RemoteOptions::default()
+        },
+    )
+    .expect("constructing never connects");
+    let started = Instant::now();
+    let error = runtime
+        .block_on(remote.profile_types(TimeRange::ALL))
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(matches!(error, SourceError::Unavailable(_)), "{error:?}");
+    // 40 + 80 ms of backoff prove the two retries; well under the timeouts.
+    assert!(elapsed >= Duration::from_millis(120), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+}
+
+#[test]
+fn write_raw_reaches_the_sink_and_bad_labels_are_refused() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = h.remote(RemoteOptions::default());
+    let bytes = std::fs::read(fixture("cpu-1.pb.gz")).unwrap();
+    let labels: Labels = [("__name__", "process_cpu"), ("job", "api")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    h.block_on(remote.write_raw(labels.clone(), bytes.clone()))
+        .expect("written");
+    assert_eq!(
+        *h.sink.written.lock().unwrap(),
+        vec![(labels.clone(), bytes.clone())]
+    );
+
+    let mut no_name = labels.clone();
+    no_name.remove("__name__");
+    assert_eq!(
+        h.block_on(remote.write_raw(no_name, bytes.clone())),
+        Err(SourceError::InvalidArgument(
+            "missing __name__ label".into()
+        ))
+    );
+    let mut bad = labels.clone();
+    bad.insert("bad-name".into(), "x".into());
+    assert!(matches!(
+        h.block_on(remote.write_raw(bad, bytes.clone())),
+        Err(SourceError::InvalidArgument(m)) if m.contains("bad-name")
+    ));
+    assert_eq!(
+        h.sink.written.lock().unwrap().len(),
+        1,
+        "nothing more written"
+    );
+
+    // Duplicate names can only come from another client.
+    use capture::grpc::proto::profilestore::{
+        self as ps, profile_store_service_client::ProfileStoreServiceClient,
+    };
+    let mut client = h
+        .block_on(ProfileStoreServiceClient::connect(format!(
+            "http://{}",
+            h.address
+        )))
+        .unwrap();
+    let label = |n: &str, v: &str| ps::Label {
+        name: n.into(),
+        value: v.into(),
+    };
+    let status = h
+        .block_on(client.write_raw(ps::WriteRawRequest {
+            series: vec![ps::RawProfileSeries {
+                labels: Some(ps::LabelSet {
+                    labels: vec![label("__name__", "a"), label("job", "x"), label("job", "y")],
+                }),
+                samples: vec![ps::RawSample {
+                    raw_profile: bytes,
+                    executable_info: Vec::new(),
+                }],
+            }],
+            ..Default::default()
+        }))
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(status.message().contains("duplicate"), "{status:?}");
+    assert_eq!(h.sink.written.lock().unwrap().len(), 1);
+
+    // A server without a store says so.
+    let read_only = Harness::start_with(ServerOptions::default(), false);
+    let error = read_only
+        .block_on(
+            read_only
+                .remote(RemoteOptions::default())
+                .write_raw(labels, Vec::new()),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(error, SourceError::Failed(ref m) if m.contains("store")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_query_stops() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = h.remote(RemoteOptions::default());
+    let progress = Progress::default();
+    progress.cancel();
+    assert_eq!(
+        h.block_on(remote.query(selector(CPU), QueryTime::Merge(TimeRange::ALL), progress)),
+        Err(SourceError::Cancelled)
+    );
+}
+
+#[test]
+fn construction_checks_the_url_and_files_without_connecting() {
+    assert!(
+        RemoteSource::new("ftp://h:1", RemoteOptions::default())
+            .unwrap_err()
+            .contains("unknown scheme")
+    );
+    assert!(
+        RemoteSource::new(
+            "https://h",
+            RemoteOptions {
+                ca_file: Some("/nonexistent/ca.pem".into()),
+                ..RemoteOptions::default()
+            }
+        )
+        .unwrap_err()
+        .contains("CA file")
+    );
+    let options = RemoteOptions {
+        bearer_token: Some("hunter2".into()),
+        headers: vec![("x-org".into(), "secret-org".into())],
+        ..RemoteOptions::default()
+    };
+    let shown = format!(
+        "{options:?} {:?}",
+        ServerOptions {
+            bearer_token: Some("hunter2".into()),
+            ..ServerOptions::default()
+        }
+    );
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("secret-org"),
+        "{shown}"
+    );
+    let tls = RemoteSource::new("https://parca.example.com", options).unwrap();
+    assert!(!format!("{tls:?}").contains("hunter2"));
+    assert_eq!(tls.url().to_string(), "https://parca.example.com:443");
+}
+
+#[test]
+fn tls_to_a_cleartext_server_fails_cleanly() {
+    let h = Harness::start(ServerOptions::default());
+    let remote = RemoteSource::new(
+        &format!("https://{}", h.address),
+        RemoteOptions {
+            retries: 0,
+            ..RemoteOptions::default()
+        },
+    )
+    .unwrap();
+    let error = h
+        .block_on(remote.profile_types(TimeRange::ALL))
+        .unwrap_err();
+    assert!(matches!(error, SourceError::Unavailable(_)), "{error:?}");
+}
