@@ -83,8 +83,8 @@ fn ingest(c: &mut Criterion) {
     let mut group = c.benchmark_group("store");
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(15));
-    for writers in [4u64, 8] {
+    group.measurement_time(Duration::from_secs(10));
+    for writers in [4u64, 8, 32] {
         let dir = temp_dir(&format!("ingest-{writers}"));
         let store = Store::open(&dir, StoreOptions::default()).expect("opens");
         group.bench_function(
