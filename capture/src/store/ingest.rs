@@ -1,0 +1,77 @@
+//! Checking and indexing a written profile, as Parca's WriteRaw does, before it is
+//! stored: pure functions of the written labels and bytes.
+
+use profile_model::codec::{self, DecodeOptions};
+
+use super::record::{self, Header};
+use crate::files::profile_types_named;
+use crate::index::{SampleLabels, groups_of};
+use crate::selector::is_label_name;
+use crate::source::{Labels, SourceError};
+
+/// A checked profile, ready to append: its record and its index header.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The record's bytes, frame included.
+    pub record: Vec<u8>,
+    /// What the index keeps of it.
+    pub header: Header,
+}
+
+/// Checks `labels` and `raw` (gzipped or plain pprof) and builds the record. The profile
+/// is placed at its `time_nanos`, or at `now_nanos` when that is 0. Each sample type is
+/// a profile type named `__name__:type:unit:period_type:period_unit`, with `:delta` iff
+/// the pprof has a duration (Parca's rule at ingest).
+pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepared, SourceError> {
+    let name = labels
+        .remove("__name__")
+        .ok_or_else(|| SourceError::InvalidArgument("missing __name__ label".into()))?;
+    if let Some(bad) = labels.keys().find(|k| !is_label_name(k)) {
+        return Err(SourceError::InvalidArgument(format!(
+            "invalid label name {bad:?}"
+        )));
+    }
+    let profile = codec::decode_with(raw, DecodeOptions::default())
+        .map_err(|e| SourceError::InvalidArgument(format!("cannot decode the profile: {e}")))?;
+    if profile.sample_types.is_empty() {
+        return Err(SourceError::InvalidArgument(
+            "the profile has no sample types".into(),
+        ));
+    }
+    let delta = profile.duration_nanos != 0;
+    let types = profile_types_named(&profile, &name)
+        .into_iter()
+        .map(|mut t| {
+            t.delta = delta;
+            t
+        })
+        .collect();
+    let groups = groups_of(&profile, &labels, SampleLabels::StringsOnly)
+        .into_iter()
+        .map(|g| (g.labels.as_ref().clone(), g.values))
+        .collect();
+    let header = Header {
+        time_nanos: if profile.time_nanos != 0 {
+            profile.time_nanos
+        } else {
+            now_nanos
+        },
+        duration_nanos: profile.duration_nanos,
+        types,
+        labels,
+        groups,
+    };
+    Ok(Prepared {
+        record: record::encode(&header, raw),
+        header,
+    })
+}
+
+/// Wall-clock time in nanoseconds since the Unix epoch.
+pub fn now_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0)
+}
