@@ -1,7 +1,10 @@
 //! The command line: argument definitions and the dispatch of each subcommand.
 
 mod fold;
+mod push;
+mod remote;
 mod series;
+mod serve;
 mod top;
 
 use std::path::PathBuf;
@@ -33,13 +36,17 @@ enum Command {
     Fold(fold::FoldArgs),
     /// Print values over time per series: time, labels, value, value per second.
     Series(series::SeriesArgs),
+    /// Serve a store of profiles with Parca's gRPC API (query and WriteRaw).
+    Serve(serve::ServeArgs),
+    /// Send pprof files to a Parca server or `flint serve` (WriteRaw).
+    Push(push::PushArgs),
 }
 
 /// Options shared by the subcommands that read profiles.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
     /// Profile files (.pb.gz or raw pprof) or directories (searched recursively); all
-    /// are merged.
+    /// are merged. Or one server, `grpc://HOST:PORT` or `https://HOST` (see --query).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Subtract these profiles (merged) from FILEs, as `go tool pprof -diff_base`.
@@ -201,6 +208,8 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Top(args)) => top::run(&args, decode),
         Some(Command::Fold(args)) => fold::run(&args, decode),
         Some(Command::Series(args)) => series::run(&args, decode),
+        Some(Command::Serve(args)) => serve::run(&args),
+        Some(Command::Push(args)) => push::run(&args, decode),
         None => {
             if !has_display() {
                 return Err(

@@ -1,21 +1,23 @@
-//! `flint series`: values over time of the profiles in files and directories, per
-//! series, as the window's plot shows them.
+//! `flint series`: values over time of the profiles in files and directories, or on a
+//! server, per series, as the window's plot shows them.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use capture::time::rfc3339;
-use capture::{FileSource, Labels, ProfileSource as _, Progress, Selector, TimeRange};
+use capture::time::{parse_duration, rfc3339};
+use capture::{FileSource, Labels, ProfileSource, Progress, TimeRange};
 use clap::Args;
 use profile_model::codec::DecodeOptions;
 
+use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::write_stdout;
 
 /// Arguments of `flint series`.
 #[derive(Debug, Args)]
 pub struct SeriesArgs {
-    /// Profile files or directories (searched recursively).
-    #[arg(required = true, value_name = "PATH")]
+    /// Profile files or directories (searched recursively), or one server:
+    /// `grpc://HOST:PORT` or `https://HOST`.
+    #[arg(required = true, value_name = "PATH|URL")]
     paths: Vec<PathBuf>,
     /// Parca selector, e.g. `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{comm="api"}`;
     /// default: the CPU time profile type, else the first one found.
@@ -25,6 +27,13 @@ pub struct SeriesArgs {
     /// series. `--sum-by '*'` keeps every label set apart.
     #[arg(long = "sum-by", value_name = "LABEL")]
     sum_by: Vec<String>,
+    /// Width of a point from a server (files give one point per profile), e.g. 10s, 1m.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    step: String,
+    #[command(flatten)]
+    range: RangeArgs,
+    #[command(flatten)]
+    connect: ConnectArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -40,25 +49,41 @@ enum Format {
 
 /// Runs `flint series`.
 pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
-    let (source, skipped) = FileSource::open(&args.paths, decode, &Progress::default())?;
-    for s in &skipped {
-        eprintln!("warning: skipped {s}");
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| format!("cannot start the query runtime: {e}"))?;
-    let text = runtime.block_on(async {
-        let selector = match &args.query {
-            Some(q) => Selector::parse(q)?,
-            None => default_selector(&source).await?,
+    let runtime = runtime()?;
+    let (source, range, step): (Box<dyn ProfileSource>, TimeRange, i64) =
+        match args.paths.as_slice() {
+            [url] if is_url(url) => {
+                let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
+                let source = args
+                    .connect
+                    .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
+                (Box::new(source), args.range.range()?, step.max(1))
+            }
+            paths => {
+                if let Some(url) = paths.iter().find(|p| is_url(p)) {
+                    return Err(format!(
+                        "{}: a server is queried alone, not together with files",
+                        url.display()
+                    ));
+                }
+                let (source, skipped) = FileSource::open(paths, decode, &Progress::default())?;
+                for s in &skipped {
+                    eprintln!("warning: skipped {s}");
+                }
+                // One point per profile: a step of one nanosecond never merges two.
+                (Box::new(source), TimeRange::ALL, 1)
+            }
         };
+    let source = source.as_ref();
+    let text = runtime.block_on(async {
+        let selector = selector_or_default(source, args.query.as_deref(), range).await?;
         let sum_by = match args.sum_by.as_slice() {
             [all] if all == "*" => None,
             [] => {
                 let names = source
-                    .labels(selector.clone(), TimeRange::ALL)
+                    .labels(selector.clone(), range)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| format!("{selector}: {e}"))?;
                 let default = ["comm", "container"]
                     .into_iter()
                     .find(|n| names.iter().any(|x| x == n));
@@ -66,9 +91,8 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
             }
             names => Some(names.to_vec()),
         };
-        // One point per profile: a step of one nanosecond never merges two.
         let series = source
-            .query_range(selector.clone(), TimeRange::ALL, 1, sum_by)
+            .query_range(selector.clone(), range, step, sum_by)
             .await
             .map_err(|e| format!("{selector}: {e}"))?;
         let mut out = String::new();
@@ -96,23 +120,6 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
         Ok::<String, String>(out)
     })?;
     write_stdout(&text)
-}
-
-/// The CPU time profile type if there is one, else the first type found.
-async fn default_selector(source: &FileSource) -> Result<Selector, String> {
-    let types = source
-        .profile_types(TimeRange::ALL)
-        .await
-        .map_err(|e| e.to_string())?;
-    let chosen = types
-        .iter()
-        .find(|t| t.sample_type == "cpu")
-        .or_else(|| types.first())
-        .ok_or("the profiles have no sample types")?;
-    Ok(Selector {
-        profile_type: chosen.clone(),
-        matchers: Vec::new(),
-    })
 }
 
 /// `{comm="api", pid="7"}`, or `{}` for the sum of everything.

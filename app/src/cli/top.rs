@@ -9,6 +9,9 @@ use profile_model::top::{InlineMark, TopSum};
 use profile_model::units::{pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Profile, ProfileError, View};
 
+use capture::{ProfileSource as _, Progress, QueryTime};
+
+use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
 use crate::load::for_each_profile;
 
@@ -23,6 +26,43 @@ pub struct TopArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    #[command(flatten)]
+    server: ServerQueryArgs,
+}
+
+/// What to ask a server for, when FILE is `grpc://HOST:PORT` or `https://HOST`.
+#[derive(Debug, Args)]
+pub struct ServerQueryArgs {
+    /// Parca selector of the profiles to merge (servers only), e.g.
+    /// `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}`; default: the
+    /// server's CPU profile type.
+    #[arg(long, short = 'q')]
+    query: Option<String>,
+    #[command(flatten)]
+    range: RangeArgs,
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+impl ServerQueryArgs {
+    /// The profiles of the range merged by the server at `url`.
+    fn fetch(&self, url: &Path, decode: DecodeOptions) -> Result<Profile, String> {
+        let range = self.range.range()?;
+        let source = self
+            .connect
+            .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
+        runtime()?.block_on(async {
+            let selector = selector_or_default(&source, self.query.as_deref(), range).await?;
+            source
+                .query(
+                    selector.clone(),
+                    QueryTime::Merge(range),
+                    Progress::default(),
+                )
+                .await
+                .map_err(|e| format!("{selector}: {e}"))
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -105,7 +145,24 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
         sum.add(&view.top(&profile, sample_type), &view.frames, sign);
         Ok(())
     };
-    let mut skipped = for_each_profile(&args.view.files, decode, |path, p| add(path, p, 1))?;
+    let mut skipped = Vec::new();
+    match args.view.files.as_slice() {
+        [url] if is_url(url) => {
+            if !args.view.diff_base.is_empty() {
+                return Err("--diff-base compares files; it cannot be used with a server".into());
+            }
+            add(url, args.server.fetch(url, decode)?, 1)?;
+        }
+        files => {
+            if let Some(url) = files.iter().find(|f| is_url(f)) {
+                return Err(format!(
+                    "{}: a server is queried alone, not together with files",
+                    url.display()
+                ));
+            }
+            skipped = for_each_profile(files, decode, |path, p| add(path, p, 1))?;
+        }
+    }
     if !args.view.diff_base.is_empty() {
         skipped.extend(for_each_profile(
             &args.view.diff_base,

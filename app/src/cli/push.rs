@@ -1,0 +1,115 @@
+//! `flint push`: sends pprof files to a Parca server or `flint serve` through
+//! WriteRaw, named and labelled as Parca names scraped profiles.
+
+use std::path::PathBuf;
+
+use capture::files::{default_profile_name, files_under};
+use capture::selector::is_label_name;
+use capture::{Labels, ProfileSink as _};
+use clap::Args;
+use profile_model::codec::{self, DecodeOptions};
+
+use super::remote::{ConnectArgs, runtime};
+
+/// Arguments of `flint push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// pprof files (.pb.gz or raw) or directories (searched recursively).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// The server: `grpc://HOST:PORT` (cleartext) or `https://HOST`.
+    #[arg(long, value_name = "URL")]
+    to: String,
+    /// Profile name (`__name__`); default: as Parca names scraped Go profiles,
+    /// `process_cpu` for CPU profiles and `memory` for heap profiles.
+    #[arg(long)]
+    name: Option<String>,
+    /// Label of every profile pushed, `NAME=VALUE` (repeatable), e.g. `job=api`.
+    #[arg(long = "label", value_name = "NAME=VALUE")]
+    labels: Vec<String>,
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+/// One file to send, checked before anything is sent.
+struct Upload {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    labels: Labels,
+}
+
+/// Runs `flint push`: every file is read and checked first, so a broken file named on
+/// the command line sends nothing; broken files found in directories are skipped with
+/// a warning.
+pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
+    let mut common = Labels::new();
+    for l in &args.labels {
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| format!("--label {l:?}: expected NAME=VALUE"))?;
+        if !is_label_name(k) || k.starts_with("__") {
+            return Err(format!(
+                "--label {l:?}: {k:?} is not a valid label name (letters, digits and _, not starting with a digit or __)"
+            ));
+        }
+        common.insert(k.to_string(), v.to_string());
+    }
+    if let Some(name) = &args.name
+        && !is_label_name(name)
+    {
+        return Err(format!("--name {name:?} is not a valid profile name"));
+    }
+    let mut uploads = Vec::new();
+    for input in &args.files {
+        let (files, in_dir) = if input.is_dir() {
+            (files_under(input)?, true)
+        } else {
+            (vec![input.clone()], false)
+        };
+        for path in files {
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let profile = match codec::decode_with(&bytes, decode) {
+                Ok(p) => p,
+                Err(e) if in_dir => {
+                    eprintln!("warning: skipped {}: {e}", path.display());
+                    continue;
+                }
+                Err(e) => return Err(format!("{}: {e}", path.display())),
+            };
+            let mut labels = common.clone();
+            let name = args
+                .name
+                .clone()
+                .unwrap_or_else(|| default_profile_name(&profile));
+            labels.insert("__name__".to_string(), name);
+            uploads.push(Upload {
+                path,
+                bytes,
+                labels,
+            });
+        }
+    }
+    if uploads.is_empty() {
+        return Err("no profiles to push".into());
+    }
+    let remote = args
+        .connect
+        .connect(&args.to, decode.max_decompressed_bytes)?;
+    let total_bytes: usize = uploads.iter().map(|u| u.bytes.len()).sum();
+    let count = uploads.len();
+    runtime()?.block_on(async {
+        for u in uploads {
+            remote
+                .write_raw(u.labels, u.bytes)
+                .await
+                .map_err(|e| format!("{}: {e}", u.path.display()))?;
+        }
+        Ok::<(), String>(())
+    })?;
+    eprintln!(
+        "pushed {count} profile{} ({total_bytes} bytes) to {}",
+        if count == 1 { "" } else { "s" },
+        remote.url()
+    );
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! What the subcommands that talk to a server share: connection flags (token, headers,
+//! CA file), the query and its time range, and a runtime to run the requests on.
+
+use std::path::{Path, PathBuf};
+
+use capture::time::{now_nanos, parse_time};
+use capture::{RemoteOptions, RemoteSource, Selector, TimeRange};
+use clap::Args;
+
+/// How to reach a server: `grpc://HOST:PORT` (cleartext HTTP/2) or `https://HOST`.
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// Bearer token sent with every request.
+    #[arg(long, env = "FLINT_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// File holding the bearer token (its first line).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    token_file: Option<PathBuf>,
+    /// Extra request header, `NAME=VALUE` (repeatable), e.g. `x-scope-orgid=team`.
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    headers: Vec<String>,
+    /// PEM file of the CA to trust for https:// instead of the system's roots.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+}
+
+impl ConnectArgs {
+    /// The client options these flags ask for.
+    pub fn options(&self, max_decompressed_bytes: u64) -> Result<RemoteOptions, String> {
+        let token = match (&self.token, &self.token_file) {
+            (Some(t), _) => Some(t.trim().to_string()),
+            (None, Some(file)) => Some(read_token(file)?),
+            (None, None) => None,
+        };
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| {
+                h.split_once('=')
+                    .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                    .filter(|(k, _)| !k.is_empty())
+                    .ok_or_else(|| format!("--header {h:?}: expected NAME=VALUE"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(RemoteOptions {
+            bearer_token: token.filter(|t| !t.is_empty()),
+            headers,
+            ca_file: self.ca_file.clone(),
+            max_decompressed_bytes,
+            ..RemoteOptions::default()
+        })
+    }
+
+    /// A client of the server at `url`.
+    pub fn connect(&self, url: &str, max_decompressed_bytes: u64) -> Result<RemoteSource, String> {
+        RemoteSource::new(url, self.options(max_decompressed_bytes)?)
+    }
+}
+
+fn read_token(file: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("--token-file {}: {e}", file.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(format!(
+            "--token-file {}: the file is empty",
+            file.display()
+        ));
+    }
+    Ok(token)
+}
+
+/// Which profiles of a server to ask for.
+#[derive(Debug, Args)]
+pub struct RangeArgs {
+    /// Start of the range: `now-1h`, an RFC 3339 time or nanoseconds (servers only).
+    #[arg(long, default_value = "now-1h", value_name = "TIME")]
+    from: String,
+    /// End of the range (servers only).
+    #[arg(long, default_value = "now", value_name = "TIME")]
+    to: String,
+}
+
+impl RangeArgs {
+    /// The range asked for.
+    pub fn range(&self) -> Result<TimeRange, String> {
+        let now = now_nanos();
+        let range = TimeRange {
+            start_nanos: parse_time(&self.from, now).map_err(|e| format!("--from: {e}"))?,
+            end_nanos: parse_time(&self.to, now).map_err(|e| format!("--to: {e}"))?,
+        };
+        if range.end_nanos <= range.start_nanos {
+            return Err(format!(
+                "--from {} is not before --to {}",
+                self.from, self.to
+            ));
+        }
+        Ok(range)
+    }
+}
+
+/// Whether a command-line input names a server rather than a file.
+pub fn is_url(input: &Path) -> bool {
+    let s = input.to_string_lossy();
+    ["grpc://", "grpcs://", "http://", "https://"]
+        .iter()
+        .any(|scheme| s.starts_with(scheme))
+}
+
+/// A runtime for the requests of one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the network runtime: {e}"))
+}
+
+/// The selector `query` asks for, else the server's CPU profile type (else its first).
+pub async fn selector_or_default(
+    source: &dyn capture::ProfileSource,
+    query: Option<&str>,
+    range: TimeRange,
+) -> Result<Selector, String> {
+    if let Some(q) = query {
+        return Selector::parse(q);
+    }
+    let types = source
+        .profile_types(range)
+        .await
+        .map_err(|e| e.to_string())?;
+    let chosen = types
+        .iter()
+        .find(|t| t.sample_type == "cpu")
+        .or_else(|| types.iter().find(|t| t.period_type == "cpu"))
+        .or_else(|| types.first())
+        .ok_or("the server has no profiles in this range")?;
+    Ok(Selector {
+        profile_type: chosen.clone(),
+        matchers: Vec::new(),
+    })
+}

@@ -1,0 +1,110 @@
+//! `flint serve`: flint's store behind Parca's gRPC API, so that one machine's
+//! profiles can be viewed (and written) from another.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use capture::grpc::{ServerOptions, bind, serve};
+use capture::store::{Store, StoreOptions};
+use capture::time::parse_duration;
+use capture::{ProfileSink, ProfileSource};
+use clap::Args;
+
+use super::parse_size;
+
+/// Arguments of `flint serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Directory of the store (created when missing).
+    #[arg(long, value_name = "DIR")]
+    store: PathBuf,
+    /// Address to listen on; loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1:7070", value_name = "ADDR:PORT")]
+    listen: String,
+    /// Require `authorization: Bearer TOKEN` on every request.
+    #[arg(long, env = "FLINT_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Drop profiles older than this (relative to the newest), e.g. 7d, 12h.
+    #[arg(long, value_name = "DURATION")]
+    retention: Option<String>,
+    /// Drop the oldest profiles while the store is larger than this, e.g. 10GiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_size: Option<u64>,
+}
+
+/// Runs `flint serve` until Ctrl-C (or SIGTERM), then finishes the requests in flight.
+pub fn run(args: &ServeArgs) -> Result<(), String> {
+    let retention_nanos = args
+        .retention
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| format!("--retention: {e}"))?;
+    let options = StoreOptions {
+        retention_nanos,
+        max_size_bytes: args.max_size,
+        ..StoreOptions::default()
+    };
+    let store = Arc::new(Store::open(&args.store, options)?);
+    for w in store.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let token = args.token.clone().filter(|t| !t.is_empty());
+    let runtime = super::remote::runtime()?;
+    runtime.block_on(async {
+        let listener = bind(&args.listen).await?;
+        let addr = listener
+            .local_addr()
+            .map_or_else(|_| args.listen.clone(), |a| a.to_string());
+        let stats = store.stats();
+        eprintln!(
+            "flint serve: listening on grpc://{addr} (store {}: {} profiles, {} bytes{})",
+            args.store.display(),
+            stats.profiles,
+            stats.size_bytes,
+            if token.is_some() {
+                "; bearer token required"
+            } else {
+                ""
+            }
+        );
+        let source: Arc<dyn ProfileSource> = store.clone();
+        let sink: Arc<dyn ProfileSink> = store.clone();
+        serve(
+            listener,
+            source,
+            Some(sink),
+            ServerOptions {
+                bearer_token: token,
+                ..ServerOptions::default()
+            },
+            shutdown_signal(),
+        )
+        .await
+    })?;
+    eprintln!("flint serve: stopped");
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
