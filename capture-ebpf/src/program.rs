@@ -1,7 +1,7 @@
 //! The BPF `perf_event` program that counts stacks in the kernel.
 //!
-//! It runs on every `cpu-clock` sample (idle excluded), reads the current generation `g` (0 or
-//! 1) from the one-entry array `generation`, and counts the sample under the key
+//! It runs on every `cpu-clock` sample (idle excluded), reads the current generation `g` (0
+//! or 1) from the one-entry array `generation`, and counts the sample under the key
 //! `(pid, tid, user stack id, kernel stack id)` in `counts[g]`, with the stacks stored in
 //! `stacks[g]`. A drain flips `generation`, waits for an RCU grace period (every program that
 //! read the old value has then returned) and reads and clears the old generation's maps.
