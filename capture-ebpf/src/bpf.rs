@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd as _, OwnedFd};
 
-use crate::counts::{LossStats, StackCount};
+use crate::counts::{LossStats, ProgramStats, StackCount};
 use crate::error::CaptureError;
 use crate::program::{
     self, COUNTS_KEY_SIZE, EEXIST, EFAULT, ERROR_MAP_FULL, ERROR_SAMPLES, ERROR_SLOTS,
@@ -46,7 +46,8 @@ pub(crate) struct BpfSampler {
     stacks: [OwnedFd; 2],
     errors: OwnedFd,
     _pids: Option<OwnedFd>,
-    _prog: OwnedFd,
+    prog: OwnedFd,
+    stats_enabled: Option<OwnedFd>,
     events: Vec<OwnedFd>,
     current: u32,
     possible_cpus: usize,
@@ -123,7 +124,8 @@ impl BpfSampler {
             stacks,
             errors,
             _pids: pids,
-            _prog: prog,
+            prog,
+            stats_enabled: None,
             events,
             current: 0,
             possible_cpus,
@@ -174,6 +176,35 @@ impl BpfSampler {
         stats.samples = samples;
         stats.map_full = map_full;
         Ok((counts, stats))
+    }
+
+    /// Turns on the kernel's run-time accounting of BPF programs (system-wide, until the
+    /// sampler is dropped).
+    pub(crate) fn enable_program_stats(&mut self) -> Result<(), CaptureError> {
+        if self.stats_enabled.is_none() {
+            self.stats_enabled = Some(sys::enable_run_time_stats()?);
+        }
+        Ok(())
+    }
+
+    /// The program's cumulative run time and run count from `/proc/self/fdinfo`.
+    pub(crate) fn program_stats(&self) -> Result<ProgramStats, CaptureError> {
+        let path = format!("/proc/self/fdinfo/{}", self.prog.as_raw_fd());
+        let text = std::fs::read_to_string(&path).map_err(|error| CaptureError::System {
+            path: path.clone(),
+            reason: error.to_string(),
+        })?;
+        let field = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|value| value.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(ProgramStats {
+            run_time_nanos: field("run_time_ns"),
+            run_count: field("run_cnt"),
+            recursion_misses: field("recursion_misses"),
+        })
     }
 
     fn take_error_counter(&self, slot: u32) -> Result<u64, CaptureError> {

@@ -83,3 +83,15 @@ impl RawCounts {
             .sum()
     }
 }
+
+/// The kernel's accounting of the BPF program (cumulative since the sampler was opened).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramStats {
+    /// Total time spent in the program, in nanoseconds; counted only while run-time statistics
+    /// are enabled ([`crate::Sampler::enable_program_stats`] or `kernel.bpf_stats_enabled`).
+    pub run_time_nanos: u64,
+    /// Number of runs (counted under the same condition).
+    pub run_count: u64,
+    /// Runs skipped because another BPF program was running on the CPU.
+    pub recursion_misses: u64,
+}

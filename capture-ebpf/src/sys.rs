@@ -21,6 +21,7 @@ const BPF_MAP_DELETE_ELEM: i32 = 3;
 const BPF_MAP_GET_NEXT_KEY: i32 = 4;
 const BPF_PROG_LOAD: i32 = 5;
 const BPF_MAP_LOOKUP_AND_DELETE_BATCH: i32 = 25;
+const BPF_ENABLE_STATS: i32 = 32;
 
 /// `BPF_MAP_TYPE_HASH`
 pub const MAP_HASH: u32 = 1;
@@ -243,6 +244,15 @@ pub fn prog_load(prog_type: u32, insns: &[u8], license: &str) -> Result<OwnedFd,
         }
         Err(error) => Err(error),
     }
+}
+
+/// `BPF_ENABLE_STATS` with `BPF_STATS_RUN_TIME`: the kernel measures every BPF program's run
+/// time and count (shown in `/proc/self/fdinfo/<prog fd>`) until the returned fd is closed.
+pub fn enable_run_time_stats() -> Result<OwnedFd, CaptureError> {
+    let mut attr = Attr::new();
+    attr.u32(0, 0); // BPF_STATS_RUN_TIME
+    let fd = bpf(BPF_ENABLE_STATS, &mut attr, "bpf(BPF_ENABLE_STATS)")?;
+    owned_fd(fd, "bpf(BPF_ENABLE_STATS)")
 }
 
 /// `struct perf_event_attr`, up to `sig_data` (`PERF_ATTR_SIZE_VER8`, 128 bytes).
