@@ -64,6 +64,10 @@ pub enum CaptureError {
 
 impl CaptureError {
     /// Wraps an errno from `call`, sorting privilege errors apart.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(dead_code, reason = "the system calls are Linux-only")
+    )]
     pub(crate) fn from_errno(call: &'static str, source: io::Error) -> CaptureError {
         match source.raw_os_error() {
             Some(code) if code == 1 || code == 13 => CaptureError::Permission { call, source },
