@@ -3,7 +3,7 @@
 //! `cargo run --release -p capture-ebpf --example overhead -- [HZ] [SECONDS] [DRAIN_SECONDS] [bpf|perf]`
 //!
 //! Starts one busy-loop `sh` per CPU, samples all processes, drains every `DRAIN_SECONDS`, and
-//! prints this process's user and system CPU time (`/proc/self/stat`) and, for BPF, the
+//! prints this process's CPU time (`/proc/thread-self/schedstat`, `/proc/self/stat`) and, for BPF, the
 //! program's own run time as the kernel accounts it (`BPF_ENABLE_STATS`). Needs root.
 
 use std::process::{Child, Command};
@@ -11,7 +11,16 @@ use std::time::{Duration, Instant};
 
 use capture_ebpf::{Backend, Sampler, SamplerOptions, Target};
 
-/// (user, system) CPU seconds of this process.
+/// CPU seconds of this (single-threaded) process, to the nanosecond.
+fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1e9
+}
+
+/// (user, system) CPU seconds of this process, in 10 ms ticks.
 fn cpu_seconds() -> (f64, f64) {
     let text = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = text.rsplit_once(')').map_or("", |(_, rest)| rest);
@@ -55,6 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sampler.enable_program_stats()?;
     }
     let before = cpu_seconds();
+    let before_exact = thread_cpu_seconds();
     let start = Instant::now();
     let mut samples = 0;
     let mut distinct = 0;
@@ -74,11 +84,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let elapsed = start.elapsed().as_secs_f64();
     let after = cpu_seconds();
+    let exact = thread_cpu_seconds() - before_exact;
     let (user, system) = (after.0 - before.0, after.1 - before.1);
     println!(
         "{backend:?} at {hz} Hz, {cpus} CPUs busy, {elapsed:.1} s, {drains} drains: {samples} samples, \
-         {distinct} stacks; drainer CPU: user {user:.2} s + system {system:.2} s = {:.3} % of one CPU",
-        100.0 * (user + system) / elapsed
+         {distinct} stacks; drainer CPU: {exact:.4} s = {:.4} % of one CPU (ticks: user {user:.2} s, system {system:.2} s)",
+        100.0 * exact / elapsed
     );
     if let Some(stats) = sampler.program_stats()? {
         println!(
