@@ -317,10 +317,50 @@ fn draining_often_loses_nothing() {
         many.len()
     );
     assert!(many.len() >= 50, "{} drains", many.len());
-    // A lost generation (30 ms, 3 samples) per drain would cost ~100 % here; allow 5 %.
+    // The burner's count follows its CPU time to a few percent either way (see the figures
+    // above); a drain that dropped its interval's samples would cost far more.
     assert!(
-        (many_rate - one_rate).abs() <= 0.05,
+        (many_rate - one_rate).abs() <= 0.08,
         "many drains {many_rate:.3} vs one {one_rate:.3}"
+    );
+}
+
+/// The exact check: the kernel counts every run of the program (`BPF_ENABLE_STATS`), and the
+/// program counts every run as a sample in exactly one generation; the samples of 100 drains
+/// must add up to the runs between the first and the last flip.
+#[test]
+fn drained_samples_add_up_to_program_runs() {
+    let _serial = serial();
+    let Some(mut sampler) = open_or_skip(&options(Backend::Bpf, 99, Target::All)) else {
+        return;
+    };
+    if let Err(error) = sampler.enable_program_stats() {
+        println!("SKIP: no BPF run-time statistics here: {error}");
+        return;
+    }
+    let runs = |sampler: &Sampler| sampler.program_stats().unwrap().unwrap().run_count;
+    let worker = Worker::start(burner);
+    let before_first = runs(&sampler);
+    sampler.drain().unwrap();
+    let after_first = runs(&sampler);
+    let mut samples = 0;
+    let mut before_last = 0;
+    for _ in 0..100 {
+        thread::sleep(Duration::from_millis(20));
+        before_last = runs(&sampler);
+        samples += sampler.drain().unwrap().stats.samples;
+    }
+    let after_last = runs(&sampler);
+    worker.stop();
+    println!(
+        "100 drains: {samples} samples; program runs between the flips: {} to {}",
+        before_last - after_first,
+        after_last - before_first
+    );
+    assert!(samples > 300, "{samples}");
+    assert!(
+        (before_last - after_first..=after_last - before_first).contains(&samples),
+        "{samples} samples drained, runs {before_first} {after_first} {before_last} {after_last}"
     );
 }
 
@@ -358,7 +398,8 @@ fn bpf_and_perf_agree() {
         from_bpf.total_for_tid(tid) as f64,
         from_perf.total_for_tid(tid) as f64,
     );
-    assert!((a - b).abs() <= 0.05 * a.max(b), "BPF {a} vs perf {b}");
+    // Two independent timers: a few percent apart on a busy machine (4.9 % seen once).
+    assert!((a - b).abs() <= 0.10 * a.max(b), "BPF {a} vs perf {b}");
 }
 
 #[test]
@@ -455,4 +496,31 @@ fn missing_privilege_is_a_clear_error() {
             "{needle:?} missing from {message}"
         );
     }
+}
+
+#[test]
+fn auto_falls_back_to_perf_when_bpf_fails() {
+    let _serial = serial();
+    // A stack map the kernel refuses to allocate makes the BPF backend fail; perf needs none.
+    let options = SamplerOptions {
+        stack_map_entries: u32::MAX,
+        ..options(Backend::Auto, 19, Target::All)
+    };
+    let Some(mut sampler) = open_or_skip(&options) else {
+        return;
+    };
+    let reason = sampler.fallback_reason().map(ToString::to_string);
+    println!("fell back because: {reason:?}");
+    assert_eq!(sampler.backend(), Backend::Perf);
+    assert!(reason.is_some_and(|reason| reason.contains("bpf(BPF_MAP_CREATE)")));
+    sampler.drain().unwrap();
+    let strict = SamplerOptions {
+        backend: Backend::Bpf,
+        ..options
+    };
+    let error = Sampler::open(&strict).unwrap_err();
+    assert!(
+        error.to_string().contains("bpf(BPF_MAP_CREATE) failed"),
+        "{error}"
+    );
 }
