@@ -1,7 +1,12 @@
 //! The perf fallback: one `cpu-clock` event per online CPU with
 //! `PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN`, read from an mmap ring per CPU on every drain and
-//! counted in userspace. With [`Target::Pids`] it still samples every CPU and keeps only the
-//! wanted processes' samples.
+//! counted in userspace. With [`Target::Pids`] it opens an inherited event per thread of the
+//! wanted processes and CPU (less privilege needed: `perf_event_paranoid` ≤ 1 lets a user
+//! sample their own processes), redirected into one ring per CPU; threads started between
+//! listing `/proc/PID/task` and opening the events are missed unless a sampled thread
+//! created them. Processes with more than [`MAX_THREAD_EVENTS`] / CPUs threads are sampled
+//! CPU-wide instead. Either way samples of other processes (such as children of the wanted
+//! ones, which inherit the events) are dropped in userspace.
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
@@ -34,12 +39,47 @@ impl PerfSampler {
             flags: sys::FLAG_DISABLED | sys::FLAG_FREQ | sys::FLAG_EXCLUDE_IDLE,
             ..sys::PerfEventAttr::default()
         };
+        let cpus = cpus::online()?;
         let mut events = Vec::new();
         let mut rings = Vec::new();
-        for cpu in cpus::online()? {
-            let event = sys::perf_event_open(&attr, -1, cpu as i32)?;
-            rings.push(sys::PerfRing::map(&event, options.perf_ring_pages)?);
-            events.push(event);
+        let threads = match &options.target {
+            Target::All => None,
+            Target::Pids(pids) => threads_of(pids, cpus.len())?,
+        };
+        match threads {
+            None => {
+                for &cpu in &cpus {
+                    let event = sys::perf_event_open(&attr, -1, cpu as i32)?;
+                    rings.push(sys::PerfRing::map(&event, options.perf_ring_pages)?);
+                    events.push(event);
+                }
+            }
+            Some(tids) => {
+                // One event per (thread, CPU), inherited by threads and children created later;
+                // the events of one CPU share the first one's ring.
+                let attr = sys::PerfEventAttr {
+                    flags: attr.flags | sys::FLAG_INHERIT,
+                    ..attr
+                };
+                for &cpu in &cpus {
+                    let mut leader = None;
+                    for &tid in &tids {
+                        let event = match sys::perf_event_open(&attr, tid as i32, cpu as i32) {
+                            Ok(event) => event,
+                            Err(error) if sys::is_no_such_process(&error) => continue,
+                            Err(error) => return Err(error),
+                        };
+                        match leader {
+                            None => {
+                                rings.push(sys::PerfRing::map(&event, options.perf_ring_pages)?);
+                                leader = Some(events.len());
+                            }
+                            Some(index) => sys::perf_set_output(&event, &events[index])?,
+                        }
+                        events.push(event);
+                    }
+                }
+            }
         }
         for event in &events {
             sys::perf_enable(event)?;
@@ -106,6 +146,33 @@ impl Drop for PerfSampler {
         // Rings unmap before their events close (field order would do it the other way round).
         self.rings.clear();
     }
+}
+
+/// Most per-thread events opened for [`Target::Pids`]; beyond, every CPU is sampled.
+const MAX_THREAD_EVENTS: usize = 4096;
+
+/// The threads of `pids`, or `None` when there are too many to open an event per thread and
+/// CPU. Fails when none of the processes exists.
+fn threads_of(pids: &[u32], cpus: usize) -> Result<Option<Vec<u32>>, CaptureError> {
+    let mut tids = Vec::new();
+    let mut found = false;
+    for pid in pids {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue; // exited
+        };
+        found = true;
+        tids.extend(
+            dir.filter_map(Result::ok)
+                .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()),
+        );
+    }
+    if !found {
+        return Err(CaptureError::System {
+            path: "/proc/<pid>/task".into(),
+            reason: format!("none of the processes {pids:?} exists"),
+        });
+    }
+    Ok((tids.len() * cpus <= MAX_THREAD_EVENTS).then_some(tids))
 }
 
 /// One ring record, as far as the sampler cares.

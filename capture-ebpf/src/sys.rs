@@ -315,6 +315,8 @@ pub const PERF_SAMPLE_TID: u64 = 1 << 1;
 pub const PERF_SAMPLE_CALLCHAIN: u64 = 1 << 5;
 /// Flag bit `disabled`.
 pub const FLAG_DISABLED: u64 = 1 << 0;
+/// Flag bit `inherit`: threads and processes created later are counted too.
+pub const FLAG_INHERIT: u64 = 1 << 1;
 /// Flag bit `exclude_idle`.
 pub const FLAG_EXCLUDE_IDLE: u64 = 1 << 7;
 /// Flag bit `freq`.
@@ -322,6 +324,7 @@ pub const FLAG_FREQ: u64 = 1 << 10;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
 const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
 
 /// `perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC)`.
@@ -354,7 +357,8 @@ fn ioctl(
     arg: libc::c_ulong,
     call: &'static str,
 ) -> Result<(), CaptureError> {
-    // SAFETY: the perf ioctls used here take an integer argument (or none) and no pointers.
+    // SAFETY: the perf ioctls used here take an integer argument (a value or an fd), or none,
+    // and no pointers.
     let ret = unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg) };
     if ret < 0 {
         return Err(CaptureError::from_errno(call, io::Error::last_os_error()));
@@ -370,6 +374,21 @@ pub fn perf_set_bpf(event: &OwnedFd, prog: &OwnedFd) -> Result<(), CaptureError>
         prog.as_raw_fd() as libc::c_ulong,
         "ioctl(PERF_EVENT_IOC_SET_BPF)",
     )
+}
+
+/// `PERF_EVENT_IOC_SET_OUTPUT`: `event` writes its samples into `target`'s ring (same CPU).
+pub fn perf_set_output(event: &OwnedFd, target: &OwnedFd) -> Result<(), CaptureError> {
+    ioctl(
+        event,
+        PERF_EVENT_IOC_SET_OUTPUT,
+        target.as_raw_fd() as libc::c_ulong,
+        "ioctl(PERF_EVENT_IOC_SET_OUTPUT)",
+    )
+}
+
+/// Whether `perf_event_open` failed because the thread is gone (`ESRCH`).
+pub fn is_no_such_process(error: &CaptureError) -> bool {
+    is_errno(error, libc::ESRCH)
 }
 
 /// `PERF_EVENT_IOC_ENABLE`.

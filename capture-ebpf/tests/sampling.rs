@@ -417,24 +417,36 @@ fn pid_filter_keeps_only_the_wanted_process() {
             child.wait().unwrap();
             return;
         };
+        let child_cpu = || {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).unwrap();
+            text.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+                / 1e9
+        };
+        let cpu_before = child_cpu();
         sampler.drain().unwrap();
         // This process burns too, and must not show up.
         let worker = Worker::start(burner);
         thread::sleep(Duration::from_secs(1));
         worker.stop();
         let counts = sampler.drain().unwrap();
+        let expected = 99.0 * (child_cpu() - cpu_before);
         child.kill().unwrap();
         child.wait().unwrap();
         let pids: std::collections::BTreeSet<u32> = counts.stacks.iter().map(|s| s.pid).collect();
+        let total = counts.total() as f64;
         println!(
-            "{backend:?}: filter {pid}: {} samples from pids {pids:?}",
-            counts.total()
+            "{backend:?}: filter {pid}: {total} samples (expected {expected:.0}) from pids {pids:?}"
         );
         assert_eq!(pids, [pid].into(), "other processes sampled");
+        assert!(total >= 10.0, "{total} samples of the child");
+        // The child's CPU time is read a little outside the drained interval: 20 %.
         assert!(
-            counts.total() >= 30,
-            "{} samples of the child",
-            counts.total()
+            (total - expected).abs() <= 0.2 * expected,
+            "{total} vs {expected:.0}"
         );
     }
 }
@@ -523,4 +535,44 @@ fn auto_falls_back_to_perf_when_bpf_fails() {
         error.to_string().contains("bpf(BPF_MAP_CREATE) failed"),
         "{error}"
     );
+}
+
+#[test]
+fn pid_target_follows_threads_started_later() {
+    for backend in [Backend::Bpf, Backend::Perf] {
+        let _serial = serial();
+        let target = Target::Pids(vec![std::process::id()]);
+        let Some(mut sampler) = open_or_skip(&options(backend, 99, target)) else {
+            return;
+        };
+        // The burner thread starts after the events were opened (perf: per-thread events,
+        // inherited by new threads).
+        let (tid, cpu, drains) = run_burner(&mut sampler, 1.5, None);
+        let counts = &drains[0];
+        let expected = 99.0 * cpu;
+        let got = counts.total_for_tid(tid) as f64;
+        println!("{backend:?}: new thread {tid}: {got} samples, expected {expected:.0}");
+        assert!(
+            (got - expected).abs() <= 0.15 * expected,
+            "{got} vs {expected:.0}"
+        );
+        assert!(counts.stacks.iter().all(|s| s.pid == std::process::id()));
+    }
+}
+
+#[test]
+fn pid_target_that_does_not_exist() {
+    let _serial = serial();
+    // Beyond pid_max (at most 2^22): no such process.
+    let target = Target::Pids(vec![u32::MAX - 1]);
+    match Sampler::open(&options(Backend::Perf, 19, target.clone())) {
+        Err(CaptureError::System { reason, .. }) => assert!(reason.contains("exists"), "{reason}"),
+        other => panic!("expected a missing-process error, got {other:?}"),
+    }
+    // The BPF filter simply matches nothing.
+    let Some(mut sampler) = open_or_skip(&options(Backend::Bpf, 99, target)) else {
+        return;
+    };
+    thread::sleep(Duration::from_millis(200));
+    assert_eq!(sampler.drain().unwrap().total(), 0);
 }
