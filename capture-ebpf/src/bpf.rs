@@ -368,6 +368,40 @@ pub(crate) fn classify(
 mod tests {
     use super::*;
 
+    /// The `get_next_key` + lookup + delete path, used where the batch command is missing.
+    #[test]
+    fn drain_without_batch_commands() {
+        let options = SamplerOptions {
+            frequency_hz: 99,
+            ..SamplerOptions::default()
+        };
+        let mut sampler = match BpfSampler::open(&options) {
+            Ok(sampler) => sampler,
+            Err(error) => {
+                println!("SKIP: cannot load the BPF program here: {error}");
+                return;
+            }
+        };
+        sampler.batch_supported = false;
+        sampler.drain().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        let mut x = 1u64;
+        while std::time::Instant::now() < until {
+            x = x.wrapping_mul(3).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let (counts, stats) = sampler.drain().unwrap();
+        let total: u64 = counts.iter().map(|c| c.count).sum();
+        assert!(total >= 20, "{total} samples in 0.5 s");
+        assert_eq!(total, stats.samples - stats.map_full);
+        // Both generations were emptied: two more drains right away find only the few samples
+        // of the last milliseconds, not the half second above again.
+        sampler.drain().unwrap();
+        let (again, _) = sampler.drain().unwrap();
+        let again: u64 = again.iter().map(|c| c.count).sum();
+        assert!(again < total / 4, "{again} samples came back after {total}");
+    }
+
     fn key(user: i32, kernel: i32) -> Key {
         Key {
             pid: 10,

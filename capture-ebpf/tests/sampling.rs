@@ -576,3 +576,31 @@ fn pid_target_that_does_not_exist() {
     thread::sleep(Duration::from_millis(200));
     assert_eq!(sampler.drain().unwrap().total(), 0);
 }
+
+#[test]
+fn losses_are_counted_not_silent() {
+    let _serial = serial();
+    // Tiny maps: most distinct stacks collide in a one-bucket stack map, and a four-entry
+    // counts map fills at once.
+    let tiny = SamplerOptions {
+        stack_map_entries: 1,
+        counts_map_entries: 4,
+        ..options(Backend::Bpf, 99, Target::All)
+    };
+    let Some(mut sampler) = open_or_skip(&tiny) else {
+        return;
+    };
+    sampler.drain().unwrap();
+    let burner = Worker::start(burner);
+    let syscalls = Worker::start(syscaller);
+    thread::sleep(Duration::from_secs(1));
+    burner.stop();
+    syscalls.stop();
+    let counts = sampler.drain().unwrap();
+    let stats = counts.stats;
+    println!("{} stacks counted: {stats:?}", counts.stacks.len());
+    assert!(counts.stacks.len() <= 4);
+    assert!(stats.map_full > 0, "{stats:?}");
+    assert!(stats.collisions > 0, "{stats:?}");
+    assert_eq!(counts.total() + stats.map_full, stats.samples);
+}
