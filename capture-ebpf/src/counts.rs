@@ -1,0 +1,97 @@
+//! What a drain yields: distinct stacks with their counts, and what was lost.
+
+/// How often one `(pid, tid, user stack, kernel stack)` was sampled.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StackCount {
+    /// Process (thread-group) id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// User-space return addresses, leaf first; empty for kernel threads, and when the user
+    /// stack could not be taken (then counted in [`LossStats`]).
+    pub user: Vec<u64>,
+    /// Kernel return addresses, leaf first; empty for samples taken in user mode, and when the
+    /// kernel stack could not be taken (then counted in [`LossStats`]).
+    pub kernel: Vec<u64>,
+    /// Number of samples.
+    pub count: u64,
+}
+
+/// Samples taken and everything that went wrong with them during one drain interval.
+/// Nothing is dropped silently: every sample that lost a stack, or was not counted at all,
+/// shows up here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LossStats {
+    /// Samples taken for the target (counted or not).
+    pub samples: u64,
+    /// Samples whose user or kernel stack was dropped because another stack occupied its
+    /// stack-map bucket (`bpf_get_stackid` returned `-EEXIST`); the sample is still counted,
+    /// with that stack empty. BPF only.
+    pub collisions: u64,
+    /// Samples of user processes whose user stack could not be taken (other errors of
+    /// `bpf_get_stackid`, such as `-EFAULT`); kernel threads, which have no user stack, are
+    /// not counted. BPF only.
+    pub user_stack_errors: u64,
+    /// Samples taken in kernel mode whose kernel stack could not be taken. BPF only.
+    pub kernel_stack_errors: u64,
+    /// Samples not counted at all because the counts map was full. BPF only.
+    pub map_full: u64,
+    /// Samples with a stack of the kernel's maximum depth (`perf_event_max_stack`): the
+    /// outermost frames are probably missing.
+    pub truncated: u64,
+    /// Samples the kernel dropped because the perf ring was full (`PERF_RECORD_LOST`). Perf
+    /// only; the count covers all processes, the target's share is unknown.
+    pub lost: u64,
+}
+
+impl LossStats {
+    /// Adds `other` to `self`, field by field.
+    pub fn add(&mut self, other: &LossStats) {
+        self.samples += other.samples;
+        self.collisions += other.collisions;
+        self.user_stack_errors += other.user_stack_errors;
+        self.kernel_stack_errors += other.kernel_stack_errors;
+        self.map_full += other.map_full;
+        self.truncated += other.truncated;
+        self.lost += other.lost;
+    }
+}
+
+/// The result of one [`crate::Sampler::drain`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawCounts {
+    /// Distinct stacks with their counts, in no particular order.
+    pub stacks: Vec<StackCount>,
+    /// Samples taken and lost in the interval.
+    pub stats: LossStats,
+    /// Wall time since the previous drain (or since the sampler was opened).
+    pub interval_nanos: u64,
+}
+
+impl RawCounts {
+    /// Sum of the counts of all stacks.
+    pub fn total(&self) -> u64 {
+        self.stacks.iter().map(|stack| stack.count).sum()
+    }
+
+    /// Sum of the counts of one thread's stacks.
+    pub fn total_for_tid(&self, tid: u32) -> u64 {
+        self.stacks
+            .iter()
+            .filter(|stack| stack.tid == tid)
+            .map(|stack| stack.count)
+            .sum()
+    }
+}
+
+/// The kernel's accounting of the BPF program (cumulative since the sampler was opened).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramStats {
+    /// Total time spent in the program, in nanoseconds; counted only while run-time statistics
+    /// are enabled ([`crate::Sampler::enable_program_stats`] or `kernel.bpf_stats_enabled`).
+    pub run_time_nanos: u64,
+    /// Number of runs (counted under the same condition).
+    pub run_count: u64,
+    /// Runs skipped because another BPF program was running on the CPU.
+    pub recursion_misses: u64,
+}
