@@ -9,7 +9,7 @@ use profile_model::units;
 use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
-use super::timeline::{MAX_SERIES, PlotSeries, click_to_range, drag_to_range, hms};
+use super::timeline::{MAX_SERIES, Origin, PlotSeries, click_to_range, drag_to_range, hms};
 
 /// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
 const PLOT_ID: &str = "flint timeline plot";
@@ -120,13 +120,11 @@ impl FlintApp {
             return;
         };
         let mut reload = false;
+        let mut reload_range = false;
         ui.horizontal(|ui| {
-            ui.strong(tl.dir.display().to_string());
-            if let Some(source) = &tl.source {
-                ui.weak(format!(
-                    "{} profiles",
-                    units::thousands(source.len() as u64)
-                ));
+            ui.strong(tl.origin.name());
+            if let Some(n) = tl.profiles {
+                ui.weak(format!("{} profiles", units::thousands(n as u64)));
             }
             let before = tl.type_index;
             let shown = tl
@@ -153,12 +151,27 @@ impl FlintApp {
                 ("1 day", 86_400.0),
                 ("all", f64::INFINITY),
             ] {
-                if ui
-                    .button(label)
-                    .on_hover_text("relative to the end of the data")
-                    .clicked()
-                {
-                    tl.pending_bounds = Some(((end - secs).max(start), end));
+                let server = matches!(tl.origin, Origin::Server(_));
+                let hint = if server {
+                    "up to now (all: the last week)"
+                } else {
+                    "relative to the end of the data"
+                };
+                if ui.button(label).on_hover_text(hint).clicked() {
+                    if server {
+                        // The server holds more than was asked for: ask for this range.
+                        let now = capture::time::now_nanos();
+                        let nanos = if secs.is_finite() { secs } else { 7.0 * 86_400.0 } * 1e9;
+                        tl.span = TimeRange {
+                            start_nanos: now - nanos as i64,
+                            end_nanos: now,
+                        };
+                        tl.pending_bounds =
+                            Some((tl.span.start_nanos as f64 / 1e9, now as f64 / 1e9));
+                        reload_range = true;
+                    } else {
+                        tl.pending_bounds = Some(((end - secs).max(start), end));
+                    }
                 }
             }
             ui.separator();
@@ -182,6 +195,10 @@ impl FlintApp {
                 ui.colored_label(ui.visuals().warn_fg_color, n);
             }
         });
+        if reload_range && !reload {
+            self.load_series(&ctx);
+            return;
+        }
         if reload {
             tl.series.clear();
             tl.selection = None;

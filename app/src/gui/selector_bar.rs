@@ -313,16 +313,19 @@ impl FlintApp {
                 action = Some(Action::Merge);
             }
         });
-        // Values for the autocomplete of the label picked.
+        // Values for the autocomplete of the label picked (asked for in the background).
+        let mut ask_values = None;
         if !tl.bar.add_name.is_empty()
             && tl
                 .bar
                 .values
                 .as_ref()
-                .is_none_or(|(n, _)| *n != tl.bar.add_name)
+                .is_none_or(|(n, v)| *n != tl.bar.add_name || v.is_empty())
         {
-            let values = tl.label_values(&tl.bar.add_name);
-            tl.bar.values = Some((tl.bar.add_name.clone(), values));
+            match tl.label_values(&tl.bar.add_name) {
+                Some(values) => tl.bar.values = Some((tl.bar.add_name.clone(), values)),
+                None => ask_values = Some(tl.bar.add_name.clone()),
+            }
         }
         match action {
             Some(Action::Remove(i)) => {
@@ -335,6 +338,9 @@ impl FlintApp {
             Some(Action::SumBy(s)) => self.set_sum_by(&ctx, s),
             Some(Action::Merge) => self.merge_visible(&ctx),
             None => {}
+        }
+        if let Some(name) = ask_values {
+            self.request_values(&ctx, &name);
         }
     }
 }

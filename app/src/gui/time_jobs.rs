@@ -4,9 +4,11 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use capture::{
-    FileSource, Matcher, ProfileSource as _, Progress, QueryTime, Selector, SourceError, TimeRange,
+    FileSource, Matcher, ProfileSource, Progress, QueryTime, RemoteOptions, RemoteSource, Selector,
+    SourceError, TimeRange,
 };
 use egui::{Context, Ui};
 use profile_model::units;
@@ -16,7 +18,33 @@ use super::compare::{Picked, Side};
 use super::loader::Source;
 use super::plot::plot_series;
 use super::selector_bar::SumBy;
-use super::timeline::{NO_DATA, TimeMsg, Timeline, describe_time, source_types};
+use super::timeline::{NO_DATA, Opened, Origin, TimeMsg, Timeline, describe_time};
+
+/// How long to wait before asking an unavailable server again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The step of a series query over `span`: for a server, about one bucket per 10
+/// points of plot width (the server sums each bucket); for files, about 2,000 steps.
+/// Whole seconds, at least one.
+pub fn series_step(span: TimeRange, plot_width: f32, server: bool) -> i64 {
+    let buckets = if server {
+        (f64::from(plot_width) / 10.0).max(10.0) as i64
+    } else {
+        2000
+    };
+    let step = ((span.end_nanos - span.start_nanos) / buckets).max(1_000_000_000);
+    step - step % 1_000_000_000
+}
+
+/// The answer of a query the file index gives at once (no network, no runtime
+/// needed); empty on error.
+fn instant_answer<T: Default>(fut: impl Future<Output = Result<T, SourceError>>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .ok()
+        .and_then(|rt| rt.block_on(fut).ok())
+        .unwrap_or_default()
+}
 
 /// The tokio runtime the app runs its queries on (one worker thread).
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -31,29 +59,90 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 impl FlintApp {
     /// Opens a directory in time mode: indexes it in the background.
     pub fn open_dir(&mut self, ctx: &Context, dir: PathBuf) {
+        let progress = self.start_timeline(Origin::Dir(dir.clone()));
+        let decode = self.decode;
+        let open = move || {
+            FileSource::open(&[dir], decode, &progress).map(|(source, skipped)| {
+                let span = source.span();
+                let types = instant_answer(source.profile_types(TimeRange::ALL));
+                Opened {
+                    profiles: Some(source.len()),
+                    source: Arc::new(source),
+                    span,
+                    types,
+                    skipped,
+                }
+            })
+        };
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let tx = tl.tx.clone();
+        if self.sync_jobs {
+            let _ = tx.send(TimeMsg::Indexed(open()));
+        } else {
+            let ctx = ctx.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(TimeMsg::Indexed(open()));
+                ctx.request_repaint();
+            });
+        }
+    }
+
+    /// Connects to a server (`grpc://host:7070`, `https://host`) in time mode: asks
+    /// for its profile types of the last hour (of the last week when the hour has
+    /// none) in the background.
+    pub fn connect(&mut self, ctx: &Context, url: &str, options: RemoteOptions) {
+        let source = match RemoteSource::new(url, options) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        let progress = self.start_timeline(Origin::Server(source.url().to_string()));
+        let source: Arc<dyn ProfileSource> = Arc::new(source);
+        self.run_query(ctx, async move {
+            let now = capture::time::now_nanos();
+            let mut result = Err(String::new());
+            for hours in [1, 24 * 7] {
+                let span = TimeRange {
+                    start_nanos: now - hours * 3_600_000_000_000,
+                    end_nanos: now,
+                };
+                result = source
+                    .profile_types(span)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .map(|types| (span, types));
+                if result.as_ref().is_ok_and(|(_, t)| !t.is_empty()) || progress.is_cancelled() {
+                    break;
+                }
+            }
+            TimeMsg::Indexed(result.map(|(span, types)| Opened {
+                source,
+                span,
+                types,
+                skipped: Vec::new(),
+                profiles: None,
+            }))
+        });
+    }
+
+    /// Replaces time mode's state with a new one for `origin` (cancelling what the old
+    /// one was doing); returns the progress of opening it.
+    fn start_timeline(&mut self, origin: Origin) -> Progress {
         if let Some(old) = &self.timeline {
             for p in old.indexing.iter().chain(old.querying.iter()) {
                 p.cancel();
             }
         }
-        let mut tl = Timeline::new(dir.clone());
+        self.compare.clear();
+        let mut tl = Timeline::new(origin);
         let progress = Progress::default();
         tl.indexing = Some(progress.clone());
-        let decode = self.decode;
-        let tx = tl.tx.clone();
         self.timeline = Some(tl);
-        if self.sync_jobs {
-            let result = FileSource::open(&[dir], decode, &progress);
-            let _ = tx.send(TimeMsg::Indexed(result));
-        } else {
-            let ctx = ctx.clone();
-            std::thread::spawn(move || {
-                let result = FileSource::open(&[dir], decode, &progress);
-                let _ = tx.send(TimeMsg::Indexed(result));
-                ctx.request_repaint();
-            });
-            // Progress is read from the shared counters: repaint while indexing.
-        }
+        progress
     }
 
     /// Runs `fut` on the query runtime (blocking in tests), sending its message back.
@@ -95,19 +184,21 @@ impl FlintApp {
         let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
-        tl.bar.label_names = tl.label_names();
-        let sum_by = tl.sum_by.resolve(&tl.bar.label_names);
+        let Some(all_series) = tl.type_selector() else {
+            return;
+        };
+        let sum_by = tl.sum_by.clone();
         tl.series_gen += 1;
         let generation = tl.series_gen;
         let span = tl.span;
-        // About 2,000 steps over the data, whole seconds.
-        let step = ((span.end_nanos - span.start_nanos) / 2000).max(1_000_000_000);
-        let step = step - step % 1_000_000_000;
+        let step = series_step(span, tl.plot_width(), matches!(tl.origin, Origin::Server(_)));
         tl.step_nanos = step;
         tl.loading_series = true;
         self.run_query(ctx, async move {
+            let names = source.labels(all_series, span).await.unwrap_or_default();
+            let sum_by = sum_by.resolve(&names);
             let result = source.query_range(selector, span, step, sum_by).await;
-            TimeMsg::Series(generation, result)
+            TimeMsg::Series(generation, names, result)
         });
     }
 
@@ -255,6 +346,39 @@ impl FlintApp {
             self.handle_time_msg(ctx, msg);
         }
         self.sync_side_selector(ctx);
+        // A server that was unavailable: ask again every few seconds until it answers.
+        if let Some(tl) = &self.timeline
+            && let Some(since) = tl.unavailable_since
+        {
+            if since.elapsed() >= RETRY_AFTER && !tl.loading_series {
+                self.load_series(ctx);
+            } else {
+                ctx.request_repaint_after(RETRY_AFTER);
+            }
+        }
+    }
+
+    /// Asks for the values of label `name` (for the autocomplete) unless known or
+    /// asked for already.
+    pub fn request_values(&mut self, ctx: &Context, name: &str) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let (Some(source), Some(selector)) = (tl.source.clone(), tl.type_selector()) else {
+            return;
+        };
+        if tl.values.contains_key(name) {
+            return;
+        }
+        tl.values.insert(name.to_string(), Vec::new());
+        let (name, span) = (name.to_string(), tl.span);
+        self.run_query(ctx, async move {
+            let values = source
+                .values(name.clone(), selector, span)
+                .await
+                .unwrap_or_default();
+            TimeMsg::Values(name, values)
+        });
     }
 
     /// In compare mode, keeps the timeline's matchers (the selector row and the plot)
@@ -300,44 +424,57 @@ impl FlintApp {
                 let cancelled = tl.indexing.take().is_some_and(|p| p.is_cancelled());
                 match result {
                     Ok(_) if cancelled => self.message = Some(("cancelled".into(), false)),
-                    Ok((source, skipped)) => {
-                        tl.span = source.span();
-                        tl.types = source_types(&source);
+                    Ok(opened) => {
+                        tl.span = opened.span;
+                        tl.types = opened.types;
                         tl.type_index = tl
                             .types
                             .iter()
                             .position(|t| t.sample_type == "cpu")
                             .unwrap_or(0);
-                        tl.skipped = skipped;
+                        tl.skipped = opened.skipped;
+                        tl.profiles = opened.profiles;
                         tl.pending_bounds = Some((
                             tl.span.start_nanos as f64 / 1e9,
                             tl.span.end_nanos as f64 / 1e9,
                         ));
-                        if source.is_empty() {
-                            tl.notice = Some(format!("no profiles in {}", tl.dir.display()));
+                        if tl.types.is_empty() {
+                            tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
                         }
-                        tl.source = Some(Arc::new(source));
+                        tl.source = Some(opened.source);
                         self.load_series(ctx);
                     }
                     Err(e) => self.error = Some(e),
                 }
             }
-            TimeMsg::Series(generation, result) => {
+            TimeMsg::Series(generation, names, result) => {
                 if generation != tl.series_gen {
                     return;
                 }
                 tl.loading_series = false;
+                tl.bar.label_names = names;
                 let nanos = tl
                     .types
                     .get(tl.type_index)
                     .is_some_and(|t| t.sample_unit == "nanoseconds");
                 match result {
-                    Ok(series) => tl.set_series(plot_series(series, nanos)),
+                    Ok(series) => {
+                        tl.unavailable_since = None;
+                        tl.set_series(plot_series(series, nanos));
+                    }
+                    Err(e @ SourceError::Unavailable(_)) => {
+                        // Keep what is shown; try again in a moment.
+                        tl.unavailable_since = Some(Instant::now());
+                        tl.notice = Some(format!("{e}; showing the last answer, retrying"));
+                    }
                     Err(e) => {
                         tl.set_series(Vec::new());
                         tl.notice = Some(e.to_string());
                     }
                 }
+            }
+            TimeMsg::Values(name, values) => {
+                tl.values.insert(name, values);
             }
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;

@@ -165,15 +165,19 @@ fn endpoint_matcher_reduces_the_plotted_total() {
     assert!(hash > 0 && hash < all, "{hash} of {all}");
     let names = h.state().timeline.as_ref().unwrap().bar.label_names.clone();
     assert!(names.iter().any(|n| n == "endpoint"), "{names:?}");
+    // Label values are asked for in the background, once.
+    let ctx = h.ctx.clone();
+    h.state_mut().request_values(&ctx, "endpoint");
+    h.run_steps(2);
     let values = h
         .state()
         .timeline
         .as_ref()
         .unwrap()
-        .label_values("endpoint");
+        .label_values("endpoint")
+        .unwrap();
     assert!(values.iter().any(|v| v == "/api/hash"), "{values:?}");
 
-    let ctx = h.ctx.clone();
     h.state_mut()
         .add_matchers(&ctx, vec![endpoint("/api/hash")]);
     h.run_steps(4);
@@ -461,7 +465,7 @@ fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
         total: 1,
         points: (0..1000).map(|i| [f64::from(i), v]).collect(),
     };
-    let mut tl = timeline::Timeline::new(PathBuf::from("unused"));
+    let mut tl = timeline::Timeline::new(timeline::Origin::Dir(PathBuf::from("unused")));
     tl.set_series(vec![series(1.0)]);
     let first = tl.drawn_lines(1, 0.0, 999.0, 100.0).to_vec();
     assert!(

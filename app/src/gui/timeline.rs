@@ -1,21 +1,23 @@
-//! Time mode: a directory of profiles indexed by time ([`FileSource`]), a plot of its
-//! series over time, and selections on the plot (a click: the profiles of one point; a
-//! drag: every profile of a range, merged) whose profile goes through the ordinary
-//! pipeline. Indexing runs on a worker thread, queries on a small tokio runtime owned by
-//! the app; results come back over a channel.
+//! Time mode: profiles over time from a [`ProfileSource`] (a directory indexed by time,
+//! or a server), a plot of its series, and selections on the plot (a click: the
+//! profiles of one point; a drag: every profile of a range, merged) whose profile goes
+//! through the ordinary pipeline. Indexing runs on a worker thread, queries on a small
+//! tokio runtime owned by the app; results come back over a channel, so the window
+//! never waits for the disk or the network.
 //!
 //! This module holds time mode's state and the conversions between times and plot
 //! positions; the background work is in [`super::time_jobs`], the plot panel in
 //! [`super::plot`].
 
-use std::future::Future;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::Instant;
 
 use capture::{
-    FileSource, Matcher, ProfileSource as _, ProfileType, Progress, QueryTime, Selector, Series,
-    SourceError, TimeRange,
+    Matcher, ProfileSource, ProfileType, Progress, QueryTime, Selector, Series, SourceError,
+    TimeRange,
 };
 
 use super::compare::Side;
@@ -33,12 +35,51 @@ pub const PANEL_HEIGHT: f32 = 220.0;
 /// Smallest height of the plot panel (points).
 pub const PANEL_MIN_HEIGHT: f32 = 120.0;
 
+/// Where time mode's profiles come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A directory of profile files.
+    Dir(PathBuf),
+    /// A server, by URL (`grpc://host:7070`).
+    Server(String),
+}
+
+impl Origin {
+    /// How the top bar names it: the directory's name, or the URL.
+    pub fn name(&self) -> String {
+        match self {
+            Origin::Dir(dir) => dir.file_name().map_or_else(
+                || dir.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            Origin::Server(url) => url.clone(),
+        }
+    }
+}
+
+/// A source ready to plot: what opening it found out.
+pub struct Opened {
+    /// The source.
+    pub source: Arc<dyn ProfileSource>,
+    /// The time span to show first.
+    pub span: TimeRange,
+    /// Its profile types.
+    pub types: Vec<ProfileType>,
+    /// One line per file that could not be read.
+    pub skipped: Vec<String>,
+    /// How many profiles there are, when known (files).
+    pub profiles: Option<usize>,
+}
+
 /// What the background work sends back.
 pub enum TimeMsg {
-    /// The directory was indexed.
-    Indexed(Result<(FileSource, Vec<String>), String>),
-    /// The series of a query: (its generation, result).
-    Series(u64, Result<Vec<Series>, SourceError>),
+    /// The directory was indexed, or the server answered.
+    Indexed(Result<Opened, String>),
+    /// The series of a query: (its generation, the label names of the plotted type,
+    /// result).
+    Series(u64, Vec<String>, Result<Vec<Series>, SourceError>),
+    /// The values of a label (for the matcher autocomplete).
+    Values(String, Vec<String>),
     /// A selection's profile and how many profiles it merged; the side it sets in
     /// compare mode and that side's matchers.
     Selected(
@@ -63,10 +104,16 @@ pub struct PlotSeries {
 
 /// The state of time mode.
 pub struct Timeline {
-    /// The directory indexed.
-    pub dir: PathBuf,
-    /// The index, once built.
-    pub source: Option<Arc<FileSource>>,
+    /// Where the profiles come from.
+    pub origin: Origin,
+    /// The source, once opened.
+    pub source: Option<Arc<dyn ProfileSource>>,
+    /// How many profiles there are, when known (files).
+    pub profiles: Option<usize>,
+    /// Values of each label name asked for so far (the autocomplete's).
+    pub(super) values: HashMap<String, Vec<String>>,
+    /// When the server was last found unavailable (retried a little later).
+    pub unavailable_since: Option<Instant>,
     /// One line per file that could not be read.
     pub skipped: Vec<String>,
     /// Profile types with data.
@@ -152,11 +199,14 @@ impl Timeline {
             .map_or(&[], |(_, lines)| lines.as_slice())
     }
 
-    pub(super) fn new(dir: PathBuf) -> Self {
+    pub(super) fn new(origin: Origin) -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
-            dir,
+            origin,
             source: None,
+            profiles: None,
+            values: HashMap::new(),
+            unavailable_since: None,
             skipped: Vec::new(),
             types: Vec::new(),
             type_index: 0,
@@ -199,31 +249,21 @@ impl Timeline {
     }
 
     /// The selector of the plotted type alone (every series).
-    fn type_selector(&self) -> Option<Selector> {
+    pub(super) fn type_selector(&self) -> Option<Selector> {
         self.types.get(self.type_index).map(|t| Selector {
             profile_type: t.clone(),
             matchers: Vec::new(),
         })
     }
 
-    /// Label names of the plotted type (the index answers at once).
-    pub fn label_names(&self) -> Vec<String> {
-        match (&self.source, self.type_selector()) {
-            (Some(source), Some(sel)) => {
-                index_answer(source.labels(sel, self.span)).unwrap_or_default()
-            }
-            _ => Vec::new(),
-        }
+    /// Width of the plot in the last frame (points), 800 before the first.
+    pub fn plot_width(&self) -> f32 {
+        self.last_view.map_or(800.0, |(_, _, w)| w)
     }
 
-    /// Values of label `name` in the plotted type.
-    pub fn label_values(&self, name: &str) -> Vec<String> {
-        match (&self.source, self.type_selector()) {
-            (Some(source), Some(sel)) => {
-                index_answer(source.values(name.to_string(), sel, self.span)).unwrap_or_default()
-            }
-            _ => Vec::new(),
-        }
+    /// Values of label `name` in the plotted type, as far as they are known yet.
+    pub fn label_values(&self, name: &str) -> Option<Vec<String>> {
+        self.values.get(name).cloned()
     }
 
     /// The time range visible in the plot (the whole span before the first frame),
@@ -263,11 +303,7 @@ impl Timeline {
 
     /// The name given to a selection's profile.
     pub fn selection_name(&self, time: QueryTime) -> String {
-        let dir = self.dir.file_name().map_or_else(
-            || self.dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        format!("{dir} {}", describe_time(time, self.step_nanos))
+        format!("{} {}", self.origin.name(), describe_time(time, self.step_nanos))
     }
 }
 
@@ -305,17 +341,6 @@ pub fn click_to_range(x: f64, step_nanos: i64) -> TimeRange {
         start_nanos: start,
         end_nanos: start + step_nanos.max(1),
     }
-}
-
-/// The profile types of a source (its index answers at once: no runtime needed).
-pub(super) fn source_types(source: &FileSource) -> Vec<ProfileType> {
-    index_answer(source.profile_types(TimeRange::ALL)).unwrap_or_default()
-}
-
-/// The answer of a query the file index gives at once (no runtime needed).
-fn index_answer<T>(fut: impl Future<Output = Result<T, SourceError>>) -> Option<T> {
-    let rt = tokio::runtime::Builder::new_current_thread().build().ok()?;
-    rt.block_on(fut).ok()
 }
 
 /// Whether `path` opens in time mode.
