@@ -106,6 +106,8 @@ pub struct FlintApp {
     title: String,
     /// Compare mode (time mode): selections A and B and their comparison.
     pub compare: CompareState,
+    /// The Connect dialog and the recent connections.
+    pub connect_dialog: super::connect::ConnectDialog,
 }
 
 impl FlintApp {
@@ -142,6 +144,7 @@ impl FlintApp {
             focus_search: false,
             title: String::new(),
             compare: CompareState::default(),
+            connect_dialog: super::connect::ConnectDialog::default(),
         }
     }
 
@@ -409,6 +412,7 @@ impl FlintApp {
             }
         });
 
+        self.connect_window(&ctx);
         self.drop_overlay(&ctx);
         if self.is_loading()
             || self.compare.job.is_some()
@@ -432,5 +436,13 @@ impl FlintApp {
 impl eframe::App for FlintApp {
     fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
         self.show(ui);
+    }
+
+    /// Remembers the recent connections (URLs only, never tokens).
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        storage.set_string(
+            super::connect::RECENT_KEY,
+            self.connect_dialog.recent.join("\n"),
+        );
     }
 }

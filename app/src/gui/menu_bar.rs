@@ -1,4 +1,4 @@
-//! The menu bar: File (open, export, quit) and View (icicle or flame, colors, theme,
+//! The menu bar: File (open, connect, export, quit) and View (icicle or flame, colors, theme,
 //! reset zoom).
 
 use egui::{Ui, ViewportCommand};
@@ -13,6 +13,27 @@ impl FlintApp {
             ui.menu_button("File", |ui| {
                 if ui.button("Open…  (Ctrl+O)").clicked() {
                     self.open_dialog(ui.ctx());
+                }
+                if ui.button("Connect to a server…").clicked() {
+                    self.connect_dialog.open = true;
+                }
+                if !self.connect_dialog.recent.is_empty() {
+                    ui.menu_button("Recent connections", |ui| {
+                        for url in self.connect_dialog.recent.clone() {
+                            if ui
+                                .button(&url)
+                                .on_hover_text("connect (token from FLINT_TOKEN, if set)")
+                                .clicked()
+                            {
+                                let options = capture::RemoteOptions {
+                                    bearer_token: super::connect::env_token(),
+                                    max_decompressed_bytes: self.decode.max_decompressed_bytes,
+                                    ..capture::RemoteOptions::default()
+                                };
+                                self.connect_to(ui.ctx(), &url, options);
+                            }
+                        }
+                    });
                 }
                 ui.separator();
                 let enabled = self.current.is_some();

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod colors;
 pub mod compare;
+pub mod connect;
 pub mod dialogs;
 pub mod diff_job;
 pub mod diff_table;
@@ -26,6 +27,8 @@ mod zoom;
 
 #[cfg(test)]
 mod compare_tests;
+#[cfg(test)]
+mod remote_tests;
 #[cfg(test)]
 mod test_fixtures;
 #[cfg(test)]
@@ -53,6 +56,11 @@ pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
 pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
     let launched = std::time::Instant::now();
+    let server = initial
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| capture::ServerUrl::parse(p).is_ok() && p.contains("://"));
+    let initial = initial.filter(|_| server.is_none());
     let dir = initial.clone().filter(|p| timeline::is_time_dir(p));
     let source = match initial {
         Some(path) => Source::Path(path),
@@ -61,11 +69,14 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
             bytes: Arc::from(DEMO_BYTES),
         },
     };
-    let title = format!("flint — {}", source.name());
+    let title = format!(
+        "flint — {}",
+        server.clone().unwrap_or_else(|| source.name())
+    );
     // Start loading now, while the window and its GL context are being created; the
     // job asks for a repaint once the window's context exists.
     let context: Arc<OnceLock<egui::Context>> = Arc::new(OnceLock::new());
-    let early_job = dir.is_none().then(|| {
+    let early_job = (dir.is_none() && server.is_none()).then(|| {
         let context = Arc::clone(&context);
         Job::spawn(source, Settings::default(), decode, move || {
             if let Some(ctx) = context.get() {
@@ -88,10 +99,22 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
         Box::new(move |cc| {
             let _ = context.set(cc.egui_ctx.clone());
             let mut app = FlintApp::new(decode);
+            if let Some(stored) = cc.storage.and_then(|s| s.get_string(connect::RECENT_KEY)) {
+                app.connect_dialog.load_recent(&stored);
+            }
             if std::env::var_os(EXIT_AFTER_FIRST_FRAME).is_some() {
                 app.report_first_frame = Some(launched);
             }
             match (dir, early_job) {
+                _ if server.is_some() => {
+                    let options = capture::RemoteOptions {
+                        bearer_token: connect::env_token(),
+                        max_decompressed_bytes: decode.max_decompressed_bytes,
+                        ..capture::RemoteOptions::default()
+                    };
+                    let url = server.clone().unwrap_or_default();
+                    app.connect_to(&cc.egui_ctx, &url, options);
+                }
                 (Some(dir), _) => app.open_dir(&cc.egui_ctx, dir),
                 (None, Some(job)) => app.adopt_job(job),
                 (None, None) => {}

@@ -161,7 +161,11 @@ impl FlintApp {
                     if server {
                         // The server holds more than was asked for: ask for this range.
                         let now = capture::time::now_nanos();
-                        let nanos = if secs.is_finite() { secs } else { 7.0 * 86_400.0 } * 1e9;
+                        let nanos = if secs.is_finite() {
+                            secs
+                        } else {
+                            7.0 * 86_400.0
+                        } * 1e9;
                         tl.span = TimeRange {
                             start_nanos: now - nanos as i64,
                             end_nanos: now,

@@ -191,7 +191,11 @@ impl FlintApp {
         tl.series_gen += 1;
         let generation = tl.series_gen;
         let span = tl.span;
-        let step = series_step(span, tl.plot_width(), matches!(tl.origin, Origin::Server(_)));
+        let step = series_step(
+            span,
+            tl.plot_width(),
+            matches!(tl.origin, Origin::Server(_)),
+        );
         tl.step_nanos = step;
         tl.loading_series = true;
         self.run_query(ctx, async move {

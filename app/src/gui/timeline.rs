@@ -303,7 +303,11 @@ impl Timeline {
 
     /// The name given to a selection's profile.
     pub fn selection_name(&self, time: QueryTime) -> String {
-        format!("{} {}", self.origin.name(), describe_time(time, self.step_nanos))
+        format!(
+            "{} {}",
+            self.origin.name(),
+            describe_time(time, self.step_nanos)
+        )
     }
 }
 
