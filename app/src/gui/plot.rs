@@ -199,17 +199,16 @@ impl FlintApp {
                 ui.colored_label(ui.visuals().warn_fg_color, n);
             }
         });
-        if reload_range && !reload {
-            self.load_series(&ctx);
-            return;
-        }
+        // No early return after asking for new series: the panel must be drawn whole
+        // every frame, or it would store a smaller size and shrink.
         if reload {
-            tl.series.clear();
+            tl.set_series(Vec::new());
             tl.selection = None;
             tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
             self.compare.clear();
+        }
+        if reload || reload_range {
             self.load_series(&ctx);
-            return;
         }
         // The selector row edits (and the plot shows) the selector of the side selected.
         self.sync_side_selector(&ctx);

@@ -151,4 +151,17 @@ fn a_stopped_server_keeps_the_view_and_says_so() {
     assert!(notice.contains("unavailable"), "{notice}");
     assert_eq!(tl.series.len(), before, "the last answer stays shown");
     assert!(tl.unavailable_since.is_some(), "retried later");
+    // The server is back (here: another one with the same data): the next retry gets
+    // the series and the notice goes away.
+    let back = serve_fixtures("back");
+    let tl = h.state_mut().timeline.as_mut().unwrap();
+    tl.source = Some(Arc::new(
+        capture::RemoteSource::new(&back.url, RemoteOptions::default()).unwrap(),
+    ));
+    tl.unavailable_since = Some(std::time::Instant::now() - std::time::Duration::from_secs(10));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.notice.is_none(), "{:?}", tl.notice);
+    assert!(tl.unavailable_since.is_none());
+    assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), back.total);
 }

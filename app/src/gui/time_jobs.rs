@@ -463,7 +463,9 @@ impl FlintApp {
                     .is_some_and(|t| t.sample_unit == "nanoseconds");
                 match result {
                     Ok(series) => {
-                        tl.unavailable_since = None;
+                        if tl.unavailable_since.take().is_some() {
+                            tl.notice = None;
+                        }
                         tl.set_series(plot_series(series, nanos));
                     }
                     Err(e @ SourceError::Unavailable(_)) => {
