@@ -1,6 +1,7 @@
 //! The store's figures: sustained durable ingest with concurrent writers, a merge over
-//! 360 profiles of one series, query_range over 8,640 profiles × 50 series, and
-//! opening (rebuilding the index of) that store.
+//! 360 profiles of one series, query_range over 8,640 profiles × 50 series (directly
+//! and through the gRPC server on loopback), and opening (rebuilding the index of) that
+//! store.
 
 #![allow(
     clippy::expect_used,
@@ -9,10 +10,13 @@
 )]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use capture::grpc::{bind, serve};
 use capture::{
-    Labels, ProfileSource, Progress, QueryTime, Selector, Store, StoreOptions, TimeRange,
+    Labels, ProfileSource, Progress, QueryTime, RemoteOptions, RemoteSource, Selector,
+    ServerOptions, Store, StoreOptions, TimeRange,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profile_model::codec::{decode, encode_gzip, from_proto};
@@ -192,7 +196,58 @@ fn query_range(c: &mut Criterion) {
             series
         });
     });
+    // The same question through `flint serve`'s gRPC server on loopback, as a client
+    // (the window, `flint series`) asks it: every 10-second point, and the window's
+    // step (one bucket per 10 px of a 1,500 px plot: 150 buckets of 576 s).
+    let store = Arc::new(store);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = runtime.block_on(bind("127.0.0.1:0")).expect("listens");
+    let url = format!("grpc://{}", listener.local_addr().expect("address"));
+    let source: Arc<dyn ProfileSource> = store.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(serve(
+        listener,
+        source,
+        None,
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let remote = RemoteSource::new(&url, RemoteOptions::default()).expect("client");
+    let day = TimeRange {
+        start_nanos: 1_000_000 * SECOND,
+        end_nanos: (1_000_000 + POINTS * 10) * SECOND,
+    };
+    for (name, step) in [
+        ("grpc query_range 8,640 points × 50 series", 10 * SECOND),
+        (
+            "grpc query_range 24 h × 50 series, 150 buckets",
+            576 * SECOND,
+        ),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let series = runtime
+                    .block_on(remote.query_range(
+                        selector.clone(),
+                        day,
+                        step,
+                        Some(vec!["instance".into()]),
+                    ))
+                    .expect("series");
+                assert_eq!(series.len(), SERIES as usize);
+                series
+            });
+        });
+    }
     group.finish();
+    drop(stop);
+    let _ = runtime.block_on(server);
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
