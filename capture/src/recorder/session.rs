@@ -232,7 +232,7 @@ impl Recorder {
         let counts = self.sampler.drain()?;
         let drained_at = Instant::now();
         let start_nanos = self.interval_start_nanos;
-        let duration_nanos = duration_nanos(drained_at - self.interval_start);
+        let duration_nanos = nanos_of(drained_at - self.interval_start);
         self.interval_start = drained_at;
         self.interval_start_nanos = start_nanos.saturating_add_unsigned(duration_nanos);
 
@@ -261,7 +261,7 @@ impl Recorder {
             &mut self.symbolizer,
             &mut self.processes,
         );
-        let symbolize_nanos = duration_nanos(building.elapsed());
+        let symbolize_nanos = nanos_of(building.elapsed());
 
         // The CPU of this interval includes building its profile.
         let cpu_now = process_cpu_nanos();
@@ -289,7 +289,7 @@ impl Recorder {
     }
 }
 
-fn duration_nanos(d: Duration) -> u64 {
+fn nanos_of(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
