@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use capture::recorder::{
-    Backend, CaptureError, PRIVILEGE_HINT, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions, Target,
+    Backend, CaptureError, PRIVILEGE_HINT, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
+    Target,
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
@@ -85,7 +86,9 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
     let options = recorder_options(args)?;
     let labels = series_labels(args)?;
     if args.output.is_none() && args.store.is_none() && args.push.is_none() {
-        return Err("nowhere to write the profiles: give -o FILE.pb.gz, --store DIR or --push URL".into());
+        return Err(
+            "nowhere to write the profiles: give -o FILE.pb.gz, --store DIR or --push URL".into(),
+        );
     }
     if let Some(path) = &args.output {
         check_output_path(path)?;
@@ -298,7 +301,10 @@ fn positive_duration(flag: &str, text: &str) -> Result<Duration, String> {
 /// `__name__` and the `--label`s: the labels of every stored or pushed profile.
 fn series_labels(args: &RecordArgs) -> Result<Labels, String> {
     if !is_label_name(&args.name) {
-        return Err(format!("--name {:?} is not a valid profile name", args.name));
+        return Err(format!(
+            "--name {:?} is not a valid profile name",
+            args.name
+        ));
     }
     let mut labels = Labels::new();
     for l in &args.labels {

@@ -111,7 +111,8 @@ fn ready() {
 /// The record tests burn CPU and are timed: one at a time.
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -150,7 +151,14 @@ fn helper() -> &'static Path {
         let bin = dir.join("busy");
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
         let out = Command::new(rustc)
-            .args(["-O", "-C", "force-frame-pointers=yes", "-g", "--edition", "2021"])
+            .args([
+                "-O",
+                "-C",
+                "force-frame-pointers=yes",
+                "-g",
+                "--edition",
+                "2021",
+            ])
             .arg(&src)
             .arg("-o")
             .arg(&bin)
@@ -208,7 +216,10 @@ fn record(args: &[&str]) -> Output {
 fn record_ok(args: &[&str]) -> String {
     let out = record(args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "flint record {args:?} failed: {stderr}");
+    assert!(
+        out.status.success(),
+        "flint record {args:?} failed: {stderr}"
+    );
     stderr
 }
 
@@ -283,7 +294,10 @@ fn a_75_25_split_between_two_functions_is_recorded_as_75_25() {
     let cold = 100.0 * hits[1] as f64 / total as f64;
     eprintln!("split: {total} samples, spin_hot {hot:.1}%, spin_cold {cold:.1}%");
     assert!((hot - 75.0).abs() <= 8.0, "spin_hot {hot:.1}% of {total}");
-    assert!((cold - 25.0).abs() <= 8.0, "spin_cold {cold:.1}% of {total}");
+    assert!(
+        (cold - 25.0).abs() <= 8.0,
+        "spin_cold {cold:.1}% of {total}"
+    );
     // Every sample of the helper is labelled with its command and node.
     assert!((0..profile.samples.len()).all(|i| label(&profile, i, "pid") == Some(pid.as_str())));
     assert_eq!(label(&profile, 0, "comm"), Some("busy"));
@@ -319,7 +333,10 @@ fn jit_code_is_named_from_the_perf_map() {
     let share = 100.0 * hits[0] as f64 / total.max(1) as f64;
     eprintln!("jit: {total} samples, jit_busy_loop {share:.1}%");
     assert!(total >= 100, "only {total} samples of the helper");
-    assert!(share >= 80.0, "jit_busy_loop in {share:.1}% of {total} samples");
+    assert!(
+        share >= 80.0,
+        "jit_busy_loop in {share:.1}% of {total} samples"
+    );
 }
 
 #[test]
@@ -397,13 +414,30 @@ fn without_privilege_one_error_line_says_how_to_grant_it() {
         return;
     };
     let out = Command::new(setpriv)
-        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps=-all"])
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
         .arg(env!("CARGO_BIN_EXE_flint"))
-        .args(["record", "--all", "--duration", "1s", "-o", "/tmp/flint-never-written.pb.gz"])
+        .args([
+            "record",
+            "--all",
+            "--duration",
+            "1s",
+            "-o",
+            "/tmp/flint-never-written.pb.gz",
+        ])
         .output()
         .expect("setpriv runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "flint record succeeded as nobody: {stderr}");
+    assert!(
+        !out.status.success(),
+        "flint record succeeded as nobody: {stderr}"
+    );
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "not one line: {stderr}");
     assert!(lines[0].starts_with("error: "), "{stderr}");
@@ -533,7 +567,11 @@ fn every_interval_reaches_the_store_and_the_server() {
     assert!(types.iter().any(|t| t == FLINT_CPU), "{types:?}");
     assert_eq!(points, 3);
     let (total, hits) = shares(&merged, &pid, &["spin_hot"]);
-    assert!(total >= 150 && hits[0] > total / 2, "{} of {total}", hits[0]);
+    assert!(
+        total >= 150 && hits[0] > total / 2,
+        "{} of {total}",
+        hits[0]
+    );
 
     let remote =
         capture::RemoteSource::new(&server.url, capture::RemoteOptions::default()).expect("client");
@@ -553,7 +591,16 @@ fn ctrl_c_ends_the_interval_and_still_writes_the_file() {
     let helper = Helper::start("busy", 10);
     let pid = helper.pid();
     let child = Command::new(env!("CARGO_BIN_EXE_flint"))
-        .args(["record", "--pid", &pid, "--frequency", "99", "--interval", "60s", "-o"])
+        .args([
+            "record",
+            "--pid",
+            &pid,
+            "--frequency",
+            "99",
+            "--interval",
+            "60s",
+            "-o",
+        ])
         .arg(&out)
         .stderr(Stdio::piped())
         .spawn()
@@ -569,7 +616,11 @@ fn ctrl_c_ends_the_interval_and_still_writes_the_file() {
     let took = sent.elapsed();
     drop(helper);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "exit {:?}: {stderr}", output.status);
+    assert!(
+        output.status.success(),
+        "exit {:?}: {stderr}",
+        output.status
+    );
     assert!(took < Duration::from_secs(3), "took {took:?} to stop");
     let profile = read_profile(&out);
     let (total, _) = shares(&profile, &pid, &[]);
@@ -597,5 +648,8 @@ fn bad_flags_are_one_line_errors() {
     }
     let out = record(&["--pid", "1", "--all", "-o", "/tmp/x.pb.gz"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.lines().count() == 1, "{stderr}");
+    assert!(
+        !out.status.success() && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }

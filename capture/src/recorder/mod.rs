@@ -5,9 +5,7 @@ pub mod process_info;
 pub mod session;
 pub mod to_profile;
 
-pub use capture_ebpf::{
-    Backend, CaptureError, LossStats, PRIVILEGE_HINT, SamplerOptions, Target,
-};
+pub use capture_ebpf::{Backend, CaptureError, LossStats, PRIVILEGE_HINT, SamplerOptions, Target};
 pub use process_info::ProcessInfo;
 pub use session::{IntervalProfile, Recorder, RecorderOptions};
 pub use to_profile::{BuildReport, CapturedStack, Interval, PROFILE_NAME, build_profile};

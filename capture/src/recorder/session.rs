@@ -255,12 +255,8 @@ impl Recorder {
             duration_nanos: i64::try_from(duration_nanos).unwrap_or(i64::MAX),
             frequency_hz: self.options.sampler.frequency_hz,
         };
-        let (profile, report) = build_profile(
-            &stacks,
-            interval,
-            &mut self.symbolizer,
-            &mut self.processes,
-        );
+        let (profile, report) =
+            build_profile(&stacks, interval, &mut self.symbolizer, &mut self.processes);
         let symbolize_nanos = nanos_of(building.elapsed());
 
         // The CPU of this interval includes building its profile.
