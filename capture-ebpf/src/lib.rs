@@ -48,7 +48,7 @@ mod perf;
 mod sys;
 
 pub use counts::{LossStats, ProgramStats, RawCounts, StackCount};
-pub use error::CaptureError;
+pub use error::{CaptureError, PRIVILEGE_HINT};
 
 use std::time::Instant;
 

@@ -2,6 +2,7 @@
 
 mod fold;
 mod push;
+mod record;
 mod remote;
 mod series;
 mod serve;
@@ -40,6 +41,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Send pprof files to a Parca server or `flint serve` (WriteRaw).
     Push(push::PushArgs),
+    /// Sample this machine's CPUs (eBPF or perf) into a file, a store or a server.
+    Record(record::RecordArgs),
 }
 
 /// Options shared by the subcommands that read profiles.
@@ -210,6 +213,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Series(args)) => series::run(&args, decode),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Push(args)) => push::run(&args, decode),
+        Some(Command::Record(args)) => record::run(&args, decode.max_decompressed_bytes),
         None => {
             if !has_display() {
                 return Err(

@@ -1,0 +1,446 @@
+//! `flint record`: samples the CPUs of this machine (all processes or some) and writes
+//! one profile per interval to flint's store and/or a server, and all of them merged to
+//! a file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use capture::recorder::{
+    Backend, CaptureError, PRIVILEGE_HINT, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
+    Target,
+};
+use capture::selector::is_label_name;
+use capture::store::{Store, StoreOptions};
+use capture::time::parse_duration;
+use capture::{Labels, ProfileSink as _, RemoteSource};
+use clap::Args;
+use profile_model::codec::encode_gzip;
+use profile_model::merge::Merger;
+
+use super::remote::{ConnectArgs, runtime};
+
+/// Arguments of `flint record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Sample only these processes (and all their threads); repeatable.
+    #[arg(long = "pid", value_name = "PID", num_args = 1.., conflicts_with = "all")]
+    pids: Vec<u32>,
+    /// Sample every process (the default when no --pid is given).
+    #[arg(long)]
+    all: bool,
+    /// Samples per second per CPU (1 to 10000).
+    #[arg(long, default_value_t = 19, value_name = "HZ")]
+    frequency: u64,
+    /// Stop after this long, e.g. 30s, 5m; default: until Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "DURATION")]
+    duration: Option<String>,
+    /// Length of one profile, e.g. 10s.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    interval: String,
+    /// Kernel mechanism: BPF with a perf fallback, or one of them.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Write all intervals merged into this file (gzipped pprof) at the end.
+    #[arg(short = 'o', long = "output", value_name = "FILE.pb.gz")]
+    output: Option<PathBuf>,
+    /// Store each interval's profile in flint's store in this directory.
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Send each interval's profile to this server (WriteRaw): `grpc://HOST:PORT` or
+    /// `https://HOST`.
+    #[arg(long, value_name = "URL")]
+    push: Option<String>,
+    /// Profile name (`__name__`) in the store and on the server.
+    #[arg(long, default_value = PROFILE_NAME)]
+    name: String,
+    /// Label of every stored or pushed profile, `NAME=VALUE` (repeatable).
+    #[arg(long = "label", value_name = "NAME=VALUE")]
+    labels: Vec<String>,
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    Auto,
+    Bpf,
+    Perf,
+}
+
+/// Where each interval goes.
+struct Outputs {
+    file: Option<(PathBuf, Merger)>,
+    store: Option<Store>,
+    push: Option<(RemoteSource, tokio::runtime::Runtime)>,
+    labels: Labels,
+    /// Intervals that could not be written somewhere, with the first reason.
+    failures: usize,
+    first_failure: Option<String>,
+}
+
+/// Runs `flint record` until `--duration`, Ctrl-C or SIGTERM (the interval under way
+/// is finished and written), or until every `--pid` has exited.
+pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String> {
+    let options = recorder_options(args)?;
+    let labels = series_labels(args)?;
+    if args.output.is_none() && args.store.is_none() && args.push.is_none() {
+        return Err(
+            "nowhere to write the profiles: give -o FILE.pb.gz, --store DIR or --push URL".into(),
+        );
+    }
+    if let Some(path) = &args.output {
+        check_output_path(path)?;
+    }
+    let store = args
+        .store
+        .as_deref()
+        .map(|dir| Store::open(dir, StoreOptions::default()))
+        .transpose()
+        .map_err(|e| format!("--store: {e}"))?;
+    let push = match &args.push {
+        Some(url) => Some((
+            args.connect
+                .connect(url, max_decompressed_bytes)
+                .map_err(|e| format!("--push: {e}"))?,
+            runtime()?,
+        )),
+        None => None,
+    };
+    let mut outputs = Outputs {
+        file: args.output.clone().map(|p| (p, Merger::new())),
+        store,
+        push,
+        labels,
+        failures: 0,
+        first_failure: None,
+    };
+
+    let mut recorder = Recorder::open(options).map_err(|e| open_error(&e))?;
+    let signals = runtime()?;
+    watch_signals(&signals, recorder.stop_flag())?;
+    let backend = backend_name(recorder.backend());
+    if let Some(reason) = recorder.fallback_reason() {
+        eprintln!("warning: BPF unavailable, sampling with perf: {reason}");
+    }
+    eprintln!(
+        "flint record: sampling {} at {} Hz with {backend}, one profile every {}{}; Ctrl-C stops",
+        match &args.pids[..] {
+            [] => "all processes".to_string(),
+            pids => format!(
+                "pid {}",
+                pids.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+        args.frequency,
+        args.interval,
+        args.duration
+            .as_deref()
+            .map(|d| format!(" for {d}"))
+            .unwrap_or_default(),
+    );
+
+    let mut intervals = 0usize;
+    let mut samples = 0u64;
+    let mut failed = None;
+    while !recorder.is_finished() {
+        match recorder.next_interval() {
+            Ok(interval) => {
+                intervals += 1;
+                samples += interval.report.samples;
+                outputs.write(&interval.profile, intervals);
+                eprintln!("{}", interval.status_line());
+            }
+            Err(e) => {
+                failed = Some(format!("sampling stopped: {e}"));
+                break;
+            }
+        }
+    }
+    drop(recorder);
+    drop(signals);
+
+    let written = outputs.finish()?;
+    eprintln!(
+        "flint record: {intervals} interval{}, {} samples{written}",
+        if intervals == 1 { "" } else { "s" },
+        capture::recorder::session::thousands(samples),
+    );
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if outputs.failures > 0 {
+        return Err(format!(
+            "{} of {intervals} intervals could not be written: {}",
+            outputs.failures,
+            outputs.first_failure.unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+impl Outputs {
+    /// Sends one interval's profile everywhere it goes; failures are reported and
+    /// counted, and recording goes on.
+    fn write(&mut self, profile: &profile_model::Profile, n: usize) {
+        let mut errors = Vec::new();
+        if let Some((_, merger)) = &mut self.file
+            && let Err(e) = merger.add(&format!("interval {n}"), profile)
+        {
+            errors.push(format!("merging: {e}"));
+        }
+        if self.store.is_some() || self.push.is_some() {
+            let bytes = encode_gzip(profile);
+            if let Some(store) = &self.store
+                && let Err(e) = store.write(self.labels.clone(), &bytes)
+            {
+                errors.push(format!("store: {e}"));
+            }
+            if let Some((remote, rt)) = &self.push
+                && let Err(e) = rt.block_on(remote.write_raw(self.labels.clone(), bytes))
+            {
+                errors.push(format!("push to {}: {e}", remote.url()));
+            }
+        }
+        if !errors.is_empty() {
+            let message = errors.join("; ");
+            eprintln!("warning: interval {n}: {message}");
+            self.failures += 1;
+            self.first_failure.get_or_insert(message);
+        }
+    }
+
+    /// Writes the merged file (atomically: a temporary file renamed over the target);
+    /// returns what to add to the summary line.
+    fn finish(&mut self) -> Result<String, String> {
+        let mut written = String::new();
+        if let Some((path, merger)) = self.file.take() {
+            let bytes = encode_gzip(&merger.finish());
+            write_atomically(&path, &bytes)?;
+            written.push_str(&format!(" written to {}", path.display()));
+        }
+        if let Some(store) = &self.store {
+            written.push_str(&format!(
+                "{} stored in {} profiles",
+                if written.is_empty() { "" } else { "," },
+                store.stats().profiles
+            ));
+        }
+        if let Some((remote, _)) = &self.push {
+            written.push_str(&format!(
+                "{} pushed to {}",
+                if written.is_empty() { "" } else { "," },
+                remote.url()
+            ));
+        }
+        Ok(written)
+    }
+}
+
+/// The sampler and session options the flags ask for.
+fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
+    if !(1..=10_000).contains(&args.frequency) {
+        return Err(format!(
+            "--frequency {}: must be between 1 and 10000 Hz",
+            args.frequency
+        ));
+    }
+    let interval = positive_duration("--interval", &args.interval)?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| positive_duration("--duration", d))
+        .transpose()?;
+    let target = if args.pids.is_empty() {
+        Target::All
+    } else {
+        Target::Pids(args.pids.clone())
+    };
+    let backend = match args.backend {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Bpf => Backend::Bpf,
+        BackendArg::Perf => Backend::Perf,
+    };
+    // The BPF maps and perf rings must hold one interval: scale them past 10 s at 19 Hz.
+    let defaults = SamplerOptions::default();
+    let ring_pages = ring_pages_for(args.frequency, interval, defaults.perf_ring_pages);
+    Ok(RecorderOptions {
+        sampler: SamplerOptions {
+            frequency_hz: args.frequency,
+            target,
+            backend,
+            perf_ring_pages: ring_pages,
+            ..defaults
+        },
+        interval,
+        duration,
+    })
+}
+
+/// Perf ring pages for one CPU to hold an interval's samples (about 1 KiB each with a
+/// deep callchain), a power of two between `min` and 4096.
+fn ring_pages_for(frequency_hz: u64, interval: Duration, min: usize) -> usize {
+    let samples = frequency_hz.saturating_mul(interval.as_secs().max(1));
+    let pages = usize::try_from(samples / 4).unwrap_or(usize::MAX);
+    pages.clamp(min, 4096).next_power_of_two()
+}
+
+fn positive_duration(flag: &str, text: &str) -> Result<Duration, String> {
+    let nanos = parse_duration(text).map_err(|e| format!("{flag}: {e}"))?;
+    let nanos = u64::try_from(nanos).unwrap_or(0);
+    if nanos == 0 {
+        return Err(format!("{flag} {text}: must be longer than zero"));
+    }
+    Ok(Duration::from_nanos(nanos))
+}
+
+/// `__name__` and the `--label`s: the labels of every stored or pushed profile.
+fn series_labels(args: &RecordArgs) -> Result<Labels, String> {
+    if !is_label_name(&args.name) {
+        return Err(format!(
+            "--name {:?} is not a valid profile name",
+            args.name
+        ));
+    }
+    let mut labels = Labels::new();
+    for l in &args.labels {
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| format!("--label {l:?}: expected NAME=VALUE"))?;
+        if !is_label_name(k) || k.starts_with("__") {
+            return Err(format!(
+                "--label {l:?}: {k:?} is not a valid label name (letters, digits and _, not starting with a digit or __)"
+            ));
+        }
+        labels.insert(k.to_string(), v.to_string());
+    }
+    labels.insert("__name__".to_string(), args.name.clone());
+    Ok(labels)
+}
+
+/// Fails early, rather than after an hour of recording, when the file cannot be made.
+fn check_output_path(path: &Path) -> Result<(), String> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(format!(
+            "-o {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    if path.is_dir() {
+        return Err(format!("-o {}: is a directory", path.display()));
+    }
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `bytes` to a temporary file next to `path`, then renames it over `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "profile".into());
+    let tmp = parent_dir(path).join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("writing {}: {e}", path.display())
+    })
+}
+
+/// One line for a sampler that would not open: what was refused and how to grant it.
+fn open_error(e: &CaptureError) -> String {
+    if !e.is_permission() {
+        return format!("cannot start sampling: {e}");
+    }
+    let refused = |e: &CaptureError| match e {
+        CaptureError::Permission { call, source } => Some(format!("{call} ({source})")),
+        _ => None,
+    };
+    let calls: Vec<String> = match e {
+        CaptureError::NoBackend { bpf, perf } => [bpf, perf]
+            .iter()
+            .filter_map(|inner| refused(inner))
+            .collect(),
+        other => refused(other).into_iter().collect(),
+    };
+    format!(
+        "missing privilege to sample CPUs: {} refused; {}",
+        calls.join(" and "),
+        PRIVILEGE_HINT
+    )
+}
+
+fn backend_name(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Bpf => "bpf",
+        Backend::Perf => "perf",
+        Backend::Auto => "auto",
+    }
+}
+
+/// Sets `stop` on the first SIGINT or SIGTERM; a second one exits at once.
+fn watch_signals(rt: &tokio::runtime::Runtime, stop: Arc<AtomicBool>) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (mut interrupt, mut terminate) = rt
+        .block_on(async {
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })
+        .map_err(|e| format!("cannot watch for Ctrl-C: {e}"))?;
+    rt.spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        eprintln!("flint record: stopping after this interval (again to quit at once)");
+        stop.store(true, Ordering::Relaxed);
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        std::process::exit(130);
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rings_hold_an_interval() {
+        assert_eq!(ring_pages_for(19, Duration::from_secs(10), 256), 256);
+        assert_eq!(ring_pages_for(99, Duration::from_secs(60), 256), 2048);
+        assert_eq!(ring_pages_for(10_000, Duration::from_secs(60), 256), 4096);
+    }
+
+    #[test]
+    fn durations_must_be_positive() {
+        assert!(positive_duration("--interval", "0s").is_err());
+        assert!(positive_duration("--interval", "ten").is_err());
+        assert_eq!(
+            positive_duration("--interval", "250ms"),
+            Ok(Duration::from_millis(250))
+        );
+    }
+}

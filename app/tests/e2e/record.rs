@@ -1,0 +1,655 @@
+//! `flint record` through the real binary, sampling helper programs that the tests
+//! compile with rustc: a 75/25 split between two functions comes out as 75/25, JIT code
+//! is named from its perf map, kernel frames are named from kallsyms, intervals reach
+//! the store and a server, Ctrl-C still writes the file, and without privilege the error
+//! says how to grant it.
+//!
+//! Sampling needs root (or CAP_BPF/CAP_PERFMON); without it these tests print `SKIP:`.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use capture::{Progress, QueryTime, Selector, TimeRange};
+use profile_model::Profile;
+
+use super::flint;
+
+const FLINT_CPU: &str = "flint_cpu:samples:count:cpu:nanoseconds:delta";
+const ALL_TIME: TimeRange = TimeRange {
+    start_nanos: 0,
+    end_nanos: i64::MAX,
+};
+
+/// The helper: `busy SECS` spends 3/4 of its time in `spin_hot` and 1/4 in `spin_cold`;
+/// `jit SECS` runs a machine-code loop from an anonymous mapping named by a perf map;
+/// `syscalls SECS` writes single bytes to /dev/null. Each prints `ready` first.
+const HELPER: &str = r#"
+use std::hint::black_box;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+#[inline(never)]
+fn spin_hot(d: Duration) -> u64 {
+    let start = Instant::now();
+    let mut x = 1u64;
+    while start.elapsed() < d {
+        for i in 0..20_000u64 {
+            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+        }
+    }
+    x
+}
+
+#[inline(never)]
+fn spin_cold(d: Duration) -> u64 {
+    let start = Instant::now();
+    let mut x = 7u64;
+    while start.elapsed() < d {
+        for i in 0..20_000u64 {
+            x = black_box((x ^ i).wrapping_mul(2862933555777941757).rotate_left(5));
+        }
+    }
+    x
+}
+
+extern "C" {
+    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let secs: u64 = args[2].parse().unwrap();
+    let end = Instant::now() + Duration::from_secs(secs);
+    match args[1].as_str() {
+        "busy" => {
+            ready();
+            while Instant::now() < end {
+                black_box(spin_hot(Duration::from_millis(30)));
+                black_box(spin_cold(Duration::from_millis(10)));
+            }
+        }
+        "jit" => {
+            // mov ecx, 1000000; loop: dec ecx; jnz loop; ret
+            let code: [u8; 10] = [0xB9, 0x40, 0x42, 0x0F, 0x00, 0xFF, 0xC9, 0x75, 0xFC, 0xC3];
+            let page = unsafe { mmap(std::ptr::null_mut(), 4096, 7, 0x22, -1, 0) };
+            assert!(page as isize != -1, "mmap failed");
+            unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), page, code.len()) };
+            let f: extern "C" fn() = unsafe { std::mem::transmute(page) };
+            let map = format!("/tmp/perf-{}.map", std::process::id());
+            std::fs::write(&map, format!("{:#x} 0x20 jit_busy_loop\n", page as usize)).unwrap();
+            ready();
+            while Instant::now() < end {
+                for _ in 0..100 {
+                    f();
+                }
+            }
+            let _ = std::fs::remove_file(&map);
+        }
+        "syscalls" => {
+            let mut null = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+            ready();
+            while Instant::now() < end {
+                for _ in 0..1000 {
+                    null.write_all(b"x").unwrap();
+                }
+            }
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+fn ready() {
+    let mut out = std::io::stdout();
+    out.write_all(b"ready\n").unwrap();
+    out.flush().unwrap();
+}
+"#;
+
+/// The record tests burn CPU and are timed: one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-record-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Why sampling cannot work here, if it cannot.
+fn skip_reason() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))?;
+    (uid != "0").then(|| format!("not root (euid {uid}); sampling needs CAP_BPF/CAP_PERFMON"))
+}
+
+macro_rules! require_sampling {
+    () => {
+        if let Some(reason) = skip_reason() {
+            eprintln!("SKIP: {reason}");
+            return;
+        }
+    };
+}
+
+/// The helper binary, compiled once with frame pointers and debug info.
+fn helper() -> &'static Path {
+    static HELPER_BIN: OnceLock<PathBuf> = OnceLock::new();
+    HELPER_BIN.get_or_init(|| {
+        let dir = scratch("helper");
+        let src = dir.join("busy.rs");
+        std::fs::write(&src, HELPER).expect("helper source");
+        let bin = dir.join("busy");
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let out = Command::new(rustc)
+            .args([
+                "-O",
+                "-C",
+                "force-frame-pointers=yes",
+                "-g",
+                "--edition",
+                "2021",
+            ])
+            .arg(&src)
+            .arg("-o")
+            .arg(&bin)
+            .output()
+            .expect("rustc runs");
+        assert!(
+            out.status.success(),
+            "rustc failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bin
+    })
+}
+
+/// A running helper; killed when dropped.
+struct Helper {
+    child: Child,
+}
+
+impl Helper {
+    fn start(mode: &str, secs: u64) -> Self {
+        let mut child = Command::new(helper())
+            .args([mode, &secs.to_string()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("helper starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("helper output");
+        assert_eq!(line.trim(), "ready", "helper {mode} did not start");
+        Self { child }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn record(args: &[&str]) -> Output {
+    let mut all = vec!["record"];
+    all.extend_from_slice(args);
+    flint(&all)
+}
+
+/// Runs `flint record`, failing the test on a non-zero exit; returns stderr.
+fn record_ok(args: &[&str]) -> String {
+    let out = record(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "flint record {args:?} failed: {stderr}"
+    );
+    stderr
+}
+
+fn read_profile(path: &Path) -> Profile {
+    let bytes = std::fs::read(path).expect("profile written");
+    profile_model::codec::decode(&bytes).expect("a valid pprof")
+}
+
+/// Function names of sample `i`'s stack, leaf first (inlined frames included).
+fn stack_names(p: &Profile, i: usize) -> Vec<&str> {
+    p.samples
+        .stack(i)
+        .iter()
+        .flat_map(|&loc| p.locations[loc as usize].lines.iter())
+        .map(|line| p.str(p.functions[line.function as usize].name))
+        .collect()
+}
+
+fn label<'a>(p: &'a Profile, i: usize, key: &str) -> Option<&'a str> {
+    p.label_sets[p.samples.label_set[i] as usize]
+        .iter()
+        .find(|l| p.str(l.key) == key)
+        .map(|l| p.str(l.str))
+}
+
+/// Samples of process `pid` in total, and those with a frame whose name contains each
+/// of `names`.
+fn shares(p: &Profile, pid: &str, names: &[&str]) -> (i64, Vec<i64>) {
+    let mut total = 0;
+    let mut hits = vec![0; names.len()];
+    for i in 0..p.samples.len() {
+        if label(p, i, "pid") != Some(pid) {
+            continue;
+        }
+        let count = p.samples.values[0][i];
+        total += count;
+        let stack = stack_names(p, i);
+        for (n, name) in names.iter().enumerate() {
+            if stack.iter().any(|f| f.contains(name)) {
+                hits[n] += count;
+            }
+        }
+    }
+    (total, hits)
+}
+
+#[test]
+fn a_75_25_split_between_two_functions_is_recorded_as_75_25() {
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("split");
+    let out = dir.join("out.pb.gz");
+    let helper = Helper::start("busy", 8);
+    let pid = helper.pid();
+    let stderr = record_ok(&[
+        "--pid",
+        &pid,
+        "--frequency",
+        "99",
+        "--duration",
+        "4s",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    drop(helper);
+    assert!(stderr.contains("99 Hz"), "no status line in {stderr}");
+    let profile = read_profile(&out);
+    let (total, hits) = shares(&profile, &pid, &["spin_hot", "spin_cold"]);
+    // 4 s at 99 Hz on one busy thread: about 400 samples.
+    assert!(total >= 200, "only {total} samples of the helper: {stderr}");
+    let hot = 100.0 * hits[0] as f64 / total as f64;
+    let cold = 100.0 * hits[1] as f64 / total as f64;
+    eprintln!("split: {total} samples, spin_hot {hot:.1}%, spin_cold {cold:.1}%");
+    assert!((hot - 75.0).abs() <= 8.0, "spin_hot {hot:.1}% of {total}");
+    assert!(
+        (cold - 25.0).abs() <= 8.0,
+        "spin_cold {cold:.1}% of {total}"
+    );
+    // Every sample of the helper is labelled with its command and node.
+    assert!((0..profile.samples.len()).all(|i| label(&profile, i, "pid") == Some(pid.as_str())));
+    assert_eq!(label(&profile, 0, "comm"), Some("busy"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn jit_code_is_named_from_the_perf_map() {
+    require_sampling!();
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("SKIP: the JIT helper's machine code is x86_64");
+        return;
+    }
+    let _serial = serial();
+    let dir = scratch("jit");
+    let out = dir.join("jit.pb.gz");
+    let helper = Helper::start("jit", 6);
+    let pid = helper.pid();
+    record_ok(&[
+        "--pid",
+        &pid,
+        "--frequency",
+        "99",
+        "--duration",
+        "3s",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    drop(helper);
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    let profile = read_profile(&out);
+    let (total, hits) = shares(&profile, &pid, &["jit_busy_loop"]);
+    let share = 100.0 * hits[0] as f64 / total.max(1) as f64;
+    eprintln!("jit: {total} samples, jit_busy_loop {share:.1}%");
+    assert!(total >= 100, "only {total} samples of the helper");
+    assert!(
+        share >= 80.0,
+        "jit_busy_loop in {share:.1}% of {total} samples"
+    );
+}
+
+#[test]
+fn kernel_frames_are_named_from_kallsyms() {
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("kernel");
+    let out = dir.join("kernel.pb.gz");
+    let helper = Helper::start("syscalls", 6);
+    let pid = helper.pid();
+    record_ok(&[
+        "--pid",
+        &pid,
+        "--frequency",
+        "99",
+        "--duration",
+        "3s",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    drop(helper);
+    let profile = read_profile(&out);
+    let mut kernel_frames = 0;
+    let mut unnamed = 0;
+    let mut write_frames = 0;
+    for loc in &profile.locations {
+        let Some(mapping) = loc.mapping else { continue };
+        if profile.str(profile.mappings[mapping as usize].filename) != "[kernel.kallsyms]" {
+            continue;
+        }
+        for line in &loc.lines {
+            let name = profile.str(profile.functions[line.function as usize].name);
+            kernel_frames += 1;
+            if name.starts_with("[kernel]") {
+                unnamed += 1;
+            }
+            if name.contains("write") {
+                write_frames += 1;
+            }
+        }
+    }
+    eprintln!("kernel: {kernel_frames} kernel frames, {unnamed} unnamed, {write_frames} *write*");
+    assert!(kernel_frames > 0, "no kernel frames at all");
+    assert!(write_frames > 0, "no kernel frame names a write function");
+    assert!(
+        unnamed * 10 <= kernel_frames,
+        "{unnamed} of {kernel_frames} kernel frames unnamed"
+    );
+    // The rest of a write loop is syscall entry and exit, and the user-space side.
+    let (total, hits) = shares(&profile, &pid, &["vfs_write"]);
+    assert!(
+        hits[0] * 5 >= total,
+        "vfs_write in {} of {total} samples of a write loop",
+        hits[0]
+    );
+}
+
+#[test]
+fn without_privilege_one_error_line_says_how_to_grant_it() {
+    let _serial = serial();
+    if skip_reason().is_some() {
+        eprintln!("SKIP: not root, cannot switch to an unprivileged user");
+        return;
+    }
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .unwrap_or(2);
+    if paranoid <= 0 {
+        eprintln!("SKIP: perf_event_paranoid is {paranoid}: unprivileged users may sample");
+        return;
+    }
+    let Ok(setpriv) = which("setpriv") else {
+        eprintln!("SKIP: no setpriv to drop privileges");
+        return;
+    };
+    let out = Command::new(setpriv)
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_flint"))
+        .args([
+            "record",
+            "--all",
+            "--duration",
+            "1s",
+            "-o",
+            "/tmp/flint-never-written.pb.gz",
+        ])
+        .output()
+        .expect("setpriv runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "flint record succeeded as nobody: {stderr}"
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    assert!(
+        lines[0].contains("CAP_BPF") && lines[0].contains("perf_event_paranoid"),
+        "{stderr}"
+    );
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+/// A running `flint serve` on a free loopback port; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(store: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flint"))
+            .args(["serve", "--store"])
+            .arg(store)
+            .args(["--listen", "127.0.0.1:0"])
+            .env_remove("FLINT_TOKEN")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("flint serve starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let first = lines.next().expect("a first line").expect("utf-8");
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("grpc://"))
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_string();
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The type list and the merged profile of `source`, as a viewer would ask.
+fn types_and_merge(
+    rt: &tokio::runtime::Runtime,
+    source: &dyn capture::ProfileSource,
+    query: &str,
+) -> (Vec<String>, Profile, usize) {
+    rt.block_on(async {
+        let types = source
+            .profile_types(ALL_TIME)
+            .await
+            .expect("profile types")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let selector = Selector::parse(query).expect("selector");
+        let series = source
+            .query_range(selector.clone(), ALL_TIME, 1_000_000_000, None)
+            .await
+            .expect("series");
+        let points = series.iter().map(|s| s.points.len()).sum();
+        let merged = source
+            .query(selector, QueryTime::Merge(ALL_TIME), Progress::default())
+            .await
+            .expect("merge");
+        (types, merged, points)
+    })
+}
+
+#[test]
+fn every_interval_reaches_the_store_and_the_server() {
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("outputs");
+    let local = dir.join("local");
+    let served = dir.join("served");
+    let server = Server::start(&served);
+    let helper = Helper::start("busy", 8);
+    let pid = helper.pid();
+    let stderr = record_ok(&[
+        "--pid",
+        &pid,
+        "--frequency",
+        "99",
+        "--interval",
+        "1s",
+        "--duration",
+        "3s",
+        "--store",
+        local.to_str().expect("utf-8 path"),
+        "--push",
+        &server.url,
+        "--label",
+        "job=e2e",
+    ]);
+    drop(helper);
+    let status_lines = stderr.lines().filter(|l| l.starts_with("99 Hz")).count();
+    assert_eq!(status_lines, 3, "one status line per interval: {stderr}");
+    let query = format!("{FLINT_CPU}{{job=\"e2e\"}}");
+    let rt = runtime();
+
+    let store = capture::Store::open(&local, capture::StoreOptions::default()).expect("store");
+    assert_eq!(store.stats().profiles, 3, "{stderr}");
+    let (types, merged, points) = types_and_merge(&rt, &store, &query);
+    assert!(types.iter().any(|t| t == FLINT_CPU), "{types:?}");
+    assert_eq!(points, 3);
+    let (total, hits) = shares(&merged, &pid, &["spin_hot"]);
+    assert!(
+        total >= 150 && hits[0] > total / 2,
+        "{} of {total}",
+        hits[0]
+    );
+
+    let remote =
+        capture::RemoteSource::new(&server.url, capture::RemoteOptions::default()).expect("client");
+    let (types, merged, points) = types_and_merge(&rt, &remote, &query);
+    assert!(types.iter().any(|t| t == FLINT_CPU), "{types:?}");
+    assert_eq!(points, 3);
+    let (total_remote, _) = shares(&merged, &pid, &["spin_hot"]);
+    assert_eq!(total_remote, total, "the server holds what the store holds");
+}
+
+#[test]
+fn ctrl_c_ends_the_interval_and_still_writes_the_file() {
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("sigint");
+    let out = dir.join("sigint.pb.gz");
+    let helper = Helper::start("busy", 10);
+    let pid = helper.pid();
+    let child = Command::new(env!("CARGO_BIN_EXE_flint"))
+        .args([
+            "record",
+            "--pid",
+            &pid,
+            "--frequency",
+            "99",
+            "--interval",
+            "60s",
+            "-o",
+        ])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flint record starts");
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let output = child.wait_with_output().expect("flint record exits");
+    let took = sent.elapsed();
+    drop(helper);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "exit {:?}: {stderr}",
+        output.status
+    );
+    assert!(took < Duration::from_secs(3), "took {took:?} to stop");
+    let profile = read_profile(&out);
+    let (total, _) = shares(&profile, &pid, &[]);
+    assert!(total >= 100, "only {total} samples in 2 s: {stderr}");
+}
+
+#[test]
+fn bad_flags_are_one_line_errors() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--all", "--duration", "1s"], "nowhere to write"),
+        (&["--frequency", "0", "-o", "/tmp/x.pb.gz"], "--frequency"),
+        (&["--interval", "0s", "-o", "/tmp/x.pb.gz"], "--interval"),
+        (&["--label", "nolabel", "-o", "/tmp/x.pb.gz"], "--label"),
+        (&["-o", "/nonexistent-dir/x.pb.gz"], "does not exist"),
+    ];
+    for (args, expected) in cases {
+        let out = record(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(expected),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = record(&["--pid", "1", "--all", "-o", "/tmp/x.pb.gz"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}

@@ -1,0 +1,386 @@
+//! A recording session: the kernel sampler, the symbolizer and the process labels
+//! together, yielding one symbolized, labelled profile per interval.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use capture::recorder::{Recorder, RecorderOptions};
+//! # fn main() -> Result<(), capture_ebpf::CaptureError> {
+//! let mut recorder = Recorder::open(RecorderOptions {
+//!     interval: Duration::from_secs(10),
+//!     ..RecorderOptions::default()
+//! })?;
+//! while !recorder.is_finished() {
+//!     let interval = recorder.next_interval()?;
+//!     eprintln!("{}", interval.status_line());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use capture_ebpf::{Backend, CaptureError, LossStats, Sampler, SamplerOptions, Target};
+use profile_model::Profile;
+
+use super::process_info::ProcessInfo;
+use super::to_profile::{BuildReport, CapturedStack, Interval, build_profile};
+use crate::symbols::Symbolizer;
+
+/// How often a sleeping [`Recorder`] looks at its stop flag and its targets.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How to record.
+#[derive(Debug, Clone)]
+pub struct RecorderOptions {
+    /// What the kernel samples, and how often.
+    pub sampler: SamplerOptions,
+    /// Length of one interval (one profile).
+    pub interval: Duration,
+    /// End of the whole recording, counted from [`Recorder::open`]; `None` runs until
+    /// stopped (or, with [`Target::Pids`], until every target has exited).
+    pub duration: Option<Duration>,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        Self {
+            sampler: SamplerOptions::continuous(),
+            interval: Duration::from_secs(10),
+            duration: None,
+        }
+    }
+}
+
+/// One interval's profile and what it cost.
+#[derive(Debug, Clone)]
+pub struct IntervalProfile {
+    /// The symbolized, labelled profile (`samples/count`, `cpu/nanoseconds`).
+    pub profile: Profile,
+    /// What building the profile noticed (samples, incomplete stacks).
+    pub report: BuildReport,
+    /// Samples taken and lost in the kernel.
+    pub losses: LossStats,
+    /// The backend that sampled.
+    pub backend: Backend,
+    /// Samples per second per CPU.
+    pub frequency_hz: u64,
+    /// Wall time the interval covers.
+    pub duration_nanos: u64,
+    /// CPU time the recorder's process used during the interval (all its threads).
+    pub recorder_cpu_nanos: u64,
+    /// Wall time spent turning the counts into the profile (symbolization, labels).
+    pub symbolize_nanos: u64,
+}
+
+impl IntervalProfile {
+    /// The recorder's CPU use over the interval, in percent of one core.
+    pub fn recorder_cpu_percent(&self) -> f64 {
+        100.0 * self.recorder_cpu_nanos as f64 / self.duration_nanos.max(1) as f64
+    }
+
+    /// One line for humans: `19 Hz, bpf, 1,234 samples, 0.2% CPU, symbolized in 12 ms,
+    /// 3 lost to stack-map collisions, stack may be incomplete: …`.
+    pub fn status_line(&self) -> String {
+        let backend = match self.backend {
+            Backend::Bpf => "bpf",
+            Backend::Perf => "perf",
+            Backend::Auto => "auto",
+        };
+        let mut parts = vec![
+            format!("{} Hz", self.frequency_hz),
+            backend.to_string(),
+            format!("{} samples", thousands(self.report.samples)),
+            format!("{:.1}% CPU", self.recorder_cpu_percent()),
+            format!(
+                "symbolized in {} ms",
+                thousands(self.symbolize_nanos / 1_000_000)
+            ),
+        ];
+        parts.extend(loss_phrases(&self.losses));
+        parts.extend(self.report.warning());
+        parts.join(", ")
+    }
+}
+
+/// What was lost, one phrase per kind of loss that happened.
+pub fn loss_phrases(losses: &LossStats) -> Vec<String> {
+    let kinds = [
+        (losses.collisions, "lost to stack-map collisions"),
+        (losses.user_stack_errors, "without user stack"),
+        (losses.kernel_stack_errors, "without kernel stack"),
+        (losses.map_full, "lost to a full counts map"),
+        (losses.truncated, "truncated at the maximum stack depth"),
+        (losses.lost, "dropped by a full perf ring"),
+    ];
+    kinds
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{} {what}", thousands(*n)))
+        .collect()
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A running recording: samples from [`Recorder::open`] until it is dropped.
+#[derive(Debug)]
+pub struct Recorder {
+    sampler: Sampler,
+    symbolizer: Symbolizer,
+    processes: ProcessInfo,
+    options: RecorderOptions,
+    stop: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+    finished: bool,
+    interval_start: Instant,
+    interval_start_nanos: i64,
+    cpu_at_start_nanos: u64,
+}
+
+impl Recorder {
+    /// Starts sampling. Fails as [`Sampler::open`] does (missing privilege, no backend),
+    /// or when a target process does not exist.
+    pub fn open(options: RecorderOptions) -> Result<Recorder, CaptureError> {
+        if options.interval.is_zero() {
+            return Err(CaptureError::InvalidOptions(
+                "the interval must be longer than zero".into(),
+            ));
+        }
+        if let Target::Pids(pids) = &options.sampler.target
+            && let Some(missing) = pids.iter().find(|&&pid| !process_alive(pid))
+        {
+            return Err(CaptureError::InvalidOptions(format!(
+                "no process with pid {missing}"
+            )));
+        }
+        let sampler = Sampler::open(&options.sampler)?;
+        let now = Instant::now();
+        Ok(Recorder {
+            sampler,
+            symbolizer: Symbolizer::new(),
+            processes: ProcessInfo::new(),
+            deadline: options.duration.map(|d| now + d),
+            options,
+            stop: Arc::new(AtomicBool::new(false)),
+            finished: false,
+            interval_start: now,
+            interval_start_nanos: crate::time::now_nanos(),
+            cpu_at_start_nanos: process_cpu_nanos(),
+        })
+    }
+
+    /// The flag that stops the recording: once set, the interval under way ends within
+    /// about 100 ms and is still returned, and [`Recorder::is_finished`] turns true.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// The backend in use ([`Backend::Bpf`] or [`Backend::Perf`]).
+    pub fn backend(&self) -> Backend {
+        self.sampler.backend()
+    }
+
+    /// Why BPF was not used, when [`Backend::Auto`] fell back to perf.
+    pub fn fallback_reason(&self) -> Option<&CaptureError> {
+        self.sampler.fallback_reason()
+    }
+
+    /// Whether the recording is over: stopped, past its duration, or every target
+    /// process has exited.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Waits until the interval ends (or the recording is stopped), then returns its
+    /// profile. Sampling goes on while the profile is built, so intervals follow each
+    /// other without gaps.
+    pub fn next_interval(&mut self) -> Result<IntervalProfile, CaptureError> {
+        let mut end = self.interval_start + self.options.interval;
+        if let Some(deadline) = self.deadline
+            && deadline <= end
+        {
+            end = deadline;
+        }
+        loop {
+            if self.stop.load(Ordering::Relaxed) || self.targets_gone() {
+                self.finished = true;
+                break;
+            }
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep((end - now).min(POLL));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.finished = true;
+        }
+
+        let counts = self.sampler.drain()?;
+        let drained_at = Instant::now();
+        let start_nanos = self.interval_start_nanos;
+        let duration_nanos = nanos_of(drained_at - self.interval_start);
+        self.interval_start = drained_at;
+        self.interval_start_nanos = start_nanos.saturating_add_unsigned(duration_nanos);
+
+        let building = Instant::now();
+        self.symbolizer.begin_interval(process_alive);
+        self.processes.begin_interval();
+        let stacks: Vec<CapturedStack> = counts
+            .stacks
+            .into_iter()
+            .map(|s| CapturedStack {
+                pid: s.pid,
+                tid: s.tid,
+                user: s.user,
+                kernel: s.kernel,
+                count: s.count,
+            })
+            .collect();
+        let interval = Interval {
+            start_nanos,
+            duration_nanos: i64::try_from(duration_nanos).unwrap_or(i64::MAX),
+            frequency_hz: self.options.sampler.frequency_hz,
+        };
+        let (profile, report) =
+            build_profile(&stacks, interval, &mut self.symbolizer, &mut self.processes);
+        let symbolize_nanos = nanos_of(building.elapsed());
+
+        // The CPU of this interval includes building its profile.
+        let cpu_now = process_cpu_nanos();
+        let recorder_cpu_nanos = cpu_now.saturating_sub(self.cpu_at_start_nanos);
+        self.cpu_at_start_nanos = cpu_now;
+
+        Ok(IntervalProfile {
+            profile,
+            report,
+            losses: counts.stats,
+            backend: self.sampler.backend(),
+            frequency_hz: self.options.sampler.frequency_hz,
+            duration_nanos,
+            recorder_cpu_nanos,
+            symbolize_nanos,
+        })
+    }
+
+    /// Whether every target process has exited (never with [`Target::All`]).
+    fn targets_gone(&self) -> bool {
+        match &self.options.sampler.target {
+            Target::All => false,
+            Target::Pids(pids) => !pids.iter().any(|&pid| process_alive(pid)),
+        }
+    }
+}
+
+fn nanos_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Whether process `pid` exists.
+pub fn process_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// CPU time used so far by this process: the sum of its threads' run time from
+/// `/proc/self/task/*/schedstat` (nanoseconds), else user + system time from
+/// `/proc/self/stat` (clock ticks, assumed 100 per second).
+pub fn process_cpu_nanos() -> u64 {
+    schedstat_nanos().unwrap_or_else(stat_nanos)
+}
+
+fn schedstat_nanos() -> Option<u64> {
+    let mut total = 0u64;
+    let mut any = false;
+    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) else {
+            continue;
+        };
+        let Some(Ok(nanos)) = text.split_whitespace().next().map(str::parse::<u64>) else {
+            continue;
+        };
+        total = total.saturating_add(nanos);
+        any = true;
+    }
+    any.then_some(total)
+}
+
+fn stat_nanos() -> u64 {
+    let Ok(text) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // Fields after the command (which may hold spaces), from field 3 on: utime is 14, stime 15.
+    let Some((_, rest)) = text.rsplit_once(')') else {
+        return 0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => (user + system) * 10_000_000,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1234), "1,234");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_status_line_names_rate_backend_samples_cpu_and_losses() {
+        let interval = IntervalProfile {
+            profile: Profile::default(),
+            report: BuildReport {
+                samples: 1234,
+                ..BuildReport::default()
+            },
+            losses: LossStats {
+                collisions: 3,
+                ..LossStats::default()
+            },
+            backend: Backend::Bpf,
+            frequency_hz: 19,
+            duration_nanos: 10_000_000_000,
+            recorder_cpu_nanos: 20_000_000,
+            symbolize_nanos: 12_500_000,
+        };
+        assert_eq!(
+            interval.status_line(),
+            "19 Hz, bpf, 1,234 samples, 0.2% CPU, symbolized in 12 ms, \
+             3 lost to stack-map collisions"
+        );
+    }
+
+    #[test]
+    fn the_process_cpu_time_grows_with_work() {
+        // Spins until 30 ms of CPU are counted; a counter that never moves times out.
+        let before = process_cpu_nanos();
+        let start = Instant::now();
+        let mut x = 0u64;
+        while process_cpu_nanos().saturating_sub(before) < 30_000_000 {
+            assert!(start.elapsed() < Duration::from_secs(10), "CPU time stuck");
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        }
+    }
+}
