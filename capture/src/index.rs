@@ -106,20 +106,25 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Gr
 /// The samples of `profile` whose labels (over `base`) the selector selects: the same
 /// labels the index groups by, so that what the plot selects is what merges.
 pub fn select_samples(
-    profile: &Profile,
+    profile: Profile,
     selector: &Selector,
     base: &Labels,
     rule: SampleLabels,
 ) -> Profile {
     if selector.matchers.is_empty() {
-        return profile.clone();
+        return profile;
     }
     let set_selected: Vec<bool> = (0..profile.label_sets.len() as u32)
         .map(|set| {
-            let labels = set_labels(profile, set, base, rule);
+            let labels = set_labels(&profile, set, base, rule);
             selector.matches(|name| labels.get(name).map(String::as_str))
         })
         .collect();
+    // Often every label set is selected (the matchers name written labels): no copy.
+    let used = |set: &u32| set_selected.get(*set as usize).copied().unwrap_or(false);
+    if profile.samples.label_set.iter().all(used) {
+        return profile;
+    }
     profile.retain_samples(|p, i| {
         set_selected
             .get(p.samples.label_set[i] as usize)
@@ -429,7 +434,7 @@ pub fn merge<L: Sync>(
             }
             let entry = entries[i];
             let profile = loaded.map_err(SourceError::Failed)?;
-            let mut kept = select_samples(&profile, selector, &entry.base_labels, rule);
+            let mut kept = select_samples(profile, selector, &entry.base_labels, rule);
             if one_type {
                 let t = entry.type_index(&selector.profile_type).unwrap_or(0);
                 kept = kept.only_sample_type(t).ok_or_else(|| {
