@@ -50,17 +50,31 @@ pub struct BuildReport {
     /// Samples whose user stack stops short of a thread's entry point, by the binary
     /// the stack stops in (most often: code built without frame pointers).
     pub incomplete: BTreeMap<String, u64>,
+    /// Samples of processes that exited before their maps could be read, whose user
+    /// frames stay `[unknown]+0x…` (short-lived commands).
+    pub exited: u64,
 }
 
 impl BuildReport {
-    /// `stack may be incomplete: no frame pointers in libc.so.6 (12% of samples)`,
-    /// for the binary that cuts most stacks short; `None` when none is.
+    /// `stack may be incomplete: no frame pointers in libc.so.6 (12% of samples)`, for
+    /// the binary that cuts most stacks short, and the share of samples of processes
+    /// that exited unsymbolized; `None` when there is neither.
     pub fn warning(&self) -> Option<String> {
-        let (binary, n) = self.incomplete.iter().max_by_key(|(_, n)| **n)?;
-        let share = 100.0 * *n as f64 / self.samples.max(1) as f64;
-        Some(format!(
-            "stack may be incomplete: no frame pointers in {binary} ({share:.0}% of samples)"
-        ))
+        let share = |n: u64| 100.0 * n as f64 / self.samples.max(1) as f64;
+        let mut parts = Vec::new();
+        if let Some((binary, n)) = self.incomplete.iter().max_by_key(|(_, n)| **n) {
+            parts.push(format!(
+                "stack may be incomplete: no frame pointers in {binary} ({:.0}% of samples)",
+                share(*n)
+            ));
+        }
+        if self.exited > 0 {
+            parts.push(format!(
+                "{:.0}% of samples from processes that exited before they were symbolized",
+                share(self.exited)
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 }
 
@@ -323,7 +337,11 @@ pub fn build_profile(
                 STACK_ROOTS.contains(&name)
             });
             if !ends_at_root {
-                *report.incomplete.entry(binary).or_insert(0) += s.count;
+                if binary == "[unknown]" {
+                    report.exited += s.count;
+                } else {
+                    *report.incomplete.entry(binary).or_insert(0) += s.count;
+                }
             }
         }
         let p = procs.process(s.pid).clone();
