@@ -108,6 +108,8 @@ pub struct FlintApp {
     pub compare: CompareState,
     /// The Connect dialog and the recent connections.
     pub connect_dialog: super::connect::ConnectDialog,
+    /// A capture of this machine, while it runs.
+    pub live: Option<super::live::LiveCapture>,
 }
 
 impl FlintApp {
@@ -145,6 +147,7 @@ impl FlintApp {
             title: String::new(),
             compare: CompareState::default(),
             connect_dialog: super::connect::ConnectDialog::default(),
+            live: None,
         }
     }
 

@@ -17,6 +17,17 @@ impl FlintApp {
                 if ui.button("Connect to a server…").clicked() {
                     self.connect_dialog.open = true;
                 }
+                if self.live.is_some() {
+                    if ui.button("Stop capture").clicked() {
+                        self.stop_capture();
+                    }
+                } else if ui
+                    .button("Capture local machine")
+                    .on_hover_text("all processes, 99 Hz, a profile every 5 s (needs root, or CAP_BPF and CAP_PERFMON)")
+                    .clicked()
+                {
+                    self.start_capture(ui.ctx());
+                }
                 if !self.connect_dialog.recent.is_empty() {
                     ui.menu_button("Recent connections", |ui| {
                         for url in self.connect_dialog.recent.clone() {

@@ -11,6 +11,7 @@ pub mod diff_table;
 pub mod diff_view;
 pub mod filters;
 pub mod flame;
+pub mod live;
 pub mod loader;
 pub mod plot;
 pub mod selector_bar;
@@ -27,6 +28,8 @@ mod zoom;
 
 #[cfg(test)]
 mod compare_tests;
+#[cfg(test)]
+mod live_tests;
 #[cfg(test)]
 mod remote_tests;
 #[cfg(test)]

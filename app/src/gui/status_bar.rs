@@ -69,6 +69,14 @@ impl FlintApp {
                 .on_hover_text("time to lay out and draw the flame graph");
             }
             self.timeline_status(ui);
+            if let Some(live) = &self.live {
+                let text = live.status.lock().map(|s| s.clone()).unwrap_or_default();
+                // The first parts (rate, backend, samples, its own CPU) fit; the losses
+                // and warnings are in the tooltip.
+                let short: Vec<&str> = text.split(", ").take(4).collect();
+                ui.label(format!("capturing: {}", short.join(", ")))
+                    .on_hover_text(format!("the recorder: {text}"));
+            }
             if let Some((took, new_file)) = self.last_job {
                 let verb = if new_file { "opened" } else { "updated" };
                 ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))

@@ -131,7 +131,7 @@ impl FlintApp {
 
     /// Replaces time mode's state with a new one for `origin` (cancelling what the old
     /// one was doing); returns the progress of opening it.
-    fn start_timeline(&mut self, origin: Origin) -> Progress {
+    pub(super) fn start_timeline(&mut self, origin: Origin) -> Progress {
         if let Some(old) = &self.timeline {
             for p in old.indexing.iter().chain(old.querying.iter()) {
                 p.cancel();
@@ -481,6 +481,11 @@ impl FlintApp {
             }
             TimeMsg::Values(name, values) => {
                 tl.values.insert(name, values);
+            }
+            TimeMsg::Live(super::live::LiveMsg::Interval(range)) => self.live_interval(ctx, range),
+            TimeMsg::Live(super::live::LiveMsg::Failed(e)) => {
+                self.error = Some(e);
+                self.stop_capture();
             }
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;

@@ -42,6 +42,8 @@ pub enum Origin {
     Dir(PathBuf),
     /// A server, by URL (`grpc://host:7070`).
     Server(String),
+    /// This machine, captured live.
+    Capture,
 }
 
 impl Origin {
@@ -53,6 +55,7 @@ impl Origin {
                 |n| n.to_string_lossy().into_owned(),
             ),
             Origin::Server(url) => url.clone(),
+            Origin::Capture => "local capture".to_string(),
         }
     }
 }
@@ -80,6 +83,8 @@ pub enum TimeMsg {
     Series(u64, Vec<String>, Result<Vec<Series>, SourceError>),
     /// The values of a label (for the matcher autocomplete).
     Values(String, Vec<String>),
+    /// News from a live capture.
+    Live(super::live::LiveMsg),
     /// A selection's profile and how many profiles it merged; the side it sets in
     /// compare mode and that side's matchers.
     Selected(
@@ -110,6 +115,11 @@ pub struct Timeline {
     pub source: Option<Arc<dyn ProfileSource>>,
     /// How many profiles there are, when known (files).
     pub profiles: Option<usize>,
+    /// Whether the source grows live (a capture of this machine).
+    pub live: bool,
+    /// The selection made by following the latest interval of a live capture (a
+    /// selection of the user's stops the following).
+    pub live_selection: Option<QueryTime>,
     /// Values of each label name asked for so far (the autocomplete's).
     pub(super) values: HashMap<String, Vec<String>>,
     /// When the server was last found unavailable (retried a little later).
@@ -205,6 +215,8 @@ impl Timeline {
             origin,
             source: None,
             profiles: None,
+            live: false,
+            live_selection: None,
             values: HashMap::new(),
             unavailable_since: None,
             skipped: Vec::new(),

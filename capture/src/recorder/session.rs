@@ -188,6 +188,12 @@ impl Recorder {
         self.stop.clone()
     }
 
+    /// Makes `flag` the one that stops the recording (for a caller that created its
+    /// flag before the recorder, e.g. on another thread).
+    pub fn use_stop_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = flag;
+    }
+
     /// The backend in use ([`Backend::Bpf`] or [`Backend::Perf`]).
     pub fn backend(&self) -> Backend {
         self.sampler.backend()
