@@ -70,33 +70,56 @@ fn read_token(file: &Path) -> Result<String, String> {
     Ok(token)
 }
 
-/// Which profiles of a server to ask for.
+/// Which profiles of a server or a store to ask for.
 #[derive(Debug, Args)]
 pub struct RangeArgs {
-    /// Start of the range: `now-1h`, an RFC 3339 time or nanoseconds (servers only).
-    #[arg(long, default_value = "now-1h", value_name = "TIME")]
-    from: String,
-    /// End of the range (servers only).
-    #[arg(long, default_value = "now", value_name = "TIME")]
-    to: String,
+    /// Start of the range: `now-1h`, an RFC 3339 time or nanoseconds (servers and
+    /// stores; default: an hour before --to for a server, everything for a store).
+    #[arg(long, value_name = "TIME")]
+    from: Option<String>,
+    /// End of the range (default: now for a server, everything for a store).
+    #[arg(long, value_name = "TIME")]
+    to: Option<String>,
 }
 
 impl RangeArgs {
-    /// The range asked for.
+    /// The range asked for, the last hour by default (a server).
     pub fn range(&self) -> Result<TimeRange, String> {
         let now = now_nanos();
-        let range = TimeRange {
-            start_nanos: parse_time(&self.from, now).map_err(|e| format!("--from: {e}"))?,
-            end_nanos: parse_time(&self.to, now).map_err(|e| format!("--to: {e}"))?,
+        let end = match &self.to {
+            Some(t) => parse_time(t, now).map_err(|e| format!("--to: {e}"))?,
+            None => now,
         };
-        if range.end_nanos <= range.start_nanos {
-            return Err(format!(
-                "--from {} is not before --to {}",
-                self.from, self.to
-            ));
-        }
-        Ok(range)
+        let start = match &self.from {
+            Some(t) => parse_time(t, now).map_err(|e| format!("--from: {e}"))?,
+            None => end - 3_600_000_000_000,
+        };
+        checked(start, end)
     }
+
+    /// The range asked for, `all` by default (a store).
+    pub fn range_or(&self, all: TimeRange) -> Result<TimeRange, String> {
+        let now = now_nanos();
+        let start = match &self.from {
+            Some(t) => parse_time(t, now).map_err(|e| format!("--from: {e}"))?,
+            None => all.start_nanos,
+        };
+        let end = match &self.to {
+            Some(t) => parse_time(t, now).map_err(|e| format!("--to: {e}"))?,
+            None => all.end_nanos,
+        };
+        checked(start, end)
+    }
+}
+
+fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, String> {
+    if end_nanos <= start_nanos {
+        return Err("--from is not before --to".into());
+    }
+    Ok(TimeRange {
+        start_nanos,
+        end_nanos,
+    })
 }
 
 /// Whether a command-line input names a server rather than a file.

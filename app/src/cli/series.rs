@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use capture::time::{parse_duration, rfc3339};
-use capture::{FileSource, Labels, ProfileSource, Progress, TimeRange};
+use capture::{FileSource, Labels, ProfileSource, Progress, Store, StoreOptions, TimeRange};
 use clap::Args;
 use profile_model::codec::DecodeOptions;
 
@@ -27,7 +27,8 @@ pub struct SeriesArgs {
     /// series. `--sum-by '*'` keeps every label set apart.
     #[arg(long = "sum-by", value_name = "LABEL")]
     sum_by: Vec<String>,
-    /// Width of a point from a server (files give one point per profile), e.g. 10s, 1m.
+    /// Width of a point from a server or a store (files give one point per profile),
+    /// e.g. 10s, 1m.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     step: String,
     #[command(flatten)]
@@ -58,6 +59,12 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
                     .connect
                     .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
                 (Box::new(source), args.range.range()?, step.max(1))
+            }
+            [dir] if Store::is_store_dir(dir) => {
+                let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
+                let store = Store::open(dir, StoreOptions::default())?;
+                let range = args.range.range_or(TimeRange::ALL)?;
+                (Box::new(store), range, step.max(1))
             }
             paths => {
                 if let Some(url) = paths.iter().find(|p| is_url(p)) {

@@ -9,7 +9,7 @@ use profile_model::top::{InlineMark, TopSum};
 use profile_model::units::{pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Profile, ProfileError, View};
 
-use capture::{ProfileSource as _, Progress, QueryTime};
+use capture::{ProfileSource as _, Progress, QueryTime, Store, StoreOptions, TimeRange};
 
 use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
@@ -45,6 +45,23 @@ pub struct ServerQueryArgs {
 }
 
 impl ServerQueryArgs {
+    /// The profiles of flint's store in `dir` over the range, merged.
+    fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
+        let store = Store::open(dir, StoreOptions::default())?;
+        let range = self.range.range_or(TimeRange::ALL)?;
+        runtime()?.block_on(async {
+            let selector = selector_or_default(&store, self.query.as_deref(), range).await?;
+            store
+                .query(
+                    selector.clone(),
+                    QueryTime::Merge(range),
+                    Progress::default(),
+                )
+                .await
+                .map_err(|e| format!("{selector}: {e}"))
+        })
+    }
+
     /// The profiles of the range merged by the server at `url`.
     fn fetch(&self, url: &Path, decode: DecodeOptions) -> Result<Profile, String> {
         let range = self.range.range()?;
@@ -152,6 +169,12 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
                 return Err("--diff-base compares files; it cannot be used with a server".into());
             }
             add(url, args.server.fetch(url, decode)?, 1)?;
+        }
+        [dir] if Store::is_store_dir(dir) => {
+            if !args.view.diff_base.is_empty() {
+                return Err("--diff-base compares files; it cannot be used with a store".into());
+            }
+            add(dir, args.server.fetch_store(dir)?, 1)?;
         }
         files => {
             if let Some(url) = files.iter().find(|f| is_url(f)) {

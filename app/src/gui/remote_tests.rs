@@ -165,3 +165,30 @@ fn a_stopped_server_keeps_the_view_and_says_so() {
     assert!(tl.unavailable_since.is_none());
     assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), back.total);
 }
+
+#[test]
+fn a_store_directory_opens_as_a_store() {
+    let dir = std::env::temp_dir().join(format!("flint-gui-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut total = 0;
+    {
+        let store = Store::open(&dir, StoreOptions::default()).unwrap();
+        for f in FILES {
+            let bytes = std::fs::read(fixture(f)).unwrap();
+            let p = codec::decode(&bytes).unwrap();
+            total += p.total(p.default_sample_index());
+            let labels = Labels::from([("__name__".to_string(), "process_cpu".to_string())]);
+            store.write(labels, &bytes).unwrap();
+        }
+    }
+    let mut h = harness();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    assert_eq!(tl.profiles, Some(3));
+    assert!(tl.skipped.is_empty(), "segment files are not read as pprof");
+    assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), total);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use capture::{
     FileSource, Matcher, ProfileSource, Progress, QueryTime, RemoteOptions, RemoteSource, Selector,
-    SourceError, TimeRange,
+    SourceError, Store, StoreOptions, TimeRange,
 };
 use egui::{Context, Ui};
 use profile_model::units;
@@ -62,6 +62,20 @@ impl FlintApp {
         let progress = self.start_timeline(Origin::Dir(dir.clone()));
         let decode = self.decode;
         let open = move || {
+            if Store::is_store_dir(&dir) {
+                // flint's own store (`flint record --store`, `flint serve --store`).
+                let store = Store::open(&dir, StoreOptions::default())?;
+                let span = store.span();
+                let profiles = store.stats().profiles;
+                let types = instant_answer(store.profile_types(TimeRange::ALL));
+                return Ok(Opened {
+                    source: Arc::new(store),
+                    span,
+                    types,
+                    skipped: Vec::new(),
+                    profiles: Some(profiles),
+                });
+            }
             FileSource::open(&[dir], decode, &progress).map(|(source, skipped)| {
                 let span = source.span();
                 let types = instant_answer(source.profile_types(TimeRange::ALL));

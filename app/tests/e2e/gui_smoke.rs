@@ -18,8 +18,12 @@ impl Xvfb {
         let binary = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"]
             .into_iter()
             .find(|p| Path::new(p).exists())?;
-        // A display number unlikely to be taken, different per test process.
-        let display = format!(":{}", 90 + std::process::id() % 100);
+        // A display number that is free: not one whose socket exists (another X
+        // server, e.g. a developer's Xvfb), starting from one that differs per process.
+        let first = 90 + std::process::id() % 100;
+        let number =
+            (first..first + 200).find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())?;
+        let display = format!(":{number}");
         let child = Command::new(binary)
             .args([
                 display.as_str(),
@@ -33,7 +37,7 @@ impl Xvfb {
             .stderr(Stdio::null())
             .spawn()
             .ok()?;
-        let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
+        let socket = format!("/tmp/.X11-unix/X{number}");
         let start = Instant::now();
         while !Path::new(&socket).exists() && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(50));

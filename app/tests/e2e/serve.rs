@@ -105,8 +105,8 @@ fn pushed_profiles_answer_queries_as_the_files_do() {
     flint_ok(&push);
     // The server's merge of the CPU profiles prints what the files print, row for row.
     let remote = flint_ok(&["top", &server.url, "--from", FROM, "-q", CPU]);
-    let local = flint_ok(&["top", &files[0], &files[1], &files[2]]);
-    assert_eq!(remote, local);
+    let local_cpu = flint_ok(&["top", &files[0], &files[1], &files[2]]);
+    assert_eq!(remote, local_cpu);
     // The heap profile is a `memory` type (no duration: not a delta), as Parca names it.
     let heap_q = "memory:inuse_space:bytes:space:bytes{job=\"e2e\"}";
     let remote = flint_ok(&["top", &server.url, "--from", FROM, "-q", heap_q]);
@@ -140,6 +140,14 @@ fn pushed_profiles_answer_queries_as_the_files_do() {
     let out = flint(&["top", &server.url, "-q", "cpu{"]);
     assert!(!out.status.success());
     drop(server);
+    // The store directory itself answers the same, once the server has let it go.
+    let dir = store.display().to_string();
+    let from_store = flint_ok(&["top", &dir, "-q", CPU]);
+    assert_eq!(from_store, local_cpu);
+    let series = flint_ok(&[
+        "series", &dir, "-q", CPU, "--step", "1ns", "--format", "tsv",
+    ]);
+    assert_eq!(series.lines().count(), 1 + 3, "{series}");
     let _ = std::fs::remove_dir_all(store);
 }
 

@@ -184,6 +184,12 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
 }
 
 impl Store {
+    /// Whether `dir` holds a store (its `LOCK` file), so that a viewer opens it as one
+    /// rather than as a directory of profile files.
+    pub fn is_store_dir(dir: &Path) -> bool {
+        dir.join("LOCK").is_file()
+    }
+
     /// Opens the store in `dir`, creating it if missing. Rebuilds the index from the
     /// record headers, truncates a torn tail, skips damaged records (see
     /// [`Store::warnings`]) and applies retention. Fails when the directory cannot be
