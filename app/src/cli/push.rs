@@ -31,6 +31,26 @@ pub struct PushArgs {
     connect: ConnectArgs,
 }
 
+/// How many writes `push` keeps in flight.
+const IN_FLIGHT: usize = 16;
+
+/// Counts a finished write, or keeps its error when it is the first.
+fn note_error(
+    done: Result<Result<(), String>, tokio::task::JoinError>,
+    first: &mut Option<String>,
+    pushed: &mut usize,
+) {
+    let err = match done {
+        Ok(Ok(())) => {
+            *pushed += 1;
+            return;
+        }
+        Ok(Err(e)) => e,
+        Err(e) => format!("a write failed: {e}"),
+    };
+    first.get_or_insert(err);
+}
+
 /// One file to send, checked before anything is sent.
 struct Upload {
     path: PathBuf,
@@ -97,14 +117,37 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
         .connect(&args.to, decode.max_decompressed_bytes)?;
     let total_bytes: usize = uploads.iter().map(|u| u.bytes.len()).sum();
     let count = uploads.len();
+    let remote = std::sync::Arc::new(remote);
     runtime()?.block_on(async {
+        // Several writes in flight: the server makes each durable before it answers,
+        // and writes that arrive together share one fsync.
+        let mut in_flight = tokio::task::JoinSet::new();
+        let mut first_error = None;
+        let mut pushed = 0;
         for u in uploads {
-            remote
-                .write_raw(u.labels, u.bytes)
-                .await
-                .map_err(|e| format!("{}: {e}", u.path.display()))?;
+            if in_flight.len() >= IN_FLIGHT
+                && let Some(done) = in_flight.join_next().await
+            {
+                note_error(done, &mut first_error, &mut pushed);
+            }
+            if first_error.is_some() {
+                break;
+            }
+            let remote = remote.clone();
+            in_flight.spawn(async move {
+                remote
+                    .write_raw(u.labels, u.bytes)
+                    .await
+                    .map_err(|e| format!("{}: {e}", u.path.display()))
+            });
         }
-        Ok::<(), String>(())
+        while let Some(done) = in_flight.join_next().await {
+            note_error(done, &mut first_error, &mut pushed);
+        }
+        match first_error {
+            None => Ok(()),
+            Some(e) => Err(format!("{e} ({pushed} of {count} profiles were pushed)")),
+        }
     })?;
     eprintln!(
         "pushed {count} profile{} ({total_bytes} bytes) to {}",
