@@ -19,6 +19,7 @@ use capture::{
     ServerOptions, Store, StoreOptions, TimeRange,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use flint_fixture_gen::{SeriesParams, Universe, UniverseParams, encode_gz_level, series_profile};
 use profile_model::codec::{decode, encode_gzip, from_proto};
 use profile_model::proto;
 
@@ -123,7 +124,7 @@ fn ingest(c: &mut Criterion) {
 
 fn merge(c: &mut Criterion) {
     let dir = temp_dir("merge");
-    let store = Store::open(&dir, StoreOptions::default()).expect("opens");
+    let store = Arc::new(Store::open(&dir, StoreOptions::default()).expect("opens"));
     let mut p = decode(&cpu_fixture()).expect("decodes");
     let start = p.time_nanos;
     let batch: Vec<(Labels, Vec<u8>)> = (0..360)
@@ -136,6 +137,35 @@ fn merge(c: &mut Criterion) {
         })
         .collect();
     store.write_batch(&batch).expect("written");
+    // An hour of one series as flint-fixture-gen makes it (bench/serve.sh's hour):
+    // 360 ten-second profiles of ~1,740 samples each.
+    let universe = Universe::new(&UniverseParams {
+        locations: 8_000,
+        functions: 2_500,
+        binaries: 8,
+        min_depth: 10,
+        max_depth: 40,
+        seed: 1,
+    })
+    .expect("universe");
+    let params = SeriesParams {
+        samples: 2_000,
+        // 15:00 UTC: the generator's daily load is near its peak, as in bench/serve.sh.
+        start_nanos: 1_700_060_400 * SECOND,
+        step_secs: 10,
+        seed: 1,
+    };
+    let mut hour_samples = 0;
+    let hour: Vec<(Labels, Vec<u8>)> = (0..360)
+        .map(|i| {
+            let profile = series_profile(&universe, &params, i);
+            hour_samples += profile.sample.len();
+            let (_, gz) = encode_gz_level(&profile, flate2::Compression::fast()).expect("encodes");
+            (labels(&[("__name__", "process_cpu"), ("job", "hour")]), gz)
+        })
+        .collect();
+    store.write_batch(&hour).expect("written");
+    eprintln!("the hour: 360 profiles, {hour_samples} samples");
     let selector =
         Selector::parse(r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}"#)
             .expect("selector");
@@ -149,6 +179,60 @@ fn merge(c: &mut Criterion) {
             .expect("merged")
         });
     });
+    // The hour merged by the server and fetched by a client (Query MODE_MERGE, pprof
+    // report: merge, encode, gzip, transfer, client decode) over loopback.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = runtime.block_on(bind("127.0.0.1:0")).expect("listens");
+    let url = format!("grpc://{}", listener.local_addr().expect("address"));
+    let source: Arc<dyn ProfileSource> = store.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(serve(
+        listener,
+        source,
+        None,
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let remote = RemoteSource::new(&url, RemoteOptions::default()).expect("client");
+    let hour_selector =
+        Selector::parse(r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="hour"}"#)
+            .expect("selector");
+    let range = TimeRange {
+        start_nanos: 1_699_900_000 * SECOND,
+        end_nanos: 1_700_200_000 * SECOND,
+    };
+    let mut group = c.benchmark_group("store merge hour");
+    group.sample_size(10);
+    group.bench_function("merge 360 × ~1,850 samples, direct", |b| {
+        b.iter(|| {
+            block_on(store.query(
+                hour_selector.clone(),
+                QueryTime::Merge(range),
+                Progress::default(),
+            ))
+            .expect("merged")
+        });
+    });
+    group.bench_function("grpc Query MODE_MERGE 360 × ~1,850 samples", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(remote.query(
+                    hour_selector.clone(),
+                    QueryTime::Merge(range),
+                    Progress::default(),
+                ))
+                .expect("merged")
+        });
+    });
+    group.finish();
+    drop(stop);
+    let _ = runtime.block_on(server);
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
