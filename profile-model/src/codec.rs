@@ -457,13 +457,8 @@ impl Builder {
 /// Converts the model back to the protobuf message; ids become `index + 1`.
 pub fn to_proto(profile: &Profile) -> proto::Profile {
     let i64_of = |id: StrId| i64::from(id);
-    let value_type = |v: &ValueType| proto::ValueType {
-        r#type: i64_of(v.kind),
-        unit: i64_of(v.unit),
-    };
     let samples = &profile.samples;
     proto::Profile {
-        sample_type: profile.sample_types.iter().map(value_type).collect(),
         sample: (0..samples.len())
             .map(|i| proto::Sample {
                 location_id: samples.stack(i).iter().map(|l| u64::from(*l) + 1).collect(),
@@ -479,6 +474,20 @@ pub fn to_proto(profile: &Profile) -> proto::Profile {
                     .collect(),
             })
             .collect(),
+        ..tables_proto(profile)
+    }
+}
+
+/// The protobuf message of everything but the samples.
+fn tables_proto(profile: &Profile) -> proto::Profile {
+    let i64_of = |id: StrId| i64::from(id);
+    let value_type = |v: &ValueType| proto::ValueType {
+        r#type: i64_of(v.kind),
+        unit: i64_of(v.unit),
+    };
+    proto::Profile {
+        sample_type: profile.sample_types.iter().map(value_type).collect(),
+        sample: Vec::new(),
         mapping: profile
             .mappings
             .iter()
@@ -541,9 +550,13 @@ pub fn to_proto(profile: &Profile) -> proto::Profile {
     }
 }
 
-/// Encodes the profile as raw (uncompressed) pprof protobuf bytes.
+/// Encodes the profile as raw (uncompressed) pprof protobuf bytes: the tables through
+/// prost, the samples (most of the bytes) written directly by [`crate::wire`]. The
+/// samples come last; protobuf readers take fields in any order.
 pub fn encode(profile: &Profile) -> Vec<u8> {
-    to_proto(profile).encode_to_vec()
+    let mut out = tables_proto(profile).encode_to_vec();
+    crate::wire::write_samples(profile, &mut out);
+    out
 }
 
 /// Encodes the profile as gzip-compressed pprof, as `.pb.gz` files hold it.

@@ -1,6 +1,7 @@
-//! A small protobuf wire reader for the one message that dominates a profile: its
-//! samples. Reading them here, into reused buffers, avoids one prost message with three
-//! vectors per sample (most of the time and memory of decoding a large profile).
+//! A small protobuf wire reader and writer for the one message that dominates a
+//! profile: its samples. Reading and writing them here, with reused buffers, avoids one
+//! prost message with three vectors per sample (most of the time and memory of
+//! decoding or encoding a large profile).
 
 use crate::error::ProfileError;
 
@@ -124,6 +125,76 @@ pub(crate) fn read_sample(
         }
     }
     Ok(())
+}
+
+/// Appends a base-128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends field `field` as length-delimited `bytes`.
+fn put_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+    put_varint(out, field << 3 | LEN);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Appends a varint field unless it is zero (proto3 leaves defaults out).
+fn put_varint_field(out: &mut Vec<u8>, field: u64, v: u64) {
+    if v != 0 {
+        put_varint(out, field << 3 | VARINT);
+        put_varint(out, v);
+    }
+}
+
+/// Appends `profile`'s samples as pprof `Profile.sample` fields (field 2), exactly as
+/// prost would encode `proto::Sample`s: packed location ids (`id = index + 1`),
+/// packed values, and the labels of each sample's label set (encoded once per set).
+pub(crate) fn write_samples(profile: &crate::Profile, out: &mut Vec<u8>) {
+    let labels: Vec<Vec<u8>> = profile
+        .label_sets
+        .iter()
+        .map(|set| {
+            let mut encoded = Vec::new();
+            let mut one = Vec::new();
+            for l in set {
+                one.clear();
+                put_varint_field(&mut one, 1, u64::from(l.key));
+                put_varint_field(&mut one, 2, u64::from(l.str));
+                put_varint_field(&mut one, 3, l.num as u64);
+                put_varint_field(&mut one, 4, u64::from(l.num_unit));
+                put_bytes(&mut encoded, 3, &one);
+            }
+            encoded
+        })
+        .collect();
+    let samples = &profile.samples;
+    let (mut sample, mut packed) = (Vec::new(), Vec::new());
+    for i in 0..samples.len() {
+        sample.clear();
+        packed.clear();
+        for &loc in samples.stack(i) {
+            put_varint(&mut packed, u64::from(loc) + 1);
+        }
+        if !packed.is_empty() {
+            put_bytes(&mut sample, 1, &packed);
+        }
+        packed.clear();
+        for column in &samples.values {
+            put_varint(&mut packed, column[i] as u64);
+        }
+        if !packed.is_empty() {
+            put_bytes(&mut sample, 2, &packed);
+        }
+        if let Some(encoded) = labels.get(samples.label_set[i] as usize) {
+            sample.extend_from_slice(encoded);
+        }
+        put_bytes(out, 2, &sample);
+    }
 }
 
 #[cfg(test)]

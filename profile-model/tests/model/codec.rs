@@ -105,3 +105,14 @@ fn only_sample_type_keeps_that_column_and_every_stack() {
     assert_eq!(one.default_sample_index(), 0);
     assert!(heap.only_sample_type(names.len()).is_none());
 }
+
+#[test]
+fn fast_encoding_is_the_same_message_as_prost_writes() {
+    use prost::Message as _;
+    for name in ["cpu.pb.gz", "heap.pb.gz", "cpu-1.pb.gz"] {
+        let p = fixture(name);
+        let bytes = encode(&p);
+        let message = profile_model::proto::Profile::decode(bytes.as_slice()).expect("decodes");
+        assert_eq!(message, profile_model::codec::to_proto(&p), "{name}");
+    }
+}
