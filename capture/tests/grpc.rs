@@ -775,3 +775,99 @@ fn tls_to_a_cleartext_server_fails_cleanly() {
         .unwrap_err();
     assert!(matches!(error, SourceError::Unavailable(_)), "{error:?}");
 }
+
+/// `flint serve`'s setup: a Store, written through WriteRaw on the wire, answers every
+/// query through gRPC exactly as it answers directly.
+#[test]
+fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
+    let dir = std::env::temp_dir().join(format!("flint-grpc-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Arc::new(capture::Store::open(&dir, capture::StoreOptions::default()).unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime.block_on(bind("127.0.0.1:0")).unwrap();
+    let url = format!("grpc://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let source: Arc<dyn ProfileSource> = store.clone();
+    let sink: Arc<dyn ProfileSink> = store.clone();
+    runtime.spawn(serve(
+        listener,
+        source,
+        Some(sink),
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let remote = RemoteSource::new(&url, RemoteOptions::default()).unwrap();
+    for (name, job) in [
+        ("cpu-1.pb.gz", "a"),
+        ("cpu-2.pb.gz", "b"),
+        ("cpu-3.pb.gz", "a"),
+        ("heap.pb.gz", "a"),
+    ] {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        let p = profile_model::codec::decode(&bytes).unwrap();
+        let labels = Labels::from([
+            (
+                "__name__".to_string(),
+                capture::files::default_profile_name(&p),
+            ),
+            ("job".to_string(), job.to_string()),
+        ]);
+        runtime.block_on(remote.write_raw(labels, bytes)).unwrap();
+    }
+    // 2000 to 2100: what a Timestamp carries.
+    let range = TimeRange {
+        start_nanos: 946_684_800_000_000_000,
+        end_nanos: 4_102_444_800_000_000_000,
+    };
+    let types = runtime.block_on(remote.profile_types(range)).unwrap();
+    assert_eq!(types, runtime.block_on(store.profile_types(range)).unwrap());
+    assert!(types.len() >= 6, "{types:?}");
+    for t in &types {
+        let s = Selector {
+            profile_type: t.clone(),
+            matchers: Vec::new(),
+        };
+        let labels = runtime.block_on(remote.labels(s.clone(), range)).unwrap();
+        assert_eq!(
+            labels,
+            runtime.block_on(store.labels(s.clone(), range)).unwrap()
+        );
+        assert!(labels.contains(&"job".to_string()), "{labels:?}");
+        for name in &labels {
+            assert_eq!(
+                runtime.block_on(remote.values(name.clone(), s.clone(), range)),
+                runtime.block_on(store.values(name.clone(), s.clone(), range)),
+            );
+        }
+        for sum_by in [None, Some(vec![]), Some(vec!["job".to_string()])] {
+            assert_eq!(
+                runtime
+                    .block_on(remote.query_range(s.clone(), range, 1_000_000_000, sum_by.clone()))
+                    .unwrap(),
+                runtime
+                    .block_on(store.query_range(s.clone(), range, 1_000_000_000, sum_by.clone()))
+                    .unwrap(),
+                "{t} {sum_by:?}"
+            );
+        }
+        for matchers in ["", "{job=\"a\"}"] {
+            let s = selector(&format!("{t}{matchers}"));
+            let got = runtime
+                .block_on(remote.query(s.clone(), QueryTime::Merge(range), Progress::default()))
+                .unwrap();
+            let want = runtime
+                .block_on(store.query(s.clone(), QueryTime::Merge(range), Progress::default()))
+                .unwrap();
+            assert_same_profile(&got, &want);
+        }
+    }
+    drop(stop);
+    drop(store);
+    let _ = std::fs::remove_dir_all(dir);
+}
