@@ -871,3 +871,67 @@ fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
     drop(store);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `https://`: a server with a certificate the client trusts through `ca_file` answers;
+/// the same server is refused when its certificate is not trusted.
+#[test]
+fn tls_with_a_ca_file_connects_and_an_untrusted_certificate_is_refused() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_pem = cert.cert.pem();
+    let key_pem = cert.signing_key.serialize_pem();
+    let dir = std::env::temp_dir().join(format!("flint-grpc-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &cert_pem).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime.block_on(bind("127.0.0.1:0")).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = ServerOptions {
+        tls: Some(capture::grpc::TlsIdentity {
+            cert_pem: cert_pem.into_bytes(),
+            key_pem: key_pem.into_bytes(),
+        }),
+        ..ServerOptions::default()
+    };
+    let source: Arc<dyn ProfileSource> = file_source();
+    runtime.spawn(serve(listener, source.clone(), None, options, async {
+        let _ = stopped.await;
+    }));
+    let url = format!("https://localhost:{port}");
+    let trusted = RemoteSource::new(
+        &url,
+        RemoteOptions {
+            ca_file: Some(ca),
+            ..RemoteOptions::default()
+        },
+    )
+    .unwrap();
+    let types = runtime
+        .block_on(trusted.profile_types(TimeRange::ALL))
+        .expect("TLS with the CA file");
+    assert_eq!(
+        types,
+        runtime
+            .block_on(source.profile_types(TimeRange::ALL))
+            .unwrap()
+    );
+    let untrusted = RemoteSource::new(
+        &url,
+        RemoteOptions {
+            retries: 0,
+            ..RemoteOptions::default()
+        },
+    )
+    .unwrap();
+    let err = runtime
+        .block_on(untrusted.profile_types(TimeRange::ALL))
+        .expect_err("a self-signed certificate is not in the system's roots");
+    assert!(matches!(err, SourceError::Unavailable(_)), "{err:?}");
+    drop(stop);
+    let _ = std::fs::remove_dir_all(dir);
+}

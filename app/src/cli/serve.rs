@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use capture::grpc::{ServerOptions, bind, serve};
+use capture::grpc::{ServerOptions, TlsIdentity, bind, serve};
 use capture::store::{Store, StoreOptions};
 use capture::time::parse_duration;
 use capture::{ProfileSink, ProfileSource};
@@ -24,6 +24,12 @@ pub struct ServeArgs {
     /// Require `authorization: Bearer TOKEN` on every request.
     #[arg(long, env = "FLINT_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Serve HTTPS (TLS) with this PEM certificate chain (needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Drop profiles older than this (relative to the newest), e.g. 7d, 12h.
     #[arg(long, value_name = "DURATION")]
     retention: Option<String>,
@@ -45,6 +51,17 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         max_size_bytes: args.max_size,
         ..StoreOptions::default()
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+            Some(TlsIdentity {
+                cert_pem: read(cert)?,
+                key_pem: read(key)?,
+            })
+        }
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "grpc" };
     let store = Arc::new(Store::open(&args.store, options)?);
     for w in store.warnings() {
         eprintln!("warning: {w}");
@@ -58,7 +75,7 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             .map_or_else(|_| args.listen.clone(), |a| a.to_string());
         let stats = store.stats();
         eprintln!(
-            "flint serve: listening on grpc://{addr} (store {}: {} profiles, {} bytes{})",
+            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes{})",
             args.store.display(),
             stats.profiles,
             stats.size_bytes,
@@ -76,6 +93,7 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
             Some(sink),
             ServerOptions {
                 bearer_token: token,
+                tls,
                 ..ServerOptions::default()
             },
             shutdown_signal(),

@@ -36,6 +36,18 @@ pub struct ServerOptions {
     pub bearer_token: Option<String>,
     /// Largest request accepted and largest answer sent, in bytes.
     pub max_message_bytes: usize,
+    /// Serve TLS (HTTPS) with this certificate chain and private key, both PEM;
+    /// cleartext HTTP/2 when `None`.
+    pub tls: Option<TlsIdentity>,
+}
+
+/// A server's TLS certificate chain and private key, PEM-encoded.
+#[derive(Clone)]
+pub struct TlsIdentity {
+    /// The certificate chain, leaf first.
+    pub cert_pem: Vec<u8>,
+    /// The private key.
+    pub key_pem: Vec<u8>,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -43,6 +55,7 @@ impl std::fmt::Debug for ServerOptions {
         f.debug_struct("ServerOptions")
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -52,6 +65,7 @@ impl Default for ServerOptions {
         Self {
             bearer_token: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            tls: None,
         }
     }
 }
@@ -84,7 +98,14 @@ pub async fn serve(
     let store = ProfileStoreServiceServer::new(StoreServer { sink, auth })
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(id) = &options.tls {
+        let identity = tonic::transport::Identity::from_pem(&id.cert_pem, &id.key_pem);
+        builder = builder
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+            .map_err(|e| format!("TLS certificate or key not usable: {e}"))?;
+    }
+    builder
         .add_service(query)
         .add_service(store)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
