@@ -21,6 +21,10 @@ pub struct ProcessLabels {
 #[derive(Debug, Default)]
 pub struct ProcessInfo {
     processes: HashMap<u32, ProcessLabels>,
+    /// Labels read while processes ran ([`ProcessInfo::snapshot`]), for those that exit
+    /// before their samples are labelled; kept for one more interval.
+    snapshots: HashMap<u32, ProcessLabels>,
+    previous: HashMap<u32, ProcessLabels>,
     threads: HashMap<(u32, u32), String>,
     /// The machine's host name, the `node` label.
     pub node: String,
@@ -43,13 +47,32 @@ impl ProcessInfo {
     pub fn begin_interval(&mut self) {
         self.processes.clear();
         self.threads.clear();
+        self.previous = std::mem::take(&mut self.snapshots);
     }
 
-    /// The labels of process `pid` (empty fields when it has exited).
+    /// Reads and keeps the labels of process `pid` now, while it runs.
+    pub fn snapshot(&mut self, pid: u32) {
+        let labels = read_process(pid);
+        if !labels.comm.is_empty() {
+            self.snapshots.insert(pid, labels);
+        }
+    }
+
+    /// The labels of process `pid`: read now, or as snapshotted while it ran (empty
+    /// fields when neither).
     pub fn process(&mut self, pid: u32) -> &ProcessLabels {
-        self.processes
-            .entry(pid)
-            .or_insert_with(|| read_process(pid))
+        let (snapshots, previous) = (&self.snapshots, &self.previous);
+        self.processes.entry(pid).or_insert_with(|| {
+            let now = read_process(pid);
+            if !now.comm.is_empty() {
+                return now;
+            }
+            snapshots
+                .get(&pid)
+                .or_else(|| previous.get(&pid))
+                .cloned()
+                .unwrap_or(now)
+        })
     }
 
     /// The name of thread `tid` of process `pid`.

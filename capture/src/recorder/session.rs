@@ -229,6 +229,11 @@ impl Recorder {
             if now >= end {
                 break;
             }
+            // Processes that start now may be gone by the drain: note their maps and
+            // labels while they run.
+            for pid in self.symbolizer.snapshot_new_processes() {
+                self.processes.snapshot(pid);
+            }
             std::thread::sleep((end - now).min(POLL));
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -132,6 +132,16 @@ impl ElfSymbols {
                 });
             }
         }
+        // The outermost frame is the function the address lies in: the symbol table
+        // has its full path (`profile_model::top::top`) where DWARF built with line
+        // tables only has the bare name (`top`).
+        if let Some(outer) = out.last_mut()
+            && !outer.function.contains("::")
+            && let Some(full) = self.symbol(probe)
+            && full.ends_with(&format!("::{}", outer.function))
+        {
+            outer.function = full;
+        }
         if out.is_empty()
             && let Some(function) = self.symbol(probe)
         {

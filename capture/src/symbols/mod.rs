@@ -69,6 +69,11 @@ pub struct SymbolStats {
 pub struct Symbolizer {
     /// Maps of each process, read at most once per interval.
     maps: HashMap<u32, Option<Arc<ProcMaps>>>,
+    /// Maps read while processes ran (see [`Symbolizer::snapshot`]), for those that exit
+    /// before their samples are symbolized; with the interval they were read in.
+    snapshots: HashMap<u32, (Arc<ProcMaps>, u64)>,
+    /// Intervals begun so far.
+    interval: u64,
     /// Binaries by (path, inode); `None` when unreadable.
     binaries: HashMap<(String, u64), Option<Arc<ElfSymbols>>>,
     /// Frames by (binary, file offset, return address).
@@ -107,6 +112,10 @@ impl Symbolizer {
     /// cached. Processes not in `alive` are forgotten.
     pub fn begin_interval(&mut self, alive: impl Fn(u32) -> bool) {
         self.maps.clear();
+        // Snapshots serve the interval they were taken in and the next one.
+        let current = self.interval;
+        self.snapshots.retain(|_, (_, taken)| *taken + 1 >= current);
+        self.interval += 1;
         self.perf_maps.retain(|&pid, _| alive(pid));
         if self.frames.len() > MAX_CACHED_FRAMES {
             self.frames.clear();
@@ -116,12 +125,47 @@ impl Symbolizer {
         }
     }
 
-    /// The mappings of process `pid`.
+    /// The mappings of process `pid`: read now, or as snapshotted while it ran.
     pub fn process_maps(&mut self, pid: u32) -> Option<Arc<ProcMaps>> {
+        let snapshots = &self.snapshots;
         self.maps
             .entry(pid)
-            .or_insert_with(|| ProcMaps::read(pid).ok().map(Arc::new))
+            .or_insert_with(|| {
+                ProcMaps::read(pid)
+                    .ok()
+                    .filter(|m| !m.entries.is_empty())
+                    .map(Arc::new)
+                    .or_else(|| snapshots.get(&pid).map(|(m, _)| m.clone()))
+            })
             .clone()
+    }
+
+    /// Reads the maps of processes started since the last call, so that a
+    /// short-lived process (a command that runs for less than an interval) can still be
+    /// symbolized after it exits. Meant to be called a few times a second while the
+    /// interval runs; returns the pids that were new.
+    pub fn snapshot_new_processes(&mut self) -> Vec<u32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut new = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if self.snapshots.contains_key(&pid) {
+                continue;
+            }
+            if let Ok(maps) = ProcMaps::read(pid) {
+                self.snapshots.insert(pid, (Arc::new(maps), self.interval));
+                new.push(pid);
+            }
+        }
+        new
     }
 
     /// Names user-space address `addr` of process `pid`. `return_address` is true for
@@ -318,6 +362,29 @@ mod tests {
         let none = s.user(pid, 8, false);
         assert!(none.mapping.is_none() && none.frames.is_empty());
         assert_eq!(s.stats.unsymbolized, 1);
+    }
+
+    #[test]
+    fn a_process_that_exited_is_symbolized_from_its_snapshot() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.3")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut s = Symbolizer::new();
+        assert!(s.snapshot_new_processes().contains(&pid));
+        child.wait().unwrap();
+        s.begin_interval(|_| false);
+        let maps = s.process_maps(pid).expect("the snapshot");
+        assert!(
+            maps.entries.iter().any(|e| e.base_name() == "sleep"),
+            "{:?}",
+            maps.main_binary()
+        );
+        // Two intervals later the snapshot is gone.
+        s.begin_interval(|_| false);
+        s.begin_interval(|_| false);
+        assert!(s.process_maps(pid).is_none());
     }
 
     #[test]
