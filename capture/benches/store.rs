@@ -82,6 +82,49 @@ fn tiny_profile(time_nanos: i64, value: i64) -> Vec<u8> {
     encode_gzip(&from_proto(message).expect("valid profile"))
 }
 
+/// `store` behind `flint serve`'s gRPC server on loopback, and a client of it; the
+/// server stops when this is dropped.
+struct Served {
+    runtime: tokio::runtime::Runtime,
+    remote: RemoteSource,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Served {
+    fn start(store: Arc<Store>) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime.block_on(bind("127.0.0.1:0")).expect("listens");
+        let url = format!("grpc://{}", listener.local_addr().expect("address"));
+        let source: Arc<dyn ProfileSource> = store;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        runtime.spawn(serve(
+            listener,
+            source,
+            None,
+            ServerOptions::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let remote = RemoteSource::new(&url, RemoteOptions::default()).expect("client");
+        Self {
+            runtime,
+            remote,
+            stop: Some(stop),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+    }
+}
+
 fn ingest(c: &mut Criterion) {
     let raw = cpu_fixture();
     let samples = decode(&raw).expect("decodes").samples.len();
@@ -181,25 +224,8 @@ fn merge(c: &mut Criterion) {
     });
     // The hour merged by the server and fetched by a client (Query MODE_MERGE, pprof
     // report: merge, encode, gzip, transfer, client decode) over loopback.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let listener = runtime.block_on(bind("127.0.0.1:0")).expect("listens");
-    let url = format!("grpc://{}", listener.local_addr().expect("address"));
-    let source: Arc<dyn ProfileSource> = store.clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(serve(
-        listener,
-        source,
-        None,
-        ServerOptions::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let remote = RemoteSource::new(&url, RemoteOptions::default()).expect("client");
+    let served = Served::start(store.clone());
+    let (runtime, remote) = (&served.runtime, &served.remote);
     let hour_selector =
         Selector::parse(r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="hour"}"#)
             .expect("selector");
@@ -231,8 +257,7 @@ fn merge(c: &mut Criterion) {
         });
     });
     group.finish();
-    drop(stop);
-    let _ = runtime.block_on(server);
+    drop(served);
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -284,25 +309,8 @@ fn query_range(c: &mut Criterion) {
     // (the window, `flint series`) asks it: every 10-second point, and the window's
     // step (one bucket per 10 px of a 1,500 px plot: 150 buckets of 576 s).
     let store = Arc::new(store);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let listener = runtime.block_on(bind("127.0.0.1:0")).expect("listens");
-    let url = format!("grpc://{}", listener.local_addr().expect("address"));
-    let source: Arc<dyn ProfileSource> = store.clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(serve(
-        listener,
-        source,
-        None,
-        ServerOptions::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let remote = RemoteSource::new(&url, RemoteOptions::default()).expect("client");
+    let served = Served::start(store.clone());
+    let (runtime, remote) = (&served.runtime, &served.remote);
     let day = TimeRange {
         start_nanos: 1_000_000 * SECOND,
         end_nanos: (1_000_000 + POINTS * 10) * SECOND,
@@ -330,8 +338,7 @@ fn query_range(c: &mut Criterion) {
         });
     }
     group.finish();
-    drop(stop);
-    let _ = runtime.block_on(server);
+    drop(served);
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,18 +62,7 @@ struct Upload {
 /// the command line sends nothing; broken files found in directories are skipped with
 /// a warning.
 pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
-    let mut common = Labels::new();
-    for l in &args.labels {
-        let (k, v) = l
-            .split_once('=')
-            .ok_or_else(|| format!("--label {l:?}: expected NAME=VALUE"))?;
-        if !is_label_name(k) || k.starts_with("__") {
-            return Err(format!(
-                "--label {l:?}: {k:?} is not a valid label name (letters, digits and _, not starting with a digit or __)"
-            ));
-        }
-        common.insert(k.to_string(), v.to_string());
-    }
+    let common = super::remote::parse_labels(&args.labels)?;
     if let Some(name) = &args.name
         && !is_label_name(name)
     {

@@ -168,7 +168,7 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
     eprintln!(
         "flint record: {intervals} interval{}, {} samples{written}",
         if intervals == 1 { "" } else { "s" },
-        capture::recorder::session::thousands(samples),
+        profile_model::units::thousands(samples),
     );
     if let Some(e) = failed {
         return Err(e);
@@ -306,18 +306,7 @@ fn series_labels(args: &RecordArgs) -> Result<Labels, String> {
             args.name
         ));
     }
-    let mut labels = Labels::new();
-    for l in &args.labels {
-        let (k, v) = l
-            .split_once('=')
-            .ok_or_else(|| format!("--label {l:?}: expected NAME=VALUE"))?;
-        if !is_label_name(k) || k.starts_with("__") {
-            return Err(format!(
-                "--label {l:?}: {k:?} is not a valid label name (letters, digits and _, not starting with a digit or __)"
-            ));
-        }
-        labels.insert(k.to_string(), v.to_string());
-    }
+    let mut labels = super::remote::parse_labels(&args.labels)?;
     labels.insert("__name__".to_string(), args.name.clone());
     Ok(labels)
 }

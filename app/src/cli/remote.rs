@@ -122,6 +122,24 @@ fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, String> {
     })
 }
 
+/// The `--label NAME=VALUE` flags as labels; names must be valid label names and
+/// not reserved (`__name__` has its own flag).
+pub fn parse_labels(flags: &[String]) -> Result<capture::Labels, String> {
+    let mut labels = capture::Labels::new();
+    for l in flags {
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| format!("--label {l:?}: expected NAME=VALUE"))?;
+        if !capture::selector::is_label_name(k) || k.starts_with("__") {
+            return Err(format!(
+                "--label {l:?}: {k:?} is not a valid label name (letters, digits and _, not starting with a digit or __)"
+            ));
+        }
+        labels.insert(k.to_string(), v.to_string());
+    }
+    Ok(labels)
+}
+
 /// Whether a command-line input names a server rather than a file.
 pub fn is_url(input: &Path) -> bool {
     let s = input.to_string_lossy();

@@ -9,7 +9,7 @@ use profile_model::top::{InlineMark, TopSum};
 use profile_model::units::{pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Profile, ProfileError, View};
 
-use capture::{ProfileSource as _, Progress, QueryTime, Store, StoreOptions, TimeRange};
+use capture::{ProfileSource, Progress, QueryTime, Store, StoreOptions, TimeRange};
 
 use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
@@ -45,31 +45,26 @@ pub struct ServerQueryArgs {
 }
 
 impl ServerQueryArgs {
-    /// The profiles of flint's store in `dir` over the range, merged.
-    fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
-        let store = Store::open(dir, StoreOptions::default())?;
-        let range = self.range.range_or(TimeRange::ALL)?;
-        runtime()?.block_on(async {
-            let selector = selector_or_default(&store, self.query.as_deref(), range).await?;
-            store
-                .query(
-                    selector.clone(),
-                    QueryTime::Merge(range),
-                    Progress::default(),
-                )
-                .await
-                .map_err(|e| format!("{selector}: {e}"))
-        })
-    }
-
     /// The profiles of the range merged by the server at `url`.
     fn fetch(&self, url: &Path, decode: DecodeOptions) -> Result<Profile, String> {
         let range = self.range.range()?;
         let source = self
             .connect
             .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
+        self.merged(&source, range)
+    }
+
+    /// The profiles of flint's store in `dir` over the range (all of it by default),
+    /// merged.
+    fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
+        let store = Store::open(dir, StoreOptions::default())?;
+        self.merged(&store, self.range.range_or(TimeRange::ALL)?)
+    }
+
+    /// What `source` merges for --query (default: its CPU profile type) over `range`.
+    fn merged(&self, source: &dyn ProfileSource, range: TimeRange) -> Result<Profile, String> {
         runtime()?.block_on(async {
-            let selector = selector_or_default(&source, self.query.as_deref(), range).await?;
+            let selector = selector_or_default(source, self.query.as_deref(), range).await?;
             source
                 .query(
                     selector.clone(),

@@ -92,11 +92,14 @@ impl IntervalProfile {
         let mut parts = vec![
             format!("{} Hz", self.frequency_hz),
             backend.to_string(),
-            format!("{} samples", thousands(self.report.samples)),
+            format!(
+                "{} samples",
+                profile_model::units::thousands(self.report.samples)
+            ),
             format!("{:.1}% CPU", self.recorder_cpu_percent()),
             format!(
                 "symbolized in {} ms",
-                thousands(self.symbolize_nanos / 1_000_000)
+                profile_model::units::thousands(self.symbolize_nanos / 1_000_000)
             ),
         ];
         parts.extend(loss_phrases(&self.losses));
@@ -118,21 +121,8 @@ pub fn loss_phrases(losses: &LossStats) -> Vec<String> {
     kinds
         .iter()
         .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{} {what}", thousands(*n)))
+        .map(|(n, what)| format!("{} {what}", profile_model::units::thousands(*n)))
         .collect()
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A running recording: samples from [`Recorder::open`] until it is dropped.
@@ -347,14 +337,6 @@ fn stat_nanos() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1234), "1,234");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn the_status_line_names_rate_backend_samples_cpu_and_losses() {
