@@ -218,7 +218,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
             if !has_display() {
                 return Err(
                     "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); \
-                     the headless subcommands work without one: flint top FILE, flint fold FILE"
+                     the headless subcommands work without one: flint top, fold, series, serve, push, record"
                         .into(),
                 );
             }
