@@ -33,6 +33,11 @@ pub struct RecordArgs {
     /// Samples per second per CPU (1 to 10000).
     #[arg(long, default_value_t = 19, value_name = "HZ")]
     frequency: u64,
+    /// Entries of each BPF stack map (per generation): more entries, fewer samples
+    /// lost to stack-map collisions (shown in the status line), more kernel memory
+    /// (about 1 KiB each).
+    #[arg(long, default_value_t = 8192, value_name = "N", value_parser = clap::value_parser!(u32).range(64..=1_048_576))]
+    stack_map_entries: u32,
     /// Stop after this long, e.g. 30s, 5m; default: until Ctrl-C or SIGTERM.
     #[arg(long, value_name = "DURATION")]
     duration: Option<String>,
@@ -274,6 +279,7 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
             target,
             backend,
             perf_ring_pages: ring_pages,
+            stack_map_entries: args.stack_map_entries,
             ..defaults
         },
         interval,
