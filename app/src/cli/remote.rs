@@ -142,10 +142,7 @@ pub fn parse_labels(flags: &[String]) -> Result<capture::Labels, String> {
 
 /// Whether a command-line input names a server rather than a file.
 pub fn is_url(input: &Path) -> bool {
-    let s = input.to_string_lossy();
-    ["grpc://", "grpcs://", "http://", "https://"]
-        .iter()
-        .any(|scheme| s.starts_with(scheme))
+    capture::ServerUrl::names_server(&input.to_string_lossy())
 }
 
 /// A runtime for the requests of one command.

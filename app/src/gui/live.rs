@@ -13,6 +13,7 @@ use capture::{Labels, ProfileSource, QueryTime, Store, StoreOptions, TimeRange};
 use egui::Context;
 
 use super::app::FlintApp;
+use super::time_jobs::instant_answer;
 use super::timeline::{Opened, Origin, TimeMsg};
 
 /// Length of one interval of a capture in the window.
@@ -72,8 +73,8 @@ impl FlintApp {
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new("capture starting…".to_string()));
         let now = capture::time::now_nanos();
-        let progress = self.start_timeline(Origin::Capture);
-        progress.set_total(0);
+        // Nothing to index: the store is empty and grows as intervals arrive.
+        self.start_timeline(Origin::Capture);
         if let Some(tl) = &mut self.timeline {
             tl.indexing = None;
             tl.live = true;
@@ -167,19 +168,10 @@ impl FlintApp {
         if tl.types.is_empty()
             && let Some(source) = tl.source.clone()
         {
-            // The first interval tells the profile types.
-            let runtime = tokio::runtime::Builder::new_current_thread().build();
-            if let Ok(rt) = runtime {
-                tl.types = rt
-                    .block_on(source.profile_types(TimeRange::ALL))
-                    .unwrap_or_default();
-                tl.type_index = tl
-                    .types
-                    .iter()
-                    .position(|t| t.sample_type == "cpu")
-                    .unwrap_or(0);
-                tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
-            }
+            // The first interval tells the profile types (the store's index answers at
+            // once).
+            tl.set_types(instant_answer(source.profile_types(TimeRange::ALL)));
+            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
         }
         tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);
         tl.profiles = Some(tl.profiles.unwrap_or(0) + 1);

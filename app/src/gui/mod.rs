@@ -62,7 +62,7 @@ pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String
     let server = initial
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| capture::ServerUrl::parse(p).is_ok() && p.contains("://"));
+        .filter(|p| capture::ServerUrl::names_server(p));
     let initial = initial.filter(|_| server.is_none());
     let dir = initial.clone().filter(|p| timeline::is_time_dir(p));
     let source = match initial {

@@ -1,5 +1,5 @@
 //! Fixtures shared by the window's tests: copies of three real Go CPU profiles in a
-//! directory of their own, and a primary click.
+//! directory of their own, and primary clicks (plain and with Shift).
 
 use std::path::PathBuf;
 
@@ -45,4 +45,24 @@ pub fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
         });
     }
     h.run_steps(3);
+}
+
+/// Presses and releases the primary button at `pos` with Shift held, and lets the
+/// window settle.
+pub fn shift_click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
+    let shift = Modifiers::SHIFT;
+    h.event(Event::ModifiersChanged(shift));
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: shift,
+        });
+        h.run_steps(1);
+    }
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run_steps(4);
 }

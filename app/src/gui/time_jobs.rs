@@ -36,9 +36,9 @@ pub fn series_step(span: TimeRange, plot_width: f32, server: bool) -> i64 {
     step - step % 1_000_000_000
 }
 
-/// The answer of a query the file index gives at once (no network, no runtime
-/// needed); empty on error.
-fn instant_answer<T: Default>(fut: impl Future<Output = Result<T, SourceError>>) -> T {
+/// The answer of a query a local index (files, a store) gives at once, without the
+/// network or the query runtime; empty on error.
+pub(super) fn instant_answer<T: Default>(fut: impl Future<Output = Result<T, SourceError>>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .ok()
@@ -444,12 +444,7 @@ impl FlintApp {
                     Ok(_) if cancelled => self.message = Some(("cancelled".into(), false)),
                     Ok(opened) => {
                         tl.span = opened.span;
-                        tl.types = opened.types;
-                        tl.type_index = tl
-                            .types
-                            .iter()
-                            .position(|t| t.sample_type == "cpu")
-                            .unwrap_or(0);
+                        tl.set_types(opened.types);
                         tl.skipped = opened.skipped;
                         tl.profiles = opened.profiles;
                         tl.pending_bounds = Some((

@@ -17,7 +17,7 @@ use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
-use super::test_fixtures::{FILES, fixture, fixture_dir};
+use super::test_fixtures::{FILES, fixture, fixture_dir, shift_click_at};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn harness(dir: PathBuf) -> Harness<'static, FlintApp> {
@@ -354,21 +354,7 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
         .last_transform
         .unwrap()
         .position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
-    let shift = egui::Modifiers::SHIFT;
-    h.event(egui::Event::ModifiersChanged(shift));
-    h.event(egui::Event::PointerMoved(pos));
-    h.run_steps(1);
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: shift,
-        });
-        h.run_steps(1);
-    }
-    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
-    h.run_steps(4);
+    shift_click_at(&mut h, pos);
     let app = h.state();
     assert!(app.current.is_none(), "a Shift+click does not select");
     let matchers = &app.timeline.as_ref().unwrap().matchers;
@@ -378,25 +364,6 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
     assert_eq!(plotted_total(&h), expected);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// Presses and releases the primary button at `pos` with Shift held.
-fn shift_click_at(h: &mut Harness<'static, FlintApp>, pos: egui::Pos2) {
-    let shift = egui::Modifiers::SHIFT;
-    h.event(egui::Event::ModifiersChanged(shift));
-    h.event(egui::Event::PointerMoved(pos));
-    h.run_steps(1);
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: shift,
-        });
-        h.run_steps(1);
-    }
-    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
-    h.run_steps(4);
 }
 
 #[test]

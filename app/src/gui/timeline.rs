@@ -268,6 +268,15 @@ impl Timeline {
         })
     }
 
+    /// Sets the profile types and plots the CPU time type first (else the first type).
+    pub(super) fn set_types(&mut self, types: Vec<ProfileType>) {
+        self.type_index = types
+            .iter()
+            .position(|t| t.sample_type == "cpu")
+            .unwrap_or(0);
+        self.types = types;
+    }
+
     /// Width of the plot in the last frame (points), 800 before the first.
     pub fn plot_width(&self) -> f32 {
         self.last_view.map_or(800.0, |(_, _, w)| w)

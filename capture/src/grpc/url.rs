@@ -6,6 +6,14 @@ use std::fmt;
 /// Parca's default port, used when a `grpc://` URL gives none.
 pub const DEFAULT_PORT: u16 = 7070;
 
+/// The schemes a server URL may have: (scheme, TLS, default port).
+const SCHEMES: [(&str, bool, u16); 4] = [
+    ("grpc", false, DEFAULT_PORT),
+    ("http", false, DEFAULT_PORT),
+    ("https", true, 443),
+    ("grpcs", true, 443),
+];
+
 /// A parsed server address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerUrl {
@@ -18,6 +26,16 @@ pub struct ServerUrl {
 }
 
 impl ServerUrl {
+    /// Whether `text` begins with a server URL's scheme (`grpc://`, `https://`, …): it
+    /// names a server, not a file, even if [`ServerUrl::parse`] then finds it malformed.
+    pub fn names_server(text: &str) -> bool {
+        text.trim().split_once("://").is_some_and(|(scheme, _)| {
+            SCHEMES
+                .iter()
+                .any(|(known, _, _)| known.eq_ignore_ascii_case(scheme))
+        })
+    }
+
     /// Parses `grpc://HOST[:PORT]`, `http://HOST[:PORT]` (both h2c, port 7070 by
     /// default) or `https://HOST[:PORT]`, `grpcs://HOST[:PORT]` (TLS, port 443 by
     /// default). IPv6 hosts go in brackets. Errors are one line naming the problem.
@@ -28,14 +46,13 @@ impl ServerUrl {
                 "{text:?} has no scheme: write grpc://HOST:PORT or https://HOST[:PORT]"
             ));
         };
-        let (tls, default_port) = match scheme.to_ascii_lowercase().as_str() {
-            "grpc" | "http" => (false, DEFAULT_PORT),
-            "https" | "grpcs" => (true, 443),
-            _ => {
-                return Err(format!(
-                    "unknown scheme {scheme:?} in {text:?}: use grpc://HOST:PORT or https://HOST[:PORT]"
-                ));
-            }
+        let Some(&(_, tls, default_port)) = SCHEMES
+            .iter()
+            .find(|(known, _, _)| known.eq_ignore_ascii_case(scheme))
+        else {
+            return Err(format!(
+                "unknown scheme {scheme:?} in {text:?}: use grpc://HOST:PORT or https://HOST[:PORT]"
+            ));
         };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.contains('/') || authority.contains('?') || authority.contains('#') {
@@ -122,6 +139,22 @@ mod tests {
             tls,
             host: host.to_string(),
             port,
+        }
+    }
+
+    #[test]
+    fn server_urls_are_told_from_file_paths() {
+        for text in [
+            "grpc://h:7070",
+            "HTTPS://h",
+            "grpcs://h",
+            "http://h/path",
+            "grpc://",
+        ] {
+            assert!(ServerUrl::names_server(text), "{text}");
+        }
+        for text in ["cpu.pb.gz", "/tmp/a://b", "ftp://h", "profiles/", ""] {
+            assert!(!ServerUrl::names_server(text), "{text}");
         }
     }
 
