@@ -223,6 +223,20 @@ fn record_ok(args: &[&str]) -> String {
     stderr
 }
 
+/// Records process `pid` at 99 Hz for `duration` into `out`; returns stderr.
+fn record_pid_to_file(pid: &str, duration: &str, out: &Path) -> String {
+    record_ok(&[
+        "--pid",
+        pid,
+        "--frequency",
+        "99",
+        "--duration",
+        duration,
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ])
+}
+
 fn read_profile(path: &Path) -> Profile {
     let bytes = std::fs::read(path).expect("profile written");
     profile_model::codec::decode(&bytes).expect("a valid pprof")
@@ -274,16 +288,7 @@ fn a_75_25_split_between_two_functions_is_recorded_as_75_25() {
     let out = dir.join("out.pb.gz");
     let helper = Helper::start("busy", 8);
     let pid = helper.pid();
-    let stderr = record_ok(&[
-        "--pid",
-        &pid,
-        "--frequency",
-        "99",
-        "--duration",
-        "4s",
-        "-o",
-        out.to_str().expect("utf-8 path"),
-    ]);
+    let stderr = record_pid_to_file(&pid, "4s", &out);
     drop(helper);
     assert!(stderr.contains("99 Hz"), "no status line in {stderr}");
     let profile = read_profile(&out);
@@ -316,16 +321,7 @@ fn jit_code_is_named_from_the_perf_map() {
     let out = dir.join("jit.pb.gz");
     let helper = Helper::start("jit", 6);
     let pid = helper.pid();
-    record_ok(&[
-        "--pid",
-        &pid,
-        "--frequency",
-        "99",
-        "--duration",
-        "3s",
-        "-o",
-        out.to_str().expect("utf-8 path"),
-    ]);
+    record_pid_to_file(&pid, "3s", &out);
     drop(helper);
     let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     let profile = read_profile(&out);
@@ -347,16 +343,7 @@ fn kernel_frames_are_named_from_kallsyms() {
     let out = dir.join("kernel.pb.gz");
     let helper = Helper::start("syscalls", 6);
     let pid = helper.pid();
-    record_ok(&[
-        "--pid",
-        &pid,
-        "--frequency",
-        "99",
-        "--duration",
-        "3s",
-        "-o",
-        out.to_str().expect("utf-8 path"),
-    ]);
+    record_pid_to_file(&pid, "3s", &out);
     drop(helper);
     let profile = read_profile(&out);
     let mut kernel_frames = 0;
