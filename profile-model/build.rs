@@ -3,7 +3,7 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
-    let fds = protox::compile(["proto/profile.proto", "proto/tables.proto"], ["proto"])?;
+    let fds = protox::compile(["proto/profile.proto"], ["proto"])?;
     prost_build::Config::new().compile_fds(fds)?;
     Ok(())
 }

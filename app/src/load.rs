@@ -18,6 +18,65 @@ pub struct Merged {
     pub skipped: Vec<String>,
 }
 
+/// The files some paths name: files as they are, directories searched recursively
+/// (in name order).
+#[derive(Debug)]
+pub struct InputFiles {
+    /// Every file, with the index in `dirs` of the directory it was found in (`None`
+    /// for a file named as it is).
+    pub files: Vec<(PathBuf, Option<usize>)>,
+    /// Every directory, with the number of files found in it.
+    dirs: Vec<(PathBuf, usize)>,
+}
+
+impl InputFiles {
+    /// Lists the files of `paths`.
+    pub fn list(paths: &[PathBuf]) -> Result<Self, String> {
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        for path in paths {
+            if path.is_dir() {
+                let found = capture::files::files_under(path)?;
+                dirs.push((path.clone(), found.len()));
+                let dir = dirs.len() - 1;
+                files.extend(found.into_iter().map(|f| (f, Some(dir))));
+            } else {
+                files.push((path.clone(), None));
+            }
+        }
+        Ok(Self { files, dirs })
+    }
+
+    /// Judges the files that could not be read, given as (index in `files`, why) in
+    /// index order: a file named as it is must be a profile (its error is returned),
+    /// and so must one file of each directory; else the skipped files, a line each.
+    pub fn judge(&self, failed: Vec<(usize, String)>) -> Result<Vec<String>, String> {
+        if let Some((_, e)) = failed.iter().find(|(i, _)| self.files[*i].1.is_none()) {
+            return Err(e.clone());
+        }
+        let mut bad = vec![0usize; self.dirs.len()];
+        for (i, _) in &failed {
+            if let Some(d) = self.files[*i].1 {
+                bad[d] += 1;
+            }
+        }
+        let skipped: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
+        if let Some(((dir, size), _)) = self
+            .dirs
+            .iter()
+            .zip(&bad)
+            .find(|((_, size), bad)| *size > 0 && *bad == size)
+        {
+            let first = skipped.first().map_or("", String::as_str);
+            return Err(format!(
+                "{}: none of its {size} files is a pprof profile ({first})",
+                dir.display()
+            ));
+        }
+        Ok(skipped)
+    }
+}
+
 /// Reads files and directories (searched recursively, in name order) and calls `each`
 /// with every profile, in that order. Files are decoded on all cores while `each` runs.
 /// A file named in `paths` must be a valid profile; a broken file found in a directory
@@ -27,44 +86,21 @@ pub fn for_each_profile(
     options: DecodeOptions,
     mut each: impl FnMut(&Path, Profile) -> Result<(), String>,
 ) -> Result<Vec<String>, String> {
-    // (file, named on the command line, index of the directory it was found in)
-    let mut files: Vec<(PathBuf, Option<usize>)> = Vec::new();
-    let mut dir_sizes = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let found = capture::files::files_under(path)?;
-            dir_sizes.push((path, found.len(), 0usize));
-            let dir = dir_sizes.len() - 1;
-            files.extend(found.into_iter().map(|f| (f, Some(dir))));
-        } else {
-            files.push((path.clone(), None));
-        }
-    }
-    let mut skipped = Vec::new();
-    let paths_only: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+    let inputs = InputFiles::list(paths)?;
+    let mut failed = Vec::new();
+    let paths_only: Vec<PathBuf> = inputs.files.iter().map(|(f, _)| f.clone()).collect();
     capture::files::decode_in_order(&paths_only, options, |i, result| {
-        let (file, dir) = &files[i];
+        let (file, dir) = &inputs.files[i];
         match (result, dir) {
             (Ok(profile), _) => each(file, profile),
             (Err(e), None) => Err(e),
-            (Err(e), Some(d)) => {
-                dir_sizes[*d].2 += 1;
-                skipped.push(e);
+            (Err(e), Some(_)) => {
+                failed.push((i, e));
                 Ok(())
             }
         }
     })?;
-    if let Some((dir, size, _)) = dir_sizes
-        .iter()
-        .find(|(_, size, bad)| *size > 0 && bad == size)
-    {
-        let first = skipped.first().map_or("", String::as_str);
-        return Err(format!(
-            "{}: none of its {size} files is a pprof profile ({first})",
-            dir.display()
-        ));
-    }
-    Ok(skipped)
+    inputs.judge(failed)
 }
 
 /// Reads files and directories as [`for_each_profile`] does and merges every profile,

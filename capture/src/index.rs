@@ -4,6 +4,7 @@
 //! bytes by file path, [`crate::store::Store`] by record; the rest is shared.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -143,9 +144,7 @@ pub fn load_in_order<T: Send, E>(
 ) -> Result<(), E> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let workers = std::thread::available_parallelism()
-        .map_or(2, usize::from)
-        .clamp(1, 4);
+    let workers = worker_count();
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<(usize, T)>(2 * workers);
         for _ in 0..workers {
@@ -182,6 +181,53 @@ pub fn load_in_order<T: Send, E>(
         // Unblock workers waiting to send, so the scope can end.
         drop(rx);
         result
+    })
+}
+
+/// How many threads load profiles: the cores, at most four.
+fn worker_count() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(1, 4)
+}
+
+/// Runs `step(state, i)` for `0..count` on up to four threads, each folding into a
+/// state of its own made by `init`, and returns the states. Indices are taken in
+/// increasing order, and once a step breaks no thread takes a new one: every index
+/// below the one that broke has been stepped.
+pub fn fold_in_parallel<S: Send>(
+    count: usize,
+    init: impl Fn() -> S + Sync,
+    step: impl Fn(&mut S, usize) -> ControlFlow<()> + Sync,
+) -> Vec<S> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..worker_count().min(count.max(1)))
+            .map(|_| {
+                let (next, stop, init, step) = (&next, &stop, &init, &step);
+                scope.spawn(move || {
+                    let mut state = init();
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= count {
+                            break;
+                        }
+                        if step(&mut state, i).is_break() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    state
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
     })
 }
 

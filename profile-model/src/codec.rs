@@ -1,19 +1,14 @@
 //! Bytes ↔ [`Profile`]: gzip detection with a size cap, protobuf decoding with full
 //! validation of every cross reference, and lossless encoding back to pprof.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::io::Read as _;
-
 use prost::Message as _;
 use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
-use crate::profile::{
-    Function, Label, Line, Location, Mapping, Profile, Samples, StrId, ValueType,
-};
+use crate::profile::{Label, Location, Profile, Samples, StrId, ValueType};
 use crate::proto;
 use crate::wire;
+use crate::wire::tables::{SampleBuf, Tables};
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
 pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 2 << 30;
@@ -40,19 +35,11 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, ProfileError> {
 
 /// Decodes a pprof profile, gzip-compressed or raw.
 ///
-/// The tables are decoded with prost; the samples, which are most of a profile, are
-/// read straight from the wire into the columnar [`Samples`], never as one prost
-/// message each.
+/// The tables and the samples are read straight from the wire (`wire.rs`), the
+/// samples into the columnar [`Samples`], never as one prost message each.
 pub fn decode_with(bytes: &[u8], options: DecodeOptions) -> Result<Profile, ProfileError> {
-    let body = protobuf_bytes(bytes, options)?;
-    let body = body.as_ref();
-    let tables = proto::ProfileTables::decode(body).map_err(protobuf_error)?;
-    let mut builder = Builder::new(tables)?;
-    // Every location id takes at least one byte: the body's size bounds their number.
-    // Capacity that is never written is never touched, so it costs address space only.
-    builder.reserve(body.len() / 64, body.len());
-    wire::for_each_sample(body, |sample| builder.push_wire(sample))?;
-    Ok(builder.finish())
+    let mut buf = Vec::new();
+    from_body(message_bytes(bytes, options, &mut buf)?)
 }
 
 /// Decodes the bytes into the raw protobuf message, without validation.
@@ -60,29 +47,34 @@ pub fn decode_message(
     bytes: &[u8],
     options: DecodeOptions,
 ) -> Result<proto::Profile, ProfileError> {
-    let body = protobuf_bytes(bytes, options)?;
-    proto::Profile::decode(body.as_ref()).map_err(protobuf_error)
+    let mut buf = Vec::new();
+    proto::Profile::decode(message_bytes(bytes, options, &mut buf)?).map_err(protobuf_error)
 }
 
-/// prost's error, naming the pprof message rather than flint's sample-less copy of it.
 fn protobuf_error(e: prost::DecodeError) -> ProfileError {
-    ProfileError::Protobuf(e.to_string().replace("ProfileTables", "Profile"))
+    ProfileError::Protobuf(e.to_string())
 }
 
-/// The protobuf message in `bytes`: inflated when gzip-compressed, else as it is;
-/// either way no larger than the cap, and not empty.
-fn protobuf_bytes(bytes: &[u8], options: DecodeOptions) -> Result<Cow<'_, [u8]>, ProfileError> {
+/// The protobuf message in `bytes`: inflated into `buf` when gzip-compressed (reusing
+/// its allocation), else `bytes` as they are; either way no larger than the cap, and
+/// not empty.
+pub fn message_bytes<'b>(
+    bytes: &'b [u8],
+    options: DecodeOptions,
+    buf: &'b mut Vec<u8>,
+) -> Result<&'b [u8], ProfileError> {
     if bytes.is_empty() {
         return Err(ProfileError::Empty);
     }
-    let body = if is_gzip(bytes) {
-        Cow::Owned(gunzip(bytes, options.max_decompressed_bytes)?)
+    let body: &[u8] = if is_gzip(bytes) {
+        gunzip_into(bytes, options.max_decompressed_bytes, buf)?;
+        buf
     } else if bytes.len() as u64 > options.max_decompressed_bytes {
         return Err(ProfileError::TooLarge {
             limit_bytes: options.max_decompressed_bytes,
         });
     } else {
-        Cow::Borrowed(bytes)
+        bytes
     };
     if body.is_empty() {
         return Err(ProfileError::Protobuf("no protobuf data".into()));
@@ -95,9 +87,47 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
-/// Decompresses a (possibly multi-member) gzip stream, refusing to produce more
+fn gzip_error(what: &str) -> ProfileError {
+    ProfileError::Gzip(what.to_string())
+}
+
+/// The length of the gzip member header at the start of `bytes` (RFC 1952).
+fn gzip_header_len(bytes: &[u8]) -> Result<usize, ProfileError> {
+    const FHCRC: u8 = 2;
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    let truncated = || gzip_error("truncated header");
+    let fixed = bytes.get(..10).ok_or_else(truncated)?;
+    if !is_gzip(fixed) || fixed[2] != 8 || fixed[3] & 0xe0 != 0 {
+        return Err(gzip_error("invalid gzip header"));
+    }
+    let flags = fixed[3];
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let len = bytes.get(at..at + 2).ok_or_else(truncated)?;
+        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let text = bytes.get(at..).ok_or_else(truncated)?;
+            at += 1 + text.iter().position(|b| *b == 0).ok_or_else(truncated)?;
+        }
+    }
+    if flags & FHCRC != 0 {
+        at += 2;
+    }
+    if at > bytes.len() {
+        return Err(truncated());
+    }
+    Ok(at)
+}
+
+/// Decompresses a (possibly multi-member) gzip stream into `out` (cleared first),
+/// each member in one pass with its CRC-32 and size checked, refusing to produce more
 /// than `limit` bytes.
-fn gunzip(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ProfileError> {
+fn gunzip_into(bytes: &[u8], limit: u64, out: &mut Vec<u8>) -> Result<(), ProfileError> {
+    out.clear();
     // The trailer holds the size modulo 2^32: only a hint for the first allocation.
     let hint = bytes
         .len()
@@ -105,353 +135,137 @@ fn gunzip(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ProfileError> {
         .and_then(|at| bytes.get(at..))
         .and_then(|t| <[u8; 4]>::try_from(t).ok())
         .map_or(0, |t| u64::from(u32::from_le_bytes(t)));
-    let capacity = usize::try_from(hint.min(limit).min(1 << 30)).unwrap_or(0);
-    let mut out = Vec::with_capacity(capacity);
-    let decoder = flate2::read::MultiGzDecoder::new(bytes);
-    decoder
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| ProfileError::Gzip(e.to_string()))?;
-    if out.len() as u64 > limit {
-        return Err(ProfileError::TooLarge { limit_bytes: limit });
-    }
-    Ok(out)
-}
-
-/// Maps pprof's arbitrary ids to dense indices, checking for duplicates and zero.
-struct IdIndex {
-    /// True when ids are exactly 1..=n in order, the common case: no hashing needed.
-    dense: bool,
-    map: HashMap<u64, u32>,
-    len: usize,
-    what: &'static str,
-}
-
-impl IdIndex {
-    fn new(
-        ids: impl ExactSizeIterator<Item = u64> + Clone,
-        what: &'static str,
-    ) -> Result<Self, ProfileError> {
-        let len = ids.len();
-        let dense = ids.clone().enumerate().all(|(i, id)| id == i as u64 + 1);
-        let mut map = HashMap::new();
-        if !dense {
-            map.reserve(len);
-            for (i, id) in ids.enumerate() {
-                if id == 0 {
-                    return Err(ProfileError::Invalid(format!("{what} has id 0")));
+    out.reserve(
+        usize::try_from(
+            hint.saturating_add(1)
+                .min(limit.saturating_add(1))
+                .min(1 << 30),
+        )
+        .unwrap_or(0),
+    );
+    let too_large = || ProfileError::TooLarge { limit_bytes: limit };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let deflated = &rest[gzip_header_len(rest)?..];
+        let start = out.len();
+        let mut inflate = flate2::Decompress::new(false);
+        loop {
+            if out.len() == out.capacity() {
+                let room = limit.saturating_add(1).saturating_sub(out.len() as u64);
+                if room == 0 {
+                    return Err(too_large());
                 }
-                if map.insert(id, i as u32).is_some() {
-                    return Err(ProfileError::Invalid(format!("duplicate {what} id {id}")));
-                }
+                let grow = room.min((out.len() as u64).max(1 << 16));
+                out.reserve(usize::try_from(grow).unwrap_or(1 << 16));
+            }
+            let (read, written) = (inflate.total_in(), out.len());
+            let input = deflated.get(read as usize..).unwrap_or_default();
+            let status = inflate
+                .decompress_vec(input, out, flate2::FlushDecompress::Finish)
+                .map_err(|e| ProfileError::Gzip(e.to_string()))?;
+            if out.len() as u64 > limit {
+                return Err(too_large());
+            }
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+            if inflate.total_in() == read && out.len() == written && out.len() < out.capacity() {
+                return Err(gzip_error("unexpected end of file"));
             }
         }
-        Ok(Self {
-            dense,
-            map,
-            len,
-            what,
-        })
-    }
-
-    /// The index of `id`; `user` names the referrer in the error, built only on failure.
-    fn get(&self, id: u64, user: impl Fn() -> String) -> Result<u32, ProfileError> {
-        let found = if self.dense {
-            (id >= 1 && id <= self.len as u64).then(|| (id - 1) as u32)
-        } else {
-            self.map.get(&id).copied()
-        };
-        found.ok_or_else(|| {
-            ProfileError::Invalid(format!(
-                "{} refers to {} id {id}, which does not exist",
-                user(),
-                self.what
-            ))
-        })
-    }
-}
-
-/// Checks a string index against the table size.
-struct Strings(usize);
-
-impl Strings {
-    fn get(&self, index: i64, user: &dyn Fn() -> String) -> Result<StrId, ProfileError> {
-        if index >= 0 && (index as u64) < self.0 as u64 {
-            Ok(index as StrId)
-        } else {
-            Err(ProfileError::Invalid(format!(
-                "{} has string index {index}, but the string table has {} entries",
-                user(),
-                self.0
-            )))
+        let used = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        let trailer = deflated
+            .get(used..used.saturating_add(8))
+            .ok_or_else(|| gzip_error("unexpected end of file"))?;
+        let mut crc = flate2::Crc::new();
+        crc.update(&out[start..]);
+        if crc.sum().to_le_bytes() != trailer[..4] {
+            return Err(gzip_error("CRC-32 mismatch"));
         }
+        if ((out.len() - start) as u32).to_le_bytes() != trailer[4..] {
+            return Err(gzip_error("size mismatch"));
+        }
+        rest = &deflated[used + 8..];
     }
+    Ok(())
 }
 
 /// Builds the validated model from a decoded protobuf message.
-pub fn from_proto(mut p: proto::Profile) -> Result<Profile, ProfileError> {
-    let samples = std::mem::take(&mut p.sample);
-    let tables = proto::ProfileTables {
-        sample_type: p.sample_type,
-        mapping: p.mapping,
-        location: p.location,
-        function: p.function,
-        string_table: p.string_table,
-        drop_frames: p.drop_frames,
-        keep_frames: p.keep_frames,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        period_type: p.period_type,
-        period: p.period,
-        comment: p.comment,
-        default_sample_type: p.default_sample_type,
-        doc_url: p.doc_url,
+pub fn from_proto(p: proto::Profile) -> Result<Profile, ProfileError> {
+    from_body(&p.encode_to_vec())
+}
+
+/// The profile in an uncompressed `Profile` message: its tables checked and copied,
+/// then its samples read one by one, straight from the wire into the columns.
+fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
+    let tables = Tables::parse(body)?;
+    let n_types = tables.sample_types.len();
+    let mut profile = Profile {
+        strings: tables.strings.iter().map(|s| (*s).to_string()).collect(),
+        sample_types: tables.sample_types.clone(),
+        default_sample_type: tables.default_sample_type,
+        period_type: tables.period_type,
+        period: tables.period,
+        time_nanos: tables.time_nanos,
+        duration_nanos: tables.duration_nanos,
+        drop_frames: tables.drop_frames,
+        keep_frames: tables.keep_frames,
+        comments: tables.comments.clone(),
+        doc_url: tables.doc_url.to_string(),
+        mappings: tables.mappings.clone(),
+        functions: tables.functions.clone(),
+        locations: tables
+            .locations
+            .iter()
+            .map(|l| Location {
+                mapping: l.mapping,
+                address: l.address,
+                lines: tables.lines_of(l).to_vec(),
+                is_folded: l.is_folded,
+            })
+            .collect(),
+        label_sets: vec![Vec::new()],
+        samples: Samples {
+            stack_offsets: vec![0],
+            values: vec![Vec::new(); n_types],
+            ..Samples::default()
+        },
     };
-    let mut builder = Builder::new(tables)?;
-    for sample in samples {
-        builder.push(
-            sample.location_id.iter().copied(),
-            &sample.value,
-            sample
-                .label
-                .iter()
-                .map(|l| [l.key, l.str, l.num, l.num_unit]),
-        )?;
+    // Every location id takes at least one byte: the body's size bounds their number.
+    // Capacity that is never written is never touched, so it costs address space only.
+    let columns = &mut profile.samples;
+    let expected = body.len() / 64;
+    columns.stack_offsets.reserve(expected);
+    columns.stack_locations.reserve_exact(body.len());
+    columns.label_set.reserve(expected);
+    for column in &mut columns.values {
+        column.reserve(expected);
     }
-    Ok(builder.finish())
-}
-
-/// Validates the tables of a profile, then takes its samples one by one.
-struct Builder {
-    profile: Profile,
-    location_ids: IdIndex,
-    strings: Strings,
-    label_set_ids: FxHashMap<Vec<Label>, u32>,
-    labels: Vec<Label>,
-    values: Vec<i64>,
-    /// Reused buffers of the wire reader: location ids, values, labels.
-    scratch: (Vec<u64>, Vec<u64>, Vec<[i64; 4]>),
-}
-
-impl Builder {
-    fn new(mut p: proto::ProfileTables) -> Result<Self, ProfileError> {
-        if p.string_table.is_empty() {
-            p.string_table.push(String::new());
-        }
-        if !p.string_table[0].is_empty() {
-            return Err(ProfileError::Invalid(
-                "string table entry 0 is not empty".into(),
-            ));
-        }
-        if u32::try_from(p.string_table.len()).is_err() || u32::try_from(p.location.len()).is_err()
-        {
-            return Err(ProfileError::Invalid("tables are too large".into()));
-        }
-        let s = Strings(p.string_table.len());
-        let value_type = |v: &proto::ValueType, what: &str| -> Result<ValueType, ProfileError> {
-            Ok(ValueType {
-                kind: s.get(v.r#type, &|| what.to_string())?,
-                unit: s.get(v.unit, &|| what.to_string())?,
-            })
-        };
-        let sample_types = p
-            .sample_type
-            .iter()
-            .map(|v| value_type(v, "a sample type"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let period_type = match &p.period_type {
-            Some(v) => value_type(v, "the period type")?,
-            None => ValueType::default(),
-        };
-
-        let mapping_ids = IdIndex::new(p.mapping.iter().map(|m| m.id), "mapping")?;
-        let mappings = p
-            .mapping
-            .iter()
-            .map(|m| {
-                let who = || format!("mapping {}", m.id);
-                Ok(Mapping {
-                    memory_start: m.memory_start,
-                    memory_limit: m.memory_limit,
-                    file_offset: m.file_offset,
-                    filename: s.get(m.filename, &who)?,
-                    build_id: s.get(m.build_id, &who)?,
-                    flags: u8::from(m.has_functions)
-                        | u8::from(m.has_filenames) << 1
-                        | u8::from(m.has_line_numbers) << 2
-                        | u8::from(m.has_inline_frames) << 3,
-                })
-            })
-            .collect::<Result<Vec<_>, ProfileError>>()?;
-
-        let function_ids = IdIndex::new(p.function.iter().map(|f| f.id), "function")?;
-        let functions = p
-            .function
-            .iter()
-            .map(|f| {
-                let who = || format!("function {}", f.id);
-                Ok(Function {
-                    name: s.get(f.name, &who)?,
-                    system_name: s.get(f.system_name, &who)?,
-                    filename: s.get(f.filename, &who)?,
-                    start_line: f.start_line,
-                })
-            })
-            .collect::<Result<Vec<_>, ProfileError>>()?;
-
-        let location_ids = IdIndex::new(p.location.iter().map(|l| l.id), "location")?;
-        let locations = p
-            .location
-            .iter()
-            .map(|l| {
-                let who = || format!("location {}", l.id);
-                let mapping = match l.mapping_id {
-                    0 => None,
-                    id => Some(mapping_ids.get(id, who)?),
-                };
-                let lines = l
-                    .line
-                    .iter()
-                    .map(|ln| {
-                        Ok(Line {
-                            function: function_ids.get(ln.function_id, who)?,
-                            line: ln.line,
-                            column: ln.column,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, ProfileError>>()?;
-                Ok(Location {
-                    mapping,
-                    address: l.address,
-                    lines,
-                    is_folded: l.is_folded,
-                })
-            })
-            .collect::<Result<Vec<_>, ProfileError>>()?;
-        let comments = p
-            .comment
-            .iter()
-            .map(|c| s.get(*c, &|| "a comment".to_string()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let n_types = sample_types.len();
-        let profile = Profile {
-            default_sample_type: s.get(p.default_sample_type, &|| "default_sample_type".into())?,
-            drop_frames: s.get(p.drop_frames, &|| "drop_frames".into())?,
-            keep_frames: s.get(p.keep_frames, &|| "keep_frames".into())?,
-            strings: p.string_table,
-            sample_types,
-            period_type,
-            period: p.period,
-            time_nanos: p.time_nanos,
-            duration_nanos: p.duration_nanos,
-            comments,
-            doc_url: p.doc_url,
-            mappings,
-            functions,
-            locations,
-            label_sets: vec![Vec::new()],
-            samples: Samples {
-                stack_offsets: vec![0],
-                values: vec![Vec::new(); n_types],
-                ..Samples::default()
-            },
-        };
-        Ok(Self {
-            profile,
-            location_ids,
-            strings: s,
-            label_set_ids: FxHashMap::from_iter([(Vec::new(), 0)]),
-            labels: Vec::new(),
-            values: Vec::new(),
-            scratch: Default::default(),
-        })
-    }
-
-    /// Makes room for about `samples` samples and at most `locations` location ids.
-    fn reserve(&mut self, samples: usize, locations: usize) {
-        let columns = &mut self.profile.samples;
-        columns.stack_offsets.reserve(samples);
-        columns.stack_locations.reserve_exact(locations);
-        columns.label_set.reserve(samples);
-        for column in &mut columns.values {
-            column.reserve(samples);
-        }
-    }
-
-    /// Adds one sample given as its wire encoding.
-    fn push_wire(&mut self, sample: &[u8]) -> Result<(), ProfileError> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let (locations, values, labels) = &mut scratch;
-        let result = wire::read_sample(sample, locations, values, labels).and_then(|()| {
-            self.values.clear();
-            self.values.extend(values.iter().map(|v| *v as i64));
-            let values = std::mem::take(&mut self.values);
-            let result = self.push(locations.iter().copied(), &values, labels.iter().copied());
-            self.values = values;
-            result
-        });
-        self.scratch = scratch;
-        result
-    }
-
-    /// Adds one sample: pprof location ids (leaf first), values, labels as
-    /// `[key, str, num, num_unit]`.
-    fn push(
-        &mut self,
-        locations: impl Iterator<Item = u64>,
-        values: &[i64],
-        labels: impl Iterator<Item = [i64; 4]>,
-    ) -> Result<(), ProfileError> {
-        let samples = &mut self.profile.samples;
-        let i = samples.label_set.len();
-        let n_types = samples.values.len();
-        if values.len() != n_types {
-            return Err(ProfileError::Invalid(format!(
-                "sample {i} has {} values, but the profile has {n_types} sample types",
-                values.len()
-            )));
-        }
-        let ids = &self.location_ids;
-        for id in locations {
-            let loc = if ids.dense && id >= 1 && id <= ids.len as u64 {
-                (id - 1) as u32
-            } else {
-                ids.get(id, || format!("sample {i}"))?
-            };
-            samples.stack_locations.push(loc);
-        }
+    let mut label_set_ids: FxHashMap<Vec<Label>, u32> = FxHashMap::from_iter([(Vec::new(), 0)]);
+    let mut buf = SampleBuf::default();
+    wire::for_each_sample(body, |sample| {
+        let samples = &mut profile.samples;
+        tables.read_sample(samples.len(), sample, &mut buf)?;
+        samples.stack_locations.extend_from_slice(&buf.locations);
         let end = u32::try_from(samples.stack_locations.len())
             .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
         samples.stack_offsets.push(end);
-        for (column, v) in samples.values.iter_mut().zip(values) {
+        for (column, v) in samples.values.iter_mut().zip(&buf.values) {
             column.push(*v);
         }
-        self.labels.clear();
-        for [key, str, num, num_unit] in labels {
-            let who = || format!("a label of sample {i}");
-            self.labels.push(Label {
-                key: self.strings.get(key, &who)?,
-                str: self.strings.get(str, &who)?,
-                num,
-                num_unit: self.strings.get(num_unit, &who)?,
-            });
-        }
-        let set_id = match self.label_set_ids.get(&self.labels) {
+        let set_id = match label_set_ids.get(&buf.labels) {
             Some(id) => *id,
             None => {
-                let id = self.profile.label_sets.len() as u32;
-                self.profile.label_sets.push(self.labels.clone());
-                self.label_set_ids.insert(self.labels.clone(), id);
+                let id = profile.label_sets.len() as u32;
+                profile.label_sets.push(buf.labels.clone());
+                label_set_ids.insert(buf.labels.clone(), id);
                 id
             }
         };
         samples.label_set.push(set_id);
         Ok(())
-    }
-
-    fn finish(self) -> Profile {
-        self.profile
-    }
+    })?;
+    Ok(profile)
 }
 
 /// Converts the model back to the protobuf message; ids become `index + 1`.

@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
-use crate::profile::{Location, LocationId, Profile};
+use crate::profile::{Location, LocationId, Mapping, Profile, StrId};
 
 /// Index into [`FrameTable::frames`].
 pub type FrameId = u32;
@@ -148,10 +148,7 @@ impl FrameTable {
     }
 
     fn intern(&mut self, by_key: &mut FxHashMap<String, FrameId>, frame: Frame) -> FrameId {
-        let key = match frame.address {
-            0 => frame.name.clone(),
-            address => format!("{}\0{address:x}\0{}", frame.name, frame.binary),
-        };
+        let key = frame_key(&frame.name, frame.address, &frame.binary);
         match by_key.entry(key) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
@@ -184,19 +181,36 @@ impl FrameTable {
     }
 }
 
-/// `binary+0xoffset` for an address without symbols, or `0xaddress` without a mapping.
+/// What tells frames apart: the name, and for a frame of one address (an
+/// unsymbolized location, or address granularity) also the address and the binary.
+pub(crate) fn frame_key(name: &str, address: u64, binary: &str) -> String {
+    match address {
+        0 => name.to_string(),
+        address => format!("{name}\0{address:x}\0{binary}"),
+    }
+}
+
 fn unsymbolized_name(profile: &Profile, loc: &Location) -> String {
-    match loc.mapping.map(|m| &profile.mappings[m as usize]) {
+    let mapping = loc.mapping.map(|m| &profile.mappings[m as usize]);
+    address_name(mapping, |id| profile.str(id), loc.address)
+}
+
+/// `binary+0xoffset` for an address without symbols, or `0xaddress` without a mapping.
+pub(crate) fn address_name<'s>(
+    mapping: Option<&Mapping>,
+    str: impl Fn(StrId) -> &'s str,
+    address: u64,
+) -> String {
+    match mapping {
         Some(m) => {
-            let path = profile.str(m.filename);
+            let path = str(m.filename);
             let base = path.rsplit('/').next().unwrap_or(path);
-            let offset = loc
-                .address
+            let offset = address
                 .wrapping_sub(m.memory_start)
                 .wrapping_add(m.file_offset);
             format!("{base}+{offset:#x}")
         }
-        None => format!("{:#x}", loc.address),
+        None => format!("{address:#x}"),
     }
 }
 

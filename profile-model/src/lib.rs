@@ -29,6 +29,7 @@ pub mod layout;
 pub mod merge;
 pub mod profile;
 pub mod top;
+pub mod topsum;
 pub mod units;
 pub mod view;
 mod wire;

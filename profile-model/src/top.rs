@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
 use crate::merge::BASE_LABEL;
-use crate::profile::Profile;
+use crate::profile::{LocationId, Profile};
 
 /// One row of the top table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +87,103 @@ pub struct Top {
     pub base_total: i64,
 }
 
+/// Flat, cum and how-reached per frame, counted sample by sample: the one loop behind
+/// every top table (of one profile, and of many files read from the wire).
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    pub flat: Vec<i64>,
+    pub cum: Vec<i64>,
+    /// Bit 0: reached by an inlined call; bit 1: reached by a real call.
+    pub reached: Vec<u8>,
+    /// The frames counted since the last [`Counts::clear`], in the order first seen.
+    pub touched: Vec<FrameId>,
+    /// `stamp[f] == mark` when frame f was already counted for the current sample;
+    /// 0 when it was never counted since the last clear.
+    stamp: Vec<u32>,
+    mark: u32,
+}
+
+impl Counts {
+    /// Makes room for frame ids below `frames`.
+    pub fn grow(&mut self, frames: usize) {
+        if self.flat.len() < frames {
+            self.flat.resize(frames, 0);
+            self.cum.resize(frames, 0);
+            self.reached.resize(frames, 0);
+            self.stamp.resize(frames, 0);
+        }
+    }
+
+    /// Counts one sample of weight `value` (not 0) with `stack` (leaf first), whose
+    /// locations have the frames `frames_of(location)` (innermost first).
+    pub fn add<'f>(
+        &mut self,
+        value: i64,
+        stack: &[LocationId],
+        frames_of: impl Fn(LocationId) -> &'f [FrameId],
+    ) {
+        self.mark = match self.mark.checked_add(1) {
+            Some(m) => m,
+            None => {
+                self.stamp.iter_mut().for_each(|s| *s = u32::from(*s != 0));
+                2
+            }
+        };
+        let mark = self.mark;
+        let mut leaf = true;
+        // The outermost location with frames: its last frame has no caller.
+        let outermost = stack.iter().rposition(|l| !frames_of(*l).is_empty());
+        for (depth, &loc) in stack.iter().enumerate() {
+            let loc_frames = frames_of(loc);
+            for (j, &f) in loc_frames.iter().enumerate() {
+                let f = f as usize;
+                if j + 1 < loc_frames.len() {
+                    self.reached[f] |= 1;
+                } else if Some(depth) != outermost {
+                    self.reached[f] |= 2;
+                }
+                if leaf {
+                    self.flat[f] += value;
+                    leaf = false;
+                }
+                if self.stamp[f] != mark {
+                    if self.stamp[f] == 0 {
+                        self.touched.push(f as FrameId);
+                    }
+                    self.stamp[f] = mark;
+                    self.cum[f] += value;
+                }
+            }
+        }
+    }
+
+    /// The row of frame `f`.
+    pub fn row(&self, f: FrameId) -> TopRow {
+        let i = f as usize;
+        TopRow {
+            frame: f,
+            flat: self.flat[i],
+            cum: self.cum[i],
+            reached: Reached {
+                inlined: self.reached[i] & 1 != 0,
+                called: self.reached[i] & 2 != 0,
+            },
+        }
+    }
+
+    /// Forgets every count, in time proportional to the frames touched.
+    pub fn clear(&mut self) {
+        for &f in &self.touched {
+            let i = f as usize;
+            self.flat[i] = 0;
+            self.cum[i] = 0;
+            self.reached[i] = 0;
+            self.stamp[i] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps.
 pub fn top(
     profile: &Profile,
@@ -94,13 +191,8 @@ pub fn top(
     filter: &SampleFilter,
     sample_type: usize,
 ) -> Top {
-    let mut flat = vec![0i64; frames.len()];
-    let mut cum = vec![0i64; frames.len()];
-    // stamp[f] == i + 1 when frame f was already counted for sample i.
-    let mut stamp = vec![0u32; frames.len()];
-    let mut seen = vec![false; frames.len()];
-    // Bit 0: reached by an inlined call; bit 1: reached by a real call.
-    let mut reached = vec![0u8; frames.len()];
+    let mut counts = Counts::default();
+    counts.grow(frames.len());
     let mut total = 0i64;
     let mut base_total = 0i64;
     let mut kept = 0i64;
@@ -121,46 +213,15 @@ pub fn top(
             // As pprof: a sample that weighs nothing adds no row.
             continue;
         }
-        let mark = i as u32 + 1;
-        let mut leaf = true;
-        let stack = profile.samples.stack(i);
-        // The outermost location with frames: its last frame has no caller.
-        let outermost = stack
-            .iter()
-            .rposition(|l| !frames.of_location(*l).is_empty());
-        for (depth, &loc) in stack.iter().enumerate() {
-            let loc_frames = frames.of_location(loc);
-            for (j, &f) in loc_frames.iter().enumerate() {
-                let f = f as usize;
-                if j + 1 < loc_frames.len() {
-                    reached[f] |= 1;
-                } else if Some(depth) != outermost {
-                    reached[f] |= 2;
-                }
-                if leaf {
-                    flat[f] += value;
-                    leaf = false;
-                }
-                if stamp[f] != mark {
-                    stamp[f] = mark;
-                    cum[f] += value;
-                    seen[f] = true;
-                }
-            }
-        }
+        counts.add(value, profile.samples.stack(i), |l| frames.of_location(l));
     }
-    let mut rows: Vec<TopRow> = (0..frames.len())
+    counts.touched.sort_unstable();
+    let mut rows: Vec<TopRow> = counts
+        .touched
+        .iter()
+        .map(|&f| counts.row(f))
         // As pprof: a frame whose values cancel out (in a difference) has no row.
-        .filter(|&f| seen[f] && (flat[f] != 0 || cum[f] != 0))
-        .map(|f| TopRow {
-            frame: f as FrameId,
-            flat: flat[f],
-            cum: cum[f],
-            reached: Reached {
-                inlined: reached[f] & 1 != 0,
-                called: reached[f] & 2 != 0,
-            },
-        })
+        .filter(|r| r.flat != 0 || r.cum != 0)
         .collect();
     sort_pprof(&mut rows, frames);
     Top {
@@ -195,83 +256,6 @@ pub fn sort_pprof(rows: &mut [TopRow], frames: &FrameTable) {
 }
 
 /// pprof's row order: |flat| descending, then name, then |cum| descending.
-fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<i64>, &str, Reverse<i64>) {
+pub(crate) fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<i64>, &str, Reverse<i64>) {
     (Reverse(flat.abs()), name, Reverse(cum.abs()))
-}
-
-/// A row of a [`TopSum`]: a frame known by its name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NamedRow {
-    /// The frame's display name.
-    pub name: String,
-    /// Summed flat value.
-    pub flat: i64,
-    /// Summed cum value.
-    pub cum: i64,
-    /// How callers reach the frame, in any of the profiles.
-    pub reached: Reached,
-}
-
-/// The top table of many profiles, added one at a time: since every sample belongs to
-/// one profile, summing their flat and cum per frame name gives exactly the top table
-/// of their merge, without building the merged profile.
-#[derive(Debug, Default)]
-pub struct TopSum {
-    index: rustc_hash::FxHashMap<String, usize>,
-    rows: Vec<NamedRow>,
-    total: i64,
-    base_total: i64,
-}
-
-impl TopSum {
-    /// An empty sum.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds the top table of one profile; `sign` is -1 for the base of a difference
-    /// (as pprof's `-diff_base`), else 1.
-    pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
-        for r in &top.rows {
-            let name = &frames.get(r.frame).name;
-            let i = match self.index.get(name) {
-                Some(i) => *i,
-                None => {
-                    self.rows.push(NamedRow {
-                        name: name.clone(),
-                        flat: 0,
-                        cum: 0,
-                        reached: Reached::default(),
-                    });
-                    self.index.insert(name.clone(), self.rows.len() - 1);
-                    self.rows.len() - 1
-                }
-            };
-            let row = &mut self.rows[i];
-            row.flat += sign * r.flat;
-            row.cum += sign * r.cum;
-            row.reached = row.reached.or(r.reached);
-        }
-        if sign < 0 {
-            self.base_total += top.total;
-        } else {
-            self.total += top.total;
-            self.base_total += top.base_total;
-        }
-    }
-
-    /// The rows in pprof's order (frames whose values cancel out left out), and the
-    /// 100% of the percentages: the base's total for a difference, else the total.
-    pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
-        self.rows.retain(|r| r.flat != 0 || r.cum != 0);
-        self.rows.sort_by(|a, b| {
-            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
-        });
-        let total = if self.base_total > 0 {
-            self.base_total
-        } else {
-            self.total
-        };
-        (self.rows, total)
-    }
 }

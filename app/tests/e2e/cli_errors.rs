@@ -100,3 +100,30 @@ fn a_directory_without_profiles() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_directory_mixing_sample_types_names_the_odd_file() {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-mixed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let fixtures = super::fixtures();
+    for (from, to) in [
+        ("cpu-1.pb.gz", "a.pb.gz"),
+        ("heap.pb.gz", "b.pb.gz"),
+        ("cpu-2.pb.gz", "c.pb.gz"),
+    ] {
+        std::fs::copy(fixtures.join(from), dir.join(to)).expect("copy fixture");
+    }
+    let dir_arg = dir.to_str().expect("utf-8");
+    assert_error(&["top", dir_arg], "b.pb.gz (alloc_objects/count");
+    // The first file read sets the types, wherever the odd one is.
+    assert_error(
+        &[
+            "top",
+            dir_arg,
+            "--diff-base",
+            &fixtures.join("heap.pb.gz").display().to_string(),
+        ],
+        "different sample types",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -47,6 +47,59 @@ fn truncated_gzip() {
 }
 
 #[test]
+fn every_cut_and_every_damaged_byte_of_a_gzip_file_is_an_error() {
+    let gz = gzip(valid_bytes());
+    for cut in 1..gz.len() {
+        assert!(decode(&gz[..cut]).is_err(), "cut at {cut}");
+    }
+    // The trailer: a damaged CRC-32 or size is caught.
+    for at in gz.len() - 8..gz.len() {
+        let mut bad = gz.clone();
+        bad[at] ^= 0x55;
+        let err = decode(&bad).expect_err("damaged trailer");
+        assert!(matches!(err, ProfileError::Gzip(_)), "{err}");
+    }
+}
+
+#[test]
+fn gzip_members_and_header_fields_are_read() {
+    use std::io::Write as _;
+    let raw = valid_bytes();
+    let (head, tail) = raw.split_at(raw.len() / 3);
+    // Two members, the first with a file name, a comment and extra data.
+    let mut named = flate2::GzBuilder::new()
+        .filename("profile.pb")
+        .comment("made by a test")
+        .extra(vec![1, 2, 3])
+        .write(Vec::new(), flate2::Compression::best());
+    named.write_all(head).expect("in memory");
+    let mut two = named.finish().expect("in memory");
+    two.extend_from_slice(&gzip(tail));
+    assert_eq!(decode(&two), decode(raw));
+    // Exactly at the cap is accepted, one byte under is refused.
+    let at = |limit: usize| {
+        decode_with(
+            &two,
+            DecodeOptions {
+                max_decompressed_bytes: limit as u64,
+            },
+        )
+    };
+    assert!(at(raw.len()).is_ok());
+    assert_eq!(
+        at(raw.len() - 1),
+        Err(ProfileError::TooLarge {
+            limit_bytes: raw.len() as u64 - 1
+        })
+    );
+    // Bytes after the last member that are not another member.
+    let mut trailing = gzip(raw);
+    trailing.extend_from_slice(b"junk");
+    let err = decode(&trailing).expect_err("trailing junk");
+    assert!(matches!(err, ProfileError::Gzip(_)), "{err}");
+}
+
+#[test]
 fn gzip_of_text_is_not_a_profile() {
     let err = decode(&gzip(b"hello, this is not a profile\n")).expect_err("text");
     assert!(matches!(err, ProfileError::Protobuf(_)), "{err}");

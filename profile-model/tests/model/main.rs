@@ -10,6 +10,7 @@ mod bad_input;
 mod codec;
 mod diff;
 mod layout;
+mod topsum;
 mod tree;
 
 use std::path::PathBuf;

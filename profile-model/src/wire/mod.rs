@@ -1,7 +1,9 @@
-//! A small protobuf wire reader and writer for the one message that dominates a
-//! profile: its samples. Reading and writing them here, with reused buffers, avoids one
-//! prost message with three vectors per sample (most of the time and memory of
-//! decoding or encoding a large profile).
+//! A small protobuf wire reader and writer for pprof: the tables of a profile read
+//! borrowed from its bytes ([`tables`]), and its samples read and written with reused
+//! buffers, never as one prost message with three vectors per sample (most of the time
+//! and memory of decoding or encoding a large profile).
+
+pub(crate) mod tables;
 
 use crate::error::ProfileError;
 
@@ -10,16 +12,59 @@ const FIXED64: u64 = 1;
 const LEN: u64 = 2;
 const FIXED32: u64 = 5;
 
-fn malformed(what: &str) -> ProfileError {
-    ProfileError::Protobuf(format!("malformed sample: {what}"))
+/// Why bytes are not a protobuf message: small, so that the readers' results fit in
+/// registers (a [`ProfileError`] per varint made reading several times slower).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    TruncatedVarint,
+    LongVarint,
+    LengthPastEnd,
+    FixedPastEnd,
+    UnsupportedWireType,
+    /// A known field with another wire type than its declared one.
+    WrongWireType,
+    NotUtf8,
+}
+
+impl From<Malformed> for ProfileError {
+    fn from(m: Malformed) -> Self {
+        let what = match m {
+            Malformed::TruncatedVarint => "truncated varint",
+            Malformed::LongVarint => "varint longer than 10 bytes",
+            Malformed::LengthPastEnd => "length past the end",
+            Malformed::FixedPastEnd => "fixed field past the end",
+            Malformed::UnsupportedWireType => "unsupported wire type",
+            Malformed::WrongWireType => "a field has the wrong wire type",
+            Malformed::NotUtf8 => "a string is not valid UTF-8",
+        };
+        ProfileError::Protobuf(format!("malformed message: {what}"))
+    }
 }
 
 /// Reads a base-128 varint at `*pos`.
-fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, ProfileError> {
+#[inline]
+fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
+    // Most varints of a profile (ids, string indices, lengths) take one or two bytes.
+    match buf.get(*pos..) {
+        Some([b0, ..]) if *b0 < 0x80 => {
+            *pos += 1;
+            Ok(u64::from(*b0))
+        }
+        Some([b0, b1, ..]) if *b1 < 0x80 => {
+            *pos += 2;
+            Ok(u64::from(b0 & 0x7f) | u64::from(*b1) << 7)
+        }
+        _ => varint_long(buf, pos),
+    }
+}
+
+/// [`varint`] of more than one byte.
+#[inline(never)]
+fn varint_long(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&byte) = buf.get(*pos) else {
-            return Err(malformed("truncated varint"));
+            return Err(Malformed::TruncatedVarint);
         };
         *pos += 1;
         value |= u64::from(byte & 0x7f) << shift;
@@ -27,28 +72,39 @@ fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, ProfileError> {
             return Ok(value);
         }
     }
-    Err(malformed("varint longer than 10 bytes"))
+    Err(Malformed::LongVarint)
 }
 
-/// The next field of a message: (field number, wire type, payload for LEN fields,
-/// value for VARINT fields).
+/// The next field of a message: its number, with the value of a VARINT field or the
+/// payload of a LEN field.
 enum Field<'a> {
     Varint(u64, u64),
     Bytes(u64, &'a [u8]),
-    Other,
+    /// A fixed-width field (pprof has none).
+    Fixed(u64),
 }
 
-fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, ProfileError> {
+impl Field<'_> {
+    /// The field number.
+    fn number(&self) -> u64 {
+        match self {
+            Field::Varint(n, _) | Field::Bytes(n, _) | Field::Fixed(n) => *n,
+        }
+    }
+}
+
+#[inline(always)]
+fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, Malformed> {
     let key = varint(buf, pos)?;
     let (number, wire_type) = (key >> 3, key & 7);
     match wire_type {
         VARINT => Ok(Field::Varint(number, varint(buf, pos)?)),
         LEN => {
-            let len = usize::try_from(varint(buf, pos)?).map_err(|_| malformed("length"))?;
+            let len = usize::try_from(varint(buf, pos)?).map_err(|_| Malformed::LengthPastEnd)?;
             let end = pos
                 .checked_add(len)
                 .filter(|e| *e <= buf.len())
-                .ok_or_else(|| malformed("length past the end"))?;
+                .ok_or(Malformed::LengthPastEnd)?;
             let bytes = &buf[*pos..end];
             *pos = end;
             Ok(Field::Bytes(number, bytes))
@@ -58,10 +114,10 @@ fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, ProfileEr
             *pos = pos
                 .checked_add(width)
                 .filter(|e| *e <= buf.len())
-                .ok_or_else(|| malformed("fixed field past the end"))?;
-            Ok(Field::Other)
+                .ok_or(Malformed::FixedPastEnd)?;
+            Ok(Field::Fixed(number))
         }
-        _ => Err(malformed("unsupported wire type")),
+        _ => Err(Malformed::UnsupportedWireType),
     }
 }
 
@@ -80,7 +136,8 @@ pub(crate) fn for_each_sample(
 }
 
 /// Appends the varints of a repeated field, packed or not.
-fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), ProfileError> {
+#[inline]
+fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), Malformed> {
     match field {
         Field::Varint(_, v) => out.push(v),
         Field::Bytes(_, packed) => {
@@ -89,7 +146,7 @@ fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), ProfileError> {
                 out.push(varint(packed, &mut pos)?);
             }
         }
-        Field::Other => {}
+        Field::Fixed(_) => {}
     }
     Ok(())
 }
@@ -101,7 +158,7 @@ pub(crate) fn read_sample(
     locations: &mut Vec<u64>,
     values: &mut Vec<u64>,
     labels: &mut Vec<[i64; 4]>,
-) -> Result<(), ProfileError> {
+) -> Result<(), Malformed> {
     locations.clear();
     values.clear();
     labels.clear();
@@ -251,6 +308,7 @@ mod tests {
         for cut in 1..bytes.len() {
             let result = for_each_sample(&bytes[..cut], |s| {
                 read_sample(s, &mut Vec::new(), &mut Vec::new(), &mut Vec::new())
+                    .map_err(ProfileError::from)
             });
             assert!(result.is_err(), "cut at {cut}");
         }

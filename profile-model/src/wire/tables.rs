@@ -1,0 +1,479 @@
+//! The tables of a pprof `Profile` message read straight from its bytes: strings
+//! borrowed from the message, every cross reference checked and turned into a dense
+//! index. The decoder (which copies them into a [`crate::Profile`]) and the streaming
+//! top table ([`crate::topsum`]) both start here, so a file is valid for one exactly
+//! when it is valid for the other.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::{Field, Malformed, next_field, read_sample, repeated};
+use crate::error::ProfileError;
+use crate::profile::{Function, Label, Line, LocationId, Mapping, MappingId, StrId, ValueType};
+
+/// A location of [`Tables`]; its lines are `Tables::lines[lines]`, innermost first.
+#[derive(Debug, Clone)]
+pub(crate) struct TableLocation {
+    pub mapping: Option<MappingId>,
+    pub address: u64,
+    pub is_folded: bool,
+    pub lines: Range<usize>,
+}
+
+/// The validated tables of one profile, borrowing its strings from the message bytes.
+#[derive(Debug)]
+pub(crate) struct Tables<'a> {
+    pub strings: Vec<&'a str>,
+    pub sample_types: Vec<ValueType>,
+    pub period_type: ValueType,
+    pub period: i64,
+    pub time_nanos: i64,
+    pub duration_nanos: i64,
+    pub drop_frames: StrId,
+    pub keep_frames: StrId,
+    pub default_sample_type: StrId,
+    pub comments: Vec<StrId>,
+    pub doc_url: &'a str,
+    pub mappings: Vec<Mapping>,
+    pub functions: Vec<Function>,
+    pub locations: Vec<TableLocation>,
+    pub lines: Vec<Line>,
+    location_ids: IdIndex,
+}
+
+/// One sample as [`Tables::read_sample`] leaves it: dense location indices (leaf
+/// first), one value per sample type, and labels with checked string indices. The
+/// buffers are reused from sample to sample.
+#[derive(Debug, Default)]
+pub(crate) struct SampleBuf {
+    pub locations: Vec<LocationId>,
+    pub values: Vec<i64>,
+    pub labels: Vec<Label>,
+    raw_locations: Vec<u64>,
+    raw_values: Vec<u64>,
+    raw_labels: Vec<[i64; 4]>,
+}
+
+/// A message field as the wire gave it, before its references are checked.
+#[derive(Default)]
+struct RawMapping {
+    id: u64,
+    memory_start: u64,
+    memory_limit: u64,
+    file_offset: u64,
+    filename: i64,
+    build_id: i64,
+    flags: u8,
+}
+
+#[derive(Default)]
+struct RawFunction {
+    id: u64,
+    name: i64,
+    system_name: i64,
+    filename: i64,
+    start_line: i64,
+}
+
+#[derive(Default)]
+struct RawLocation {
+    id: u64,
+    mapping_id: u64,
+    address: u64,
+    is_folded: bool,
+    lines: Range<usize>,
+}
+
+/// (function id, line, column) of a location's line, before the id is checked.
+type RawLine = (u64, i64, i64);
+
+/// Calls `f` on every field of `message`.
+#[inline(always)]
+fn fields<'a>(
+    message: &'a [u8],
+    mut f: impl FnMut(Field<'a>) -> Result<(), Malformed>,
+) -> Result<(), Malformed> {
+    let mut pos = 0;
+    while pos < message.len() {
+        f(next_field(message, &mut pos)?)?;
+    }
+    Ok(())
+}
+
+/// The value of a VARINT field.
+#[inline(always)]
+fn int(field: &Field<'_>) -> Result<u64, Malformed> {
+    match field {
+        Field::Varint(_, v) => Ok(*v),
+        _ => Err(Malformed::WrongWireType),
+    }
+}
+
+/// The payload of a LEN field.
+#[inline(always)]
+fn bytes<'a>(field: &Field<'a>) -> Result<&'a [u8], Malformed> {
+    match field {
+        Field::Bytes(_, b) => Ok(b),
+        _ => Err(Malformed::WrongWireType),
+    }
+}
+
+fn utf8(b: &[u8]) -> Result<&str, Malformed> {
+    std::str::from_utf8(b).map_err(|_| Malformed::NotUtf8)
+}
+
+/// Reads a ValueType message into `(type, unit)`, field by field over what is there.
+fn value_type(message: &[u8], into: &mut (i64, i64)) -> Result<(), Malformed> {
+    fields(message, |field| {
+        match field.number() {
+            1 => into.0 = int(&field)? as i64,
+            2 => into.1 = int(&field)? as i64,
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+fn mapping(message: &[u8]) -> Result<RawMapping, Malformed> {
+    let mut m = RawMapping::default();
+    fields(message, |field| {
+        match field.number() {
+            1 => m.id = int(&field)?,
+            2 => m.memory_start = int(&field)?,
+            3 => m.memory_limit = int(&field)?,
+            4 => m.file_offset = int(&field)?,
+            5 => m.filename = int(&field)? as i64,
+            6 => m.build_id = int(&field)? as i64,
+            n @ 7..=10 => {
+                let bit = 1 << (n - 7);
+                if int(&field)? != 0 {
+                    m.flags |= bit;
+                } else {
+                    m.flags &= !bit;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(m)
+}
+
+fn function(message: &[u8]) -> Result<RawFunction, Malformed> {
+    let mut f = RawFunction::default();
+    fields(message, |field| {
+        match field.number() {
+            1 => f.id = int(&field)?,
+            2 => f.name = int(&field)? as i64,
+            3 => f.system_name = int(&field)? as i64,
+            4 => f.filename = int(&field)? as i64,
+            5 => f.start_line = int(&field)? as i64,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(f)
+}
+
+fn location(message: &[u8], lines: &mut Vec<RawLine>) -> Result<RawLocation, Malformed> {
+    let mut l = RawLocation {
+        lines: lines.len()..lines.len(),
+        ..RawLocation::default()
+    };
+    fields(message, |field| {
+        match field.number() {
+            1 => l.id = int(&field)?,
+            2 => l.mapping_id = int(&field)?,
+            3 => l.address = int(&field)?,
+            4 => {
+                let mut line: RawLine = (0, 0, 0);
+                fields(bytes(&field)?, |f| {
+                    match f.number() {
+                        1 => line.0 = int(&f)?,
+                        2 => line.1 = int(&f)? as i64,
+                        3 => line.2 = int(&f)? as i64,
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+                lines.push(line);
+            }
+            5 => l.is_folded = int(&field)? != 0,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    l.lines.end = lines.len();
+    Ok(l)
+}
+
+impl<'a> Tables<'a> {
+    /// Reads and checks every table of the `Profile` message `body` (its samples are
+    /// read later, one by one, with [`Tables::read_sample`]).
+    pub fn parse(body: &'a [u8]) -> Result<Self, ProfileError> {
+        let mut strings: Vec<&'a str> = Vec::new();
+        let mut sample_types = Vec::new();
+        let mut period_type = (0i64, 0i64);
+        let mut scalars = [0i64; 16];
+        let mut comments = Vec::new();
+        let mut doc_url = "";
+        let mut mappings = Vec::new();
+        let mut functions = Vec::new();
+        let mut locations = Vec::new();
+        let mut lines: Vec<RawLine> = Vec::new();
+        fields(body, |field| {
+            match field.number() {
+                1 => {
+                    let mut t = (0, 0);
+                    value_type(bytes(&field)?, &mut t)?;
+                    sample_types.push(t);
+                }
+                3 => mappings.push(mapping(bytes(&field)?)?),
+                4 => locations.push(location(bytes(&field)?, &mut lines)?),
+                5 => functions.push(function(bytes(&field)?)?),
+                6 => strings.push(utf8(bytes(&field)?)?),
+                n @ (7..=10 | 12 | 14) => scalars[n as usize] = int(&field)? as i64,
+                11 => value_type(bytes(&field)?, &mut period_type)?,
+                13 => {
+                    let mut raw = Vec::new();
+                    repeated(field, &mut raw)?;
+                    comments.extend(raw.into_iter().map(|c| c as i64));
+                }
+                15 => doc_url = utf8(bytes(&field)?)?,
+                _ => {}
+            }
+            Ok(())
+        })?;
+
+        if strings.is_empty() {
+            strings.push("");
+        }
+        if !strings[0].is_empty() {
+            return Err(ProfileError::Invalid(
+                "string table entry 0 is not empty".into(),
+            ));
+        }
+        if u32::try_from(strings.len()).is_err() || u32::try_from(locations.len()).is_err() {
+            return Err(ProfileError::Invalid("tables are too large".into()));
+        }
+        let s = Strings(strings.len());
+        let checked_type = |(kind, unit): (i64, i64), what: &str| -> Result<_, ProfileError> {
+            Ok(ValueType {
+                kind: s.get(kind, &|| what.to_string())?,
+                unit: s.get(unit, &|| what.to_string())?,
+            })
+        };
+        let sample_types = sample_types
+            .into_iter()
+            .map(|t| checked_type(t, "a sample type"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let period_type = checked_type(period_type, "the period type")?;
+
+        let mapping_ids = IdIndex::new(mappings.iter().map(|m| m.id), "mapping")?;
+        let mappings = mappings
+            .iter()
+            .map(|m| {
+                let who = || format!("mapping {}", m.id);
+                Ok(Mapping {
+                    memory_start: m.memory_start,
+                    memory_limit: m.memory_limit,
+                    file_offset: m.file_offset,
+                    filename: s.get(m.filename, &who)?,
+                    build_id: s.get(m.build_id, &who)?,
+                    flags: m.flags,
+                })
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+
+        let function_ids = IdIndex::new(functions.iter().map(|f| f.id), "function")?;
+        let functions = functions
+            .iter()
+            .map(|f| {
+                let who = || format!("function {}", f.id);
+                Ok(Function {
+                    name: s.get(f.name, &who)?,
+                    system_name: s.get(f.system_name, &who)?,
+                    filename: s.get(f.filename, &who)?,
+                    start_line: f.start_line,
+                })
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+
+        let location_ids = IdIndex::new(locations.iter().map(|l| l.id), "location")?;
+        let mut checked_lines = Vec::with_capacity(lines.len());
+        let locations = locations
+            .iter()
+            .map(|l| {
+                let who = || format!("location {}", l.id);
+                let mapping = match l.mapping_id {
+                    0 => None,
+                    id => Some(mapping_ids.get(id, who)?),
+                };
+                let start = checked_lines.len();
+                for &(function, line, column) in &lines[l.lines.clone()] {
+                    checked_lines.push(Line {
+                        function: function_ids.get(function, who)?,
+                        line,
+                        column,
+                    });
+                }
+                Ok(TableLocation {
+                    mapping,
+                    address: l.address,
+                    is_folded: l.is_folded,
+                    lines: start..checked_lines.len(),
+                })
+            })
+            .collect::<Result<Vec<_>, ProfileError>>()?;
+        let comments = comments
+            .into_iter()
+            .map(|c| s.get(c, &|| "a comment".to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Tables {
+            default_sample_type: s.get(scalars[14], &|| "default_sample_type".into())?,
+            drop_frames: s.get(scalars[7], &|| "drop_frames".into())?,
+            keep_frames: s.get(scalars[8], &|| "keep_frames".into())?,
+            time_nanos: scalars[9],
+            duration_nanos: scalars[10],
+            period: scalars[12],
+            strings,
+            sample_types,
+            period_type,
+            comments,
+            doc_url,
+            mappings,
+            functions,
+            locations,
+            lines: checked_lines,
+            location_ids,
+        })
+    }
+
+    /// The string with index `id` (checked when the tables were read).
+    pub fn str(&self, id: StrId) -> &'a str {
+        self.strings.get(id as usize).copied().unwrap_or("")
+    }
+
+    /// The lines of location `l`, innermost first.
+    pub fn lines_of(&self, l: &TableLocation) -> &[Line] {
+        &self.lines[l.lines.clone()]
+    }
+
+    /// Reads sample number `i` from its wire bytes into `buf`, checking its location
+    /// ids, its number of values and its label strings.
+    pub fn read_sample(
+        &self,
+        i: usize,
+        sample: &[u8],
+        buf: &mut SampleBuf,
+    ) -> Result<(), ProfileError> {
+        read_sample(
+            sample,
+            &mut buf.raw_locations,
+            &mut buf.raw_values,
+            &mut buf.raw_labels,
+        )?;
+        let n_types = self.sample_types.len();
+        if buf.raw_values.len() != n_types {
+            return Err(ProfileError::Invalid(format!(
+                "sample {i} has {} values, but the profile has {n_types} sample types",
+                buf.raw_values.len()
+            )));
+        }
+        buf.locations.clear();
+        let ids = &self.location_ids;
+        for &id in &buf.raw_locations {
+            let loc = if ids.dense && id >= 1 && id <= ids.len as u64 {
+                (id - 1) as u32
+            } else {
+                ids.get(id, || format!("sample {i}"))?
+            };
+            buf.locations.push(loc);
+        }
+        buf.values.clear();
+        buf.values.extend(buf.raw_values.iter().map(|v| *v as i64));
+        buf.labels.clear();
+        let s = Strings(self.strings.len());
+        for &[key, str, num, num_unit] in &buf.raw_labels {
+            let who = || format!("a label of sample {i}");
+            buf.labels.push(Label {
+                key: s.get(key, &who)?,
+                str: s.get(str, &who)?,
+                num,
+                num_unit: s.get(num_unit, &who)?,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Maps pprof's arbitrary ids to dense indices, checking for duplicates and zero.
+#[derive(Debug)]
+struct IdIndex {
+    /// True when ids are exactly 1..=n in order, the common case: no hashing needed.
+    dense: bool,
+    map: HashMap<u64, u32>,
+    len: usize,
+    what: &'static str,
+}
+
+impl IdIndex {
+    fn new(
+        ids: impl ExactSizeIterator<Item = u64> + Clone,
+        what: &'static str,
+    ) -> Result<Self, ProfileError> {
+        let len = ids.len();
+        let dense = ids.clone().enumerate().all(|(i, id)| id == i as u64 + 1);
+        let mut map = HashMap::new();
+        if !dense {
+            map.reserve(len);
+            for (i, id) in ids.enumerate() {
+                if id == 0 {
+                    return Err(ProfileError::Invalid(format!("{what} has id 0")));
+                }
+                if map.insert(id, i as u32).is_some() {
+                    return Err(ProfileError::Invalid(format!("duplicate {what} id {id}")));
+                }
+            }
+        }
+        Ok(Self {
+            dense,
+            map,
+            len,
+            what,
+        })
+    }
+
+    /// The index of `id`; `user` names the referrer in the error, built only on failure.
+    fn get(&self, id: u64, user: impl Fn() -> String) -> Result<u32, ProfileError> {
+        let found = if self.dense {
+            (id >= 1 && id <= self.len as u64).then(|| (id - 1) as u32)
+        } else {
+            self.map.get(&id).copied()
+        };
+        found.ok_or_else(|| {
+            ProfileError::Invalid(format!(
+                "{} refers to {} id {id}, which does not exist",
+                user(),
+                self.what
+            ))
+        })
+    }
+}
+
+/// Checks a string index against the table size.
+struct Strings(usize);
+
+impl Strings {
+    fn get(&self, index: i64, user: &dyn Fn() -> String) -> Result<StrId, ProfileError> {
+        if index >= 0 && (index as u64) < self.0 as u64 {
+            Ok(index as StrId)
+        } else {
+            Err(ProfileError::Invalid(format!(
+                "{} has string index {index}, but the string table has {} entries",
+                user(),
+                self.0
+            )))
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The top table summed straight from pprof bytes equals the one summed from decoded
+//! profiles, and the bytes it refuses are exactly those decoding refuses.
+
+use profile_model::codec::{DecodeOptions, decode, encode, message_bytes};
+use profile_model::merge::Merger;
+use profile_model::topsum::{NamedRow, TopSum};
+use profile_model::{Profile, View, ViewOptions, proto};
+
+use super::{fixture, fixture_bytes, profile};
+
+/// The uncompressed message of a fixture.
+fn body(name: &str) -> Vec<u8> {
+    let mut buf = Vec::new();
+    message_bytes(&fixture_bytes(name), DecodeOptions::default(), &mut buf).expect("fixture");
+    buf
+}
+
+/// The summed top table of `profiles` (sign -1 for a base), from decoded profiles.
+fn decoded_sum(profiles: &[(&Profile, i64)], sample_type: usize) -> (Vec<NamedRow>, i64) {
+    let mut sum = TopSum::new();
+    for (p, sign) in profiles {
+        let view = View::new(p, &ViewOptions::default());
+        sum.add(&view.top(p, sample_type), &view.frames, *sign);
+    }
+    sum.finish()
+}
+
+/// The same from the profiles' encoded bytes.
+fn wire_sum(bodies: &[(&[u8], i64)], sample_type: usize) -> (Vec<NamedRow>, i64) {
+    let mut sum = TopSum::new();
+    for (b, sign) in bodies {
+        sum.add_pprof(b, sample_type, *sign).expect("valid profile");
+    }
+    sum.finish()
+}
+
+#[test]
+fn every_go_fixture_and_sample_type_sums_alike() {
+    for name in ["cpu.pb.gz", "cpu-1.pb.gz", "heap.pb.gz"] {
+        let p = fixture(name);
+        let b = body(name);
+        for t in 0..p.sample_types.len() {
+            let expected = decoded_sum(&[(&p, 1)], t);
+            assert!(!expected.0.is_empty(), "{name} type {t}");
+            assert_eq!(wire_sum(&[(&b, 1)], t), expected, "{name} type {t}");
+        }
+    }
+}
+
+#[test]
+fn sums_and_differences_of_several_files_sum_alike() {
+    let names = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
+    let profiles: Vec<Profile> = names.iter().map(|n| fixture(n)).collect();
+    let bodies: Vec<Vec<u8>> = names.iter().map(|n| body(n)).collect();
+    let signs = [1, 1, -1];
+    let decoded: Vec<(&Profile, i64)> = profiles.iter().zip(signs).collect();
+    let wire: Vec<(&[u8], i64)> = bodies.iter().map(Vec::as_slice).zip(signs).collect();
+    let expected = decoded_sum(&decoded, 1);
+    assert!(expected.0.iter().any(|r| r.flat < 0), "the base subtracts");
+    assert_eq!(wire_sum(&wire, 1), expected);
+
+    // Split over two sums (two threads) and absorbed: the same.
+    let mut first = TopSum::new();
+    let mut second = TopSum::new();
+    first.add_pprof(&bodies[0], 1, 1).expect("valid");
+    second.add_pprof(&bodies[1], 1, 1).expect("valid");
+    second.add_pprof(&bodies[2], 1, -1).expect("valid");
+    first.absorb(second);
+    assert_eq!(first.finish(), expected);
+}
+
+#[test]
+fn a_merged_difference_counts_its_base_total() {
+    let mut merger = Merger::new();
+    merger.add("new", &fixture("cpu-2.pb.gz")).expect("merge");
+    merger
+        .add_base("old", &fixture("cpu-1.pb.gz"))
+        .expect("merge");
+    let diff = merger.finish();
+    let expected = decoded_sum(&[(&diff, 1)], 1);
+    let base_only = decoded_sum(&[(&fixture("cpu-1.pb.gz"), 1)], 1);
+    assert_eq!(expected.1, base_only.1, "100% is the base's total");
+    assert_eq!(wire_sum(&[(&encode(&diff), 1)], 1), expected);
+}
+
+#[test]
+fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
+    let strings = [
+        "",
+        "samples",
+        "count",
+        "/usr/lib/libc.so.6",
+        "main",
+        "inlined",
+    ];
+    let line = |function_id| proto::Line {
+        function_id,
+        ..Default::default()
+    };
+    let p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        mapping: vec![proto::Mapping {
+            id: 1,
+            memory_start: 0x1000,
+            memory_limit: 0x9000,
+            file_offset: 0x200,
+            filename: 3,
+            ..Default::default()
+        }],
+        function: vec![
+            proto::Function {
+                id: 1,
+                name: 4,
+                ..Default::default()
+            },
+            proto::Function {
+                id: 2,
+                name: 5,
+                ..Default::default()
+            },
+            // A function without a name: named by its address.
+            proto::Function {
+                id: 3,
+                ..Default::default()
+            },
+        ],
+        location: vec![
+            // No lines: `libc.so.6+0x…`.
+            proto::Location {
+                id: 1,
+                mapping_id: 1,
+                address: 0x1234,
+                ..Default::default()
+            },
+            // `inlined` inlined into `main`.
+            proto::Location {
+                id: 2,
+                mapping_id: 1,
+                address: 0x2000,
+                line: vec![line(2), line(1)],
+                ..Default::default()
+            },
+            proto::Location {
+                id: 3,
+                mapping_id: 1,
+                address: 0x3000,
+                line: vec![line(3)],
+                ..Default::default()
+            },
+            // No mapping and no lines: `0x…`.
+            proto::Location {
+                id: 4,
+                address: 0x4000,
+                ..Default::default()
+            },
+            proto::Location {
+                id: 5,
+                line: vec![line(1)],
+                ..Default::default()
+            },
+        ],
+        sample: [
+            (vec![1, 2, 5], 5),
+            (vec![3, 2], 7),
+            (vec![4, 5, 5], 11),
+            (vec![2], 0),
+            (vec![5, 1], -2),
+        ]
+        .into_iter()
+        .map(|(location_id, v)| proto::Sample {
+            location_id,
+            value: vec![v],
+            label: Vec::new(),
+        })
+        .collect(),
+        string_table: strings.iter().map(|s| (*s).to_string()).collect(),
+        ..Default::default()
+    };
+    let bytes = prost::Message::encode_to_vec(&p);
+    let decoded = decode(&bytes).expect("valid");
+    let expected = decoded_sum(&[(&decoded, 1)], 0);
+    let names: Vec<&str> = expected.0.iter().map(|r| r.name.as_str()).collect();
+    for name in [
+        "libc.so.6+0x434",
+        "libc.so.6+0x2200",
+        "0x4000",
+        "main",
+        "inlined",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert_eq!(wire_sum(&[(&bytes, 1)], 0), expected);
+}
+
+#[test]
+fn what_decoding_refuses_the_wire_sum_refuses_alike() {
+    let valid = encode(&profile(&[("a;b;c", 3, Some("x")), ("a;d", 2, None)]));
+    let mut cases: Vec<Vec<u8>> = (1..valid.len()).map(|cut| valid[..cut].to_vec()).collect();
+    for at in 0..valid.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut bad = valid.clone();
+            bad[at] ^= flip;
+            cases.push(bad);
+        }
+    }
+    let mut refused = 0;
+    for bytes in &cases {
+        let decoded = decode(bytes);
+        let summed = TopSum::new().add_pprof(bytes, 0, 1);
+        assert_eq!(
+            decoded.as_ref().err(),
+            summed.as_ref().err(),
+            "bytes {bytes:?}"
+        );
+        refused += usize::from(decoded.is_err());
+    }
+    assert!(refused > cases.len() / 2, "{refused} of {}", cases.len());
+}
