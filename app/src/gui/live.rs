@@ -29,6 +29,9 @@ pub struct LiveCapture {
     pub status: Arc<Mutex<String>>,
     /// Where the store is.
     pub dir: PathBuf,
+    /// What time mode showed before the capture started, brought back if the capture
+    /// fails before its first interval (e.g. without the privilege to sample).
+    previous: Option<super::timeline::Timeline>,
 }
 
 impl Drop for LiveCapture {
@@ -50,6 +53,8 @@ impl FlintApp {
     /// Without the privilege, the error says what is missing and how to grant it.
     pub fn start_capture(&mut self, ctx: &Context) {
         self.stop_capture();
+        // Set aside, not cancelled: shown again if the capture cannot start.
+        let previous = self.timeline.take();
         let dir = std::env::temp_dir().join(format!("flint-capture-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let store = match Store::open(
@@ -62,6 +67,7 @@ impl FlintApp {
             Ok(s) => Arc::new(s),
             Err(e) => {
                 self.error = Some(format!("cannot capture: {e}"));
+                self.timeline = previous;
                 return;
             }
         };
@@ -148,7 +154,28 @@ impl FlintApp {
             })
             .map_err(|e| self.error = Some(format!("cannot start the capture thread: {e}")))
             .ok();
-        self.live = Some(LiveCapture { stop, status, dir });
+        self.live = Some(LiveCapture {
+            stop,
+            status,
+            dir,
+            previous,
+        });
+    }
+
+    /// The capture failed (the message is shown): it stops, and if it never stored an
+    /// interval, the view from before it started comes back.
+    pub(super) fn capture_failed(&mut self, message: String) {
+        self.error = Some(message);
+        let Some(mut live) = self.live.take() else {
+            return;
+        };
+        let nothing_captured = self
+            .timeline
+            .as_ref()
+            .is_some_and(|tl| tl.origin == Origin::Capture && tl.profiles.unwrap_or(0) == 0);
+        if nothing_captured {
+            self.timeline = live.previous.take();
+        }
     }
 
     /// Stops the capture (the interval under way is finished and stored).
@@ -164,6 +191,10 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
+        if let Some(previous) = self.live.as_mut().and_then(|l| l.previous.take()) {
+            // The capture works: what was shown before is gone for good.
+            previous.cancel_jobs();
+        }
         let follow = tl.selection.is_none_or(|s| Some(s) == tl.live_selection);
         if tl.types.is_empty()
             && let Some(source) = tl.source.clone()

@@ -11,7 +11,11 @@ use egui_kittest::Harness;
 use profile_model::codec::DecodeOptions;
 
 use super::app::FlintApp;
+use super::test_fixtures::fixture_dir;
 use super::timeline::Origin;
+
+/// Set in the environment of this test binary when it runs itself as nobody.
+const UNPRIVILEGED_CHILD: &str = "FLINT_TEST_UNPRIVILEGED_CHILD";
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -79,4 +83,91 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
     assert!(status.contains("Hz") && status.contains("CPU"), "{status}");
     h.state_mut().stop_capture();
     busy.join().unwrap();
+}
+
+#[test]
+fn capture_without_privilege_says_what_is_missing_and_keeps_the_view() {
+    use std::os::unix::process::CommandExt as _;
+    if is_root() && std::env::var_os(UNPRIVILEGED_CHILD).is_none() {
+        // Run this very test again as nobody, without capabilities.
+        let exe = std::env::current_exe().unwrap();
+        let output = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "gui::live_tests::capture_without_privilege_says_what_is_missing_and_keeps_the_view",
+                "--nocapture",
+            ])
+            .env(UNPRIVILEGED_CHILD, "1")
+            .uid(65534)
+            .gid(65534)
+            .output();
+        let output = match output {
+            Ok(output) => output,
+            Err(e) => {
+                println!("SKIP: cannot run the test binary as nobody: {e}");
+                return;
+            }
+        };
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{stdout}");
+        assert!(
+            output.status.success(),
+            "as nobody: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("1 passed"),
+            "the child ran the test: {stdout}"
+        );
+        return;
+    }
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+        .unwrap_or(2);
+    if is_root() || paranoid < 1 {
+        println!("SKIP: this user may sample every CPU (root, or perf_event_paranoid {paranoid})");
+        return;
+    }
+    let mut app = FlintApp::new(DecodeOptions::default());
+    app.sync_jobs = true;
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let ctx = h.ctx.clone();
+    let dir = fixture_dir("unprivileged");
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    let before = h.state().timeline.as_ref().expect("time mode").profiles;
+    assert!(before.is_some_and(|n| n > 0), "{before:?}");
+
+    h.state_mut().start_capture(&ctx);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while h.state().error.is_none() {
+        assert!(Instant::now() < deadline, "no error in 20 s");
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run_steps(2);
+    let app = h.state();
+    let error = app.error.clone().unwrap_or_default();
+    for needle in ["cannot capture the local machine", "CAP_BPF", "CAP_PERFMON"] {
+        assert!(error.contains(needle), "{needle:?} in {error:?}");
+    }
+    let tl = app.timeline.as_ref().expect("time mode is back");
+    assert_eq!(
+        tl.origin,
+        Origin::Dir(dir.clone()),
+        "the directory is shown again"
+    );
+    assert_eq!(tl.profiles, before);
+    assert!(!tl.series.is_empty(), "its series are kept");
+    assert!(app.live.is_none(), "the capture stopped");
+    // The message is on screen, in the error banner.
+    use egui_kittest::kittest::Queryable as _;
+    assert!(
+        h.query_by_label_contains("CAP_BPF").is_some(),
+        "banner shows the error"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -147,9 +147,7 @@ impl FlintApp {
     /// one was doing); returns the progress of opening it.
     pub(super) fn start_timeline(&mut self, origin: Origin) -> Progress {
         if let Some(old) = &self.timeline {
-            for p in old.indexing.iter().chain(old.querying.iter()) {
-                p.cancel();
-            }
+            old.cancel_jobs();
         }
         self.compare.clear();
         let mut tl = Timeline::new(origin);
@@ -492,10 +490,7 @@ impl FlintApp {
                 tl.values.insert(name, values);
             }
             TimeMsg::Live(super::live::LiveMsg::Interval(range)) => self.live_interval(ctx, range),
-            TimeMsg::Live(super::live::LiveMsg::Failed(e)) => {
-                self.error = Some(e);
-                self.stop_capture();
-            }
+            TimeMsg::Live(super::live::LiveMsg::Failed(e)) => self.capture_failed(e),
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;
                 match (result, side) {

@@ -184,6 +184,13 @@ pub struct Timeline {
 type DrawnKey = (u64, u64, u64, u32, usize);
 
 impl Timeline {
+    /// Cancels the listing and the query under way, if any.
+    pub fn cancel_jobs(&self) {
+        for p in self.indexing.iter().chain(self.querying.iter()) {
+            p.cancel();
+        }
+    }
+
     /// Replaces the plotted series.
     pub fn set_series(&mut self, series: Vec<PlotSeries>) {
         self.series = series;
