@@ -22,40 +22,41 @@ fn series_key(i: usize) -> (&'static str, usize) {
 /// Points reduced to at most one per pixel column of a plot `width` pixels wide showing
 /// `x0..x1` (the mean of each column; the nearest point outside on each side is kept so
 /// that lines reach the edges).
-pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<[f64; 2]> {
+pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<PlotPoint> {
     let columns = width.max(1.0) as usize;
+    let point = |p: &[f64; 2]| PlotPoint::new(p[0], p[1]);
     if points.len() <= columns || x1 <= x0 {
-        return points.to_vec();
+        return points.iter().map(point).collect();
     }
     let first = points.partition_point(|p| p[0] < x0);
     let last = points.partition_point(|p| p[0] <= x1);
     let mut out = Vec::with_capacity(columns + 2);
     if first > 0 {
-        out.push(points[first - 1]);
+        out.push(point(&points[first - 1]));
     }
-    let scale = columns as f64 / (x1 - x0);
-    let mut bucket: Option<(usize, f64, f64, usize)> = None;
-    for p in &points[first..last] {
-        let col = (((p[0] - x0) * scale) as usize).min(columns - 1);
-        match &mut bucket {
-            Some((c, sx, sy, n)) if *c == col => {
-                *sx += p[0];
-                *sy += p[1];
-                *n += 1;
-            }
-            _ => {
-                if let Some((_, sx, sy, n)) = bucket {
-                    out.push([sx / n as f64, sy / n as f64]);
-                }
-                bucket = Some((col, p[0], p[1], 1));
-            }
-        }
-    }
-    if let Some((_, sx, sy, n)) = bucket {
-        out.push([sx / n as f64, sy / n as f64]);
+    let step = (x1 - x0) / columns as f64;
+    let mut rest = &points[first..last];
+    let mut column = 0;
+    while let Some(next) = rest.first() {
+        // The next point's column, then every point before the following column: one
+        // comparison per point, and two additions.
+        let c = (((next[0] - x0) / step) as usize).clamp(column, columns - 1);
+        let end = if c + 1 == columns {
+            rest.len()
+        } else {
+            let boundary = x0 + (c + 1) as f64 * step;
+            rest.iter().position(|p| p[0] >= boundary).unwrap_or(rest.len()).max(1)
+        };
+        let (bucket, tail) = rest.split_at(end);
+        let (sx, sy) = bucket
+            .iter()
+            .fold((0.0, 0.0), |(sx, sy), p| (sx + p[0], sy + p[1]));
+        out.push(PlotPoint::new(sx / end as f64, sy / end as f64));
+        rest = tail;
+        column = c + 1;
     }
     if last < points.len() {
-        out.push(points[last]);
+        out.push(point(&points[last]));
     }
     out
 }
@@ -71,12 +72,7 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
     };
     series
         .iter()
-        .map(|s| {
-            bucket_points(&s.points, x0, x1, columns)
-                .into_iter()
-                .map(|[x, y]| PlotPoint::new(x, y))
-                .collect()
-        })
+        .map(|s| bucket_points(&s.points, x0, x1, columns))
         .collect()
 }
 

@@ -120,8 +120,10 @@ fn points_are_bucketed_per_pixel() {
     let out = plot::bucket_points(&points, 100.0, 899.0, 100.0);
     // 100 columns plus the neighbor on each side.
     assert_eq!(out.len(), 102);
-    assert!(out.windows(2).all(|w| w[0][0] < w[1][0]));
-    assert!(out.iter().all(|p| (p[1] - 1.0).abs() < 1e-9));
+    assert!(out.windows(2).all(|w| w[0].x < w[1].x));
+    assert!(out.iter().all(|p| (p.y - 1.0).abs() < 1e-9));
+    // Each column holds the mean of its points: 8 points of the 7.99-wide columns.
+    assert!((out[1].x - 103.5).abs() < 1e-9, "{:?}", out[1]);
     let few = plot::bucket_points(&points[..10], 0.0, 9.0, 100.0);
     assert_eq!(few.len(), 10);
 }
