@@ -97,7 +97,7 @@ impl FlintApp {
                 end_nanos: now + INTERVAL.as_nanos() as i64,
             },
             types: Vec::new(),
-            skipped: Vec::new(),
+            warnings: Vec::new(),
             profiles: Some(0),
         })));
         let (thread_status, thread_stop, ctx) = (status.clone(), stop.clone(), ctx.clone());

@@ -45,7 +45,10 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<P
             rest.len()
         } else {
             let boundary = x0 + (c + 1) as f64 * step;
-            rest.iter().position(|p| p[0] >= boundary).unwrap_or(rest.len()).max(1)
+            rest.iter()
+                .position(|p| p[0] >= boundary)
+                .unwrap_or(rest.len())
+                .max(1)
         };
         let (bucket, tail) = rest.split_at(end);
         let (sx, sy) = bucket

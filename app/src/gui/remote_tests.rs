@@ -188,7 +188,38 @@ fn a_store_directory_opens_as_a_store() {
     let tl = h.state().timeline.as_ref().unwrap();
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     assert_eq!(tl.profiles, Some(3));
-    assert!(tl.skipped.is_empty(), "segment files are not read as pprof");
+    assert!(
+        tl.warnings.is_empty(),
+        "segment files are not read as pprof"
+    );
     assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), total);
+
+    // A torn last record (a crash while writing): the store keeps the others, and the
+    // status bar says what was cut away.
+    let segment = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "seg"))
+        .expect("a segment file");
+    let len = std::fs::metadata(&segment).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&segment)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.profiles, Some(2));
+    assert!(
+        tl.warnings.iter().any(|w| w.contains("truncated")),
+        "{:?}",
+        tl.warnings
+    );
+    assert!(
+        h.query_by_label_contains("truncated").is_some(),
+        "the warning is on screen"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

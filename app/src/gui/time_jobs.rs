@@ -69,10 +69,10 @@ impl FlintApp {
                 let profiles = store.stats().profiles;
                 let types = instant_answer(store.profile_types(TimeRange::ALL));
                 return Ok(Opened {
+                    warnings: store.warnings(),
                     source: Arc::new(store),
                     span,
                     types,
-                    skipped: Vec::new(),
                     profiles: Some(profiles),
                 });
             }
@@ -84,7 +84,10 @@ impl FlintApp {
                     source: Arc::new(source),
                     span,
                     types,
-                    skipped,
+                    warnings: skipped
+                        .into_iter()
+                        .map(|s| format!("skipped {s}"))
+                        .collect(),
                 }
             })
         };
@@ -137,7 +140,7 @@ impl FlintApp {
                 source,
                 span,
                 types,
-                skipped: Vec::new(),
+                warnings: Vec::new(),
                 profiles: None,
             }))
         });
@@ -335,16 +338,14 @@ impl FlintApp {
                 },
                 QueryTime::Merge(r) => r,
             };
-            let result = async {
-                let profile = source.query(selector.clone(), time, progress).await?;
-                // One point per distinct profile time: the number of profiles merged.
-                let count = source
-                    .query_range(selector, range, 1, Some(Vec::new()))
-                    .await
-                    .map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
-                Ok((Box::new(profile), count))
-            }
-            .await;
+            // One point per distinct profile time: the number of profiles merged, asked
+            // at the same time as the merge (on a server, two requests in flight).
+            let (profile, count) = tokio::join!(
+                source.query(selector.clone(), time, progress),
+                source.query_range(selector, range, 1, Some(Vec::new()))
+            );
+            let count = count.map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
+            let result = profile.map(|p| (Box::new(p), count));
             TimeMsg::Selected(time, side, result)
         });
     }
@@ -443,7 +444,7 @@ impl FlintApp {
                     Ok(opened) => {
                         tl.span = opened.span;
                         tl.set_types(opened.types);
-                        tl.skipped = opened.skipped;
+                        tl.warnings = opened.warnings;
                         tl.profiles = opened.profiles;
                         tl.pending_bounds = Some((
                             tl.span.start_nanos as f64 / 1e9,
@@ -549,7 +550,7 @@ impl FlintApp {
         ))
     }
 
-    /// The status bar part of time mode: skipped files, progress and Cancel.
+    /// The status bar part of time mode: what opening warned of, progress and Cancel.
     pub(super) fn timeline_status(&mut self, ui: &mut Ui) {
         let Some(tl) = &self.timeline else {
             return;
@@ -559,19 +560,15 @@ impl FlintApp {
             cancel = ui.button("Cancel").clicked();
             ui.label(text);
         }
-        if !tl.skipped.is_empty() {
-            let first: Vec<&str> = tl.skipped.iter().take(2).map(String::as_str).collect();
-            let more = if tl.skipped.len() > 2 { ", …" } else { "" };
-            ui.colored_label(
-                ui.visuals().warn_fg_color,
-                format!(
-                    "skipped {} file{}: {}{more}",
-                    tl.skipped.len(),
-                    if tl.skipped.len() == 1 { "" } else { "s" },
-                    first.join(", ")
-                ),
-            )
-            .on_hover_text(tl.skipped.join("\n"));
+        if let Some(first) = tl.warnings.first() {
+            let n = tl.warnings.len();
+            let more = if n > 1 {
+                format!(" (and {} more)", n - 1)
+            } else {
+                String::new()
+            };
+            ui.colored_label(ui.visuals().warn_fg_color, format!("{first}{more}"))
+                .on_hover_text(tl.warnings.join("\n"));
         }
         if cancel {
             self.cancel_time_job();

@@ -452,3 +452,23 @@ fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
     // A wider plot: more columns.
     assert!(tl.drawn_lines(1, 0.0, 999.0, 400.0)[0].len() > first[0].len());
 }
+
+#[test]
+fn a_corrupt_file_in_the_directory_is_skipped_with_a_visible_warning() {
+    let dir = fixture_dir("corrupt");
+    std::fs::write(dir.join("broken.pb.gz"), b"\x1f\x8b not really gzip").unwrap();
+    let h = harness(dir.clone());
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.profiles, Some(FILES.len()), "the others load");
+    assert_eq!(tl.warnings.len(), 1, "{:?}", tl.warnings);
+    assert!(
+        tl.warnings[0].starts_with("skipped ") && tl.warnings[0].contains("broken.pb.gz"),
+        "{:?}",
+        tl.warnings
+    );
+    assert!(
+        h.query_by_label_contains("broken.pb.gz").is_some(),
+        "the warning is on screen"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

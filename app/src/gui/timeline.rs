@@ -68,8 +68,9 @@ pub struct Opened {
     pub span: TimeRange,
     /// Its profile types.
     pub types: Vec<ProfileType>,
-    /// One line per file that could not be read.
-    pub skipped: Vec<String>,
+    /// What opening reported, a line each: files skipped, or a store's records
+    /// repaired or skipped.
+    pub warnings: Vec<String>,
     /// How many profiles there are, when known (files).
     pub profiles: Option<usize>,
 }
@@ -124,8 +125,9 @@ pub struct Timeline {
     pub(super) values: HashMap<String, Vec<String>>,
     /// When the server was last found unavailable (retried a little later).
     pub unavailable_since: Option<Instant>,
-    /// One line per file that could not be read.
-    pub skipped: Vec<String>,
+    /// What opening reported, a line each: files skipped, or a store's records
+    /// repaired or skipped.
+    pub warnings: Vec<String>,
     /// Profile types with data.
     pub types: Vec<ProfileType>,
     /// The type plotted.
@@ -226,7 +228,7 @@ impl Timeline {
             live_selection: None,
             values: HashMap::new(),
             unavailable_since: None,
-            skipped: Vec::new(),
+            warnings: Vec::new(),
             types: Vec::new(),
             type_index: 0,
             span: TimeRange {
