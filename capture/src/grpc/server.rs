@@ -23,7 +23,9 @@ use crate::grpc::proto::query::query_service_server::{QueryService, QueryService
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
 use crate::grpc::report::{only_type, parca_difference};
 use crate::selector::{ProfileType, Selector};
-use crate::source::{Labels, ProfileSink, ProfileSource, Progress, QueryTime, TimeRange};
+use crate::source::{
+    Labels, ProfileSink, ProfileSource, Progress, QueryTime, SourceError, TimeRange,
+};
 
 /// Parca's cap on one gRPC message, each way: 32 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 << 20;
@@ -408,17 +410,9 @@ impl QueryService for QueryServer {
             range,
         )
         .await?;
-        let mut names = std::collections::BTreeSet::new();
-        for selector in selectors {
-            names.extend(
-                self.source
-                    .labels(selector, range)
-                    .await
-                    .map_err(status_of)?,
-            );
-        }
+        let names = union(selectors, |s| self.source.labels(s, range)).await?;
         Ok(Response::new(pq::LabelsResponse {
-            label_names: names.into_iter().collect(),
+            label_names: names,
             warnings: Vec::new(),
         }))
     }
@@ -440,20 +434,27 @@ impl QueryService for QueryServer {
             range,
         )
         .await?;
-        let mut values = std::collections::BTreeSet::new();
-        for selector in selectors {
-            values.extend(
-                self.source
-                    .values(request.label_name.clone(), selector, range)
-                    .await
-                    .map_err(status_of)?,
-            );
-        }
+        let name = &request.label_name;
+        let values = union(selectors, |s| self.source.values(name.clone(), s, range)).await?;
         Ok(Response::new(pq::ValuesResponse {
-            label_values: values.into_iter().collect(),
+            label_values: values,
             warnings: Vec::new(),
         }))
     }
+}
+
+/// The sorted, distinct union of `answer(selector)` over every selector (label names
+/// or values asked of each profile type a request covers).
+async fn union<F, Fut>(selectors: Vec<Selector>, answer: F) -> Result<Vec<String>, Status>
+where
+    F: Fn(Selector) -> Fut,
+    Fut: Future<Output = Result<Vec<String>, SourceError>>,
+{
+    let mut all = std::collections::BTreeSet::new();
+    for selector in selectors {
+        all.extend(answer(selector).await.map_err(status_of)?);
+    }
+    Ok(all.into_iter().collect())
 }
 
 /// Serves a [`ProfileSink`] as Parca's ProfileStoreService.WriteRaw.
