@@ -935,3 +935,117 @@ fn tls_with_a_ca_file_connects_and_an_untrusted_certificate_is_refused() {
     drop(stop);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A source whose merges hold the thread they run on until the test lets them go,
+/// as a long merge of a local source does; everything else is a [`FileSource`]'s.
+struct SlowMergeSource {
+    files: Arc<FileSource>,
+    entered: Mutex<std::sync::mpsc::Sender<()>>,
+    go: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl ProfileSource for SlowMergeSource {
+    fn profile_types(&self, range: TimeRange) -> SourceFuture<'_, Vec<capture::ProfileType>> {
+        self.files.profile_types(range)
+    }
+
+    fn labels(&self, selector: Selector, range: TimeRange) -> SourceFuture<'_, Vec<String>> {
+        self.files.labels(selector, range)
+    }
+
+    fn values(
+        &self,
+        name: String,
+        selector: Selector,
+        range: TimeRange,
+    ) -> SourceFuture<'_, Vec<String>> {
+        self.files.values(name, selector, range)
+    }
+
+    fn query_range(
+        &self,
+        selector: Selector,
+        range: TimeRange,
+        step_nanos: i64,
+        sum_by: Option<Vec<String>>,
+    ) -> SourceFuture<'_, Vec<capture::Series>> {
+        self.files.query_range(selector, range, step_nanos, sum_by)
+    }
+
+    fn query(
+        &self,
+        selector: Selector,
+        time: QueryTime,
+        progress: Progress,
+    ) -> SourceFuture<'_, Profile> {
+        Box::pin(async move {
+            // Blocks the thread, not just the task.
+            self.entered.lock().unwrap().send(()).unwrap();
+            self.go.lock().unwrap().recv().unwrap();
+            self.files.query(selector, time, progress).await
+        })
+    }
+}
+
+#[test]
+fn a_long_merge_does_not_hold_up_other_requests() {
+    // One worker thread: a merge run on it would leave nothing to answer with.
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let source: Arc<dyn ProfileSource> = Arc::new(SlowMergeSource {
+        files: file_source(),
+        entered: Mutex::new(entered_tx),
+        go: Mutex::new(go_rx),
+    });
+    let listener = server.block_on(bind("127.0.0.1:0")).unwrap();
+    let url = format!("grpc://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    server.spawn(serve(
+        listener,
+        source,
+        None,
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+
+    let client = tokio::runtime::Runtime::new().unwrap();
+    let remote = Arc::new(RemoteSource::new(&url, RemoteOptions::default()).unwrap());
+    let merging = {
+        let remote = remote.clone();
+        client.spawn(async move {
+            remote
+                .query(
+                    selector(CPU),
+                    QueryTime::Merge(TimeRange::ALL),
+                    Progress::default(),
+                )
+                .await
+        })
+    };
+    entered
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the merge reached the source");
+    let types = client.block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            remote.profile_types(TimeRange::ALL),
+        )
+        .await
+    });
+    let types = types.expect("the server answered while the merge ran");
+    assert!(types.unwrap().iter().any(|t| t.to_string() == CPU));
+    go.send(()).unwrap();
+    let merged = client
+        .block_on(merging)
+        .unwrap()
+        .expect("the merge finishes");
+    assert!(merged.total(0) > 0);
+    let _ = stop.send(());
+}

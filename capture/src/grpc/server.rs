@@ -214,14 +214,27 @@ impl QueryServer {
         time: QueryTime,
     ) -> Result<(profile_model::Profile, Selector), Status> {
         let selector = parse_selector(query)?;
-        let profile = self
-            .source
-            .query(selector.clone(), time, Progress::default())
-            .await
-            .map_err(status_of)?;
-        let profile = only_type(profile, &selector.profile_type).map_err(status_of)?;
+        let (source, asked) = (self.source.clone(), selector.clone());
+        let handle = tokio::runtime::Handle::current();
+        let profile = off_runtime(move || {
+            handle
+                .block_on(source.query(asked.clone(), time, Progress::default()))
+                .and_then(|p| only_type(p, &asked.profile_type))
+        })
+        .await?
+        .map_err(status_of)?;
         Ok((profile, selector))
     }
+}
+
+/// Runs CPU-heavy work (a local source's merge, a diff, encoding the answer) on tokio's
+/// blocking threads, so that the runtime's workers keep answering other requests.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Status::internal(format!("the query failed: {e}")))
 }
 
 fn single_time(single: &pq::SingleProfile) -> Result<QueryTime, Status> {
@@ -276,11 +289,13 @@ impl QueryService for QueryServer {
             return Err(invalid("query range: step must be positive"));
         }
         let profile_type = selector.profile_type.clone();
-        let series = self
-            .source
-            .query_range(selector, range, step_nanos, Some(request.sum_by))
-            .await
-            .map_err(status_of)?;
+        let source = self.source.clone();
+        let handle = tokio::runtime::Handle::current();
+        let series = off_runtime(move || {
+            handle.block_on(source.query_range(selector, range, step_nanos, Some(request.sum_by)))
+        })
+        .await?
+        .map_err(status_of)?;
         let value_type = |kind: &str, unit: &str| pq::ValueType {
             r#type: kind.to_string(),
             unit: unit.to_string(),
@@ -349,7 +364,10 @@ impl QueryService for QueryServer {
                 let (query_b, time_b) = diff_side(&d.b, "b")?;
                 let (a, _) = self.profile(query_a, time_a).await?;
                 let (b, _) = self.profile(query_b, time_b).await?;
-                parca_difference(&a, &b, d.absolute.unwrap_or(false)).map_err(status_of)?
+                let absolute = d.absolute.unwrap_or(false);
+                off_runtime(move || parca_difference(&a, &b, absolute))
+                    .await?
+                    .map_err(status_of)?
             }
             (mode, _) => {
                 return Err(invalid(format!(
@@ -364,10 +382,9 @@ impl QueryService for QueryServer {
             }
         };
         let total = profile.total(0);
+        let report = off_runtime(move || profile_model::codec::encode_gzip(&profile)).await?;
         Ok(Response::new(pq::QueryResponse {
-            report: Some(query_response::Report::Pprof(
-                profile_model::codec::encode_gzip(&profile),
-            )),
+            report: Some(query_response::Report::Pprof(report)),
             total,
             filtered: 0,
         }))
