@@ -10,10 +10,9 @@ pub mod kallsyms;
 pub mod perfmap;
 pub mod procmaps;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use elf::{ElfSymbols, SymFrame};
@@ -74,12 +73,23 @@ struct CachedBinary {
     used: Instant,
 }
 
+/// Binaries waiting to be opened by the background thread.
+#[derive(Default)]
+struct PreloadQueue {
+    todo: VecDeque<(BinaryKey, Vec<PathBuf>)>,
+    /// Set when the symbolizer is dropped: the thread ends.
+    closed: bool,
+}
+
+/// The queue and the condition the thread waits on.
+type SharedQueue = Arc<(Mutex<PreloadQueue>, Condvar)>;
+
 /// Opens binaries on a background thread, so that those of processes started while an
 /// interval runs are ready when the interval ends.
 struct Preloader {
-    requests: mpsc::Sender<(BinaryKey, Vec<PathBuf>)>,
+    queue: SharedQueue,
     results: mpsc::Receiver<(BinaryKey, Option<ElfSymbols>)>,
-    /// Requested and not yet received.
+    /// Queued or being opened, not yet received.
     pending: HashSet<BinaryKey>,
 }
 
@@ -87,12 +97,13 @@ impl Preloader {
     /// Starts the thread; `None` when it cannot be started (binaries are then opened
     /// when first needed).
     fn start() -> Option<Self> {
-        let (requests, todo) = mpsc::channel::<(BinaryKey, Vec<PathBuf>)>();
+        let queue = SharedQueue::default();
         let (done, results) = mpsc::channel();
+        let shared = queue.clone();
         std::thread::Builder::new()
             .name("flint-symbols".into())
             .spawn(move || {
-                for (key, candidates) in todo {
+                while let Some((key, candidates)) = next_request(&shared) {
                     if done.send((key, open_binary(&candidates))).is_err() {
                         break;
                     }
@@ -100,10 +111,56 @@ impl Preloader {
             })
             .ok()?;
         Some(Self {
-            requests,
+            queue,
             results,
             pending: HashSet::new(),
         })
+    }
+
+    /// Queues the opening of binary `key`.
+    fn request(&mut self, key: BinaryKey, candidates: Vec<PathBuf>) {
+        let (lock, ready) = &*self.queue;
+        lock.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .todo
+            .push_back((key.clone(), candidates));
+        ready.notify_one();
+        self.pending.insert(key);
+    }
+
+    /// Takes binary `key` back from the queue when the thread has not started on it
+    /// (the caller opens it at once); false when it is being opened or done.
+    fn take_back(&mut self, key: &BinaryKey) -> bool {
+        let mut queue = self.queue.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(i) = queue.todo.iter().position(|(k, _)| k == key) else {
+            return false;
+        };
+        queue.todo.remove(i);
+        self.pending.remove(key);
+        true
+    }
+}
+
+impl Drop for Preloader {
+    fn drop(&mut self) {
+        let (lock, ready) = &*self.queue;
+        lock.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
+        ready.notify_one();
+    }
+}
+
+/// The next binary to open, waiting for one; `None` once the queue is closed.
+fn next_request(queue: &SharedQueue) -> Option<(BinaryKey, Vec<PathBuf>)> {
+    let (lock, ready) = &**queue;
+    let mut q = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if q.closed {
+            return None;
+        }
+        if let Some(request) = q.todo.pop_front() {
+            return Some(request);
+        }
+        q = ready.wait(q).unwrap_or_else(PoisonError::into_inner);
     }
 }
 
@@ -232,16 +289,14 @@ impl Symbolizer {
     /// short-lived process (a command that runs for less than an interval) can still be
     /// symbolized after it exits, and opens the binaries they map on a background
     /// thread, so that the interval's end finds them ready. The first call sees every
-    /// process as new and opens only this process's binaries (whose symbolization work
-    /// the next interval samples); the others' are opened when their addresses are
-    /// first looked up. Meant to be called a few times a second while the interval
-    /// runs; returns the pids that were new.
+    /// process as new and opens none (their binaries are opened when their addresses
+    /// are first looked up). Meant to be called a few times a second while the
+    /// interval runs; returns the pids that were new.
     pub fn snapshot_new_processes(&mut self) -> Vec<u32> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
         let first = !std::mem::replace(&mut self.snapshotted, true);
-        let me = std::process::id();
         let mut new = Vec::new();
         for entry in dir.flatten() {
             let Some(pid) = entry
@@ -256,7 +311,7 @@ impl Symbolizer {
             }
             if let Ok(maps) = ProcMaps::read(pid) {
                 let maps = Arc::new(maps);
-                if !first || pid == me {
+                if !first {
                     self.preload(pid, &maps);
                 }
                 self.snapshots.insert(pid, (maps, self.interval));
@@ -264,6 +319,15 @@ impl Symbolizer {
             }
         }
         new
+    }
+
+    /// Opens the binaries of process `pid` on the background thread: the recorder's
+    /// own, when it samples every process (its symbolization work is in the next
+    /// interval's samples).
+    pub fn preload_process(&mut self, pid: u32) {
+        if let Ok(maps) = ProcMaps::read(pid) {
+            self.preload(pid, &maps);
+        }
     }
 
     /// Asks the background thread to open the executable files `maps` has that are
@@ -281,25 +345,19 @@ impl Symbolizer {
             if self.binaries.contains_key(&key) || preloader.pending.contains(&key) {
                 continue;
             }
-            if preloader
-                .requests
-                .send((key.clone(), binary_candidates(pid, e)))
-                .is_err()
-            {
-                self.preloader = None;
-                return;
-            }
-            preloader.pending.insert(key);
+            preloader.request(key, binary_candidates(pid, e));
         }
     }
 
-    /// Takes in the binaries the background thread has opened; when it is still
-    /// opening `wanted`, waits for it.
+    /// Takes in the binaries the background thread has opened; when it is opening
+    /// `wanted`, waits for it, and when `wanted` is still queued, takes it back (the
+    /// caller opens it).
     fn receive_preloaded(&mut self, wanted: Option<&BinaryKey>) {
         let Some(preloader) = &mut self.preloader else {
             return;
         };
-        let mut wait = wanted.is_some_and(|k| preloader.pending.contains(k));
+        let mut wait =
+            wanted.is_some_and(|k| preloader.pending.contains(k) && !preloader.take_back(k));
         loop {
             let received = if wait {
                 preloader.results.recv().ok()
@@ -563,7 +621,12 @@ mod tests {
             .find(|e| e.executable && e.base_name() == "sleep")
             .unwrap();
         let key = (sleep.path.clone(), sleep.inode);
-        s.receive_preloaded(Some(&key));
+        let waiting = std::time::Instant::now();
+        while s.preloader.as_ref().unwrap().pending.contains(&key) {
+            assert!(waiting.elapsed().as_secs() < 30, "never opened");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            s.receive_preloaded(None);
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert!(
@@ -571,6 +634,27 @@ mod tests {
             "opened in the background, without a lookup"
         );
         assert_eq!(s.stats.lookups, 0);
+    }
+
+    #[test]
+    fn a_lookup_opens_at_once_a_binary_still_queued() {
+        let mut s = Symbolizer::new();
+        let pid = std::process::id();
+        let maps = s.process_maps(pid).unwrap();
+        let addr = symbolized_by_the_symbolizer as *const () as u64;
+        let entry = maps.find(addr).unwrap();
+        let key = (entry.path.clone(), entry.inode);
+        // A queue the thread never takes from: only taking back can open the binary.
+        let (_done, results) = super::mpsc::channel();
+        let mut preloader = super::Preloader {
+            queue: super::SharedQueue::default(),
+            results,
+            pending: Default::default(),
+        };
+        preloader.request(key.clone(), Vec::new());
+        s.preloader = Some(preloader);
+        assert!(!s.user(pid, addr, false).frames.is_empty());
+        assert!(s.preloader.as_ref().unwrap().pending.is_empty());
     }
 
     #[test]
