@@ -194,12 +194,14 @@ pub struct Symbolizer {
     interval: u64,
     /// Binaries by (path, inode), dropped after [`BINARY_IDLE`] unused.
     binaries: HashMap<BinaryKey, CachedBinary>,
-    /// The thread that opens binaries of new processes ahead of need (started by the
-    /// first [`Symbolizer::snapshot_new_processes`]).
+    /// The thread that opens binaries of new processes ahead of need (started when
+    /// first asked to).
     preloader: Option<Preloader>,
     /// Whether [`Symbolizer::snapshot_new_processes`] has run (its first call sees
     /// every process as new).
     snapshotted: bool,
+    /// The processes found by the last [`Symbolizer::snapshot_new_processes`].
+    present: HashSet<u32>,
     /// Frames by (binary, file offset, return address).
     frames: HashMap<(String, u64, u64, bool), Arc<[SymFrame]>>,
     /// Mappings handed out in this interval, so equal ones are shared.
@@ -297,6 +299,7 @@ impl Symbolizer {
             return Vec::new();
         };
         let first = !std::mem::replace(&mut self.snapshotted, true);
+        let previous = std::mem::take(&mut self.present);
         let mut new = Vec::new();
         for entry in dir.flatten() {
             let Some(pid) = entry
@@ -306,12 +309,15 @@ impl Symbolizer {
             else {
                 continue;
             };
+            self.present.insert(pid);
             if self.snapshots.contains_key(&pid) {
                 continue;
             }
             if let Ok(maps) = ProcMaps::read(pid) {
                 let maps = Arc::new(maps);
-                if !first {
+                // A snapshot that expired is taken again: only a process that was not
+                // there at the last call has started since.
+                if !first && !previous.contains(&pid) {
                     self.preload(pid, &maps);
                 }
                 self.snapshots.insert(pid, (maps, self.interval));
@@ -634,6 +640,29 @@ mod tests {
             "opened in the background, without a lookup"
         );
         assert_eq!(s.stats.lookups, 0);
+    }
+
+    #[test]
+    fn processes_whose_snapshot_is_taken_again_are_not_preloaded() {
+        let mut s = Symbolizer::new();
+        assert!(s.snapshot_new_processes().contains(&std::process::id()));
+        for _ in 0..3 {
+            s.begin_interval(|_| true);
+        }
+        // The snapshots expired: taken again, but these processes did not just start.
+        assert!(s.snapshot_new_processes().contains(&std::process::id()));
+        // Processes that did start meanwhile (other tests' children) may be queued;
+        // this test binary is not.
+        let maps = super::ProcMaps::read(std::process::id()).unwrap();
+        let exe = maps.main_binary().unwrap();
+        let key = (exe.path.clone(), exe.inode);
+        assert!(
+            s.preloader
+                .as_ref()
+                .is_none_or(|p| !p.pending.contains(&key)),
+            "queued"
+        );
+        assert!(!s.binaries.contains_key(&key), "opened");
     }
 
     #[test]
