@@ -6,6 +6,7 @@ mod record;
 mod remote;
 mod series;
 mod serve;
+mod spool;
 mod top;
 
 use std::path::PathBuf;

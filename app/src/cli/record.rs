@@ -1,6 +1,6 @@
 //! `flint record`: samples the CPUs of this machine (all processes or some) and writes
 //! one profile per interval to flint's store and/or a server, and all of them merged to
-//! a file.
+//! a file (spooled on disk while recording, see [`super::spool`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,10 +16,10 @@ use capture::store::{Store, StoreOptions};
 use capture::time::parse_duration;
 use capture::{Labels, ProfileSink as _, RemoteSource};
 use clap::Args;
-use profile_model::codec::encode_gzip;
-use profile_model::merge::Merger;
+use profile_model::codec::{DecodeOptions, encode_gzip};
 
 use super::remote::{ConnectArgs, runtime};
+use super::spool::Spool;
 
 /// Arguments of `flint record`.
 #[derive(Debug, Args)]
@@ -47,7 +47,8 @@ pub struct RecordArgs {
     /// Kernel mechanism: BPF with a perf fallback, or one of them.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
-    /// Write all intervals merged into this file (gzipped pprof) at the end.
+    /// Write all intervals merged into this file (gzipped pprof) at the end; until
+    /// then they are kept in `.FILE.spool-PID` next to it.
     #[arg(short = 'o', long = "output", value_name = "FILE.pb.gz")]
     output: Option<PathBuf>,
     /// Store each interval's profile in flint's store in this directory.
@@ -76,7 +77,10 @@ enum BackendArg {
 
 /// Where each interval goes.
 struct Outputs {
-    file: Option<(PathBuf, Merger)>,
+    /// The output file and the spool of its intervals.
+    file: Option<(PathBuf, Spool)>,
+    /// How spooled intervals are read back.
+    decode: DecodeOptions,
     store: Option<Store>,
     push: Option<(RemoteSource, tokio::runtime::Runtime)>,
     labels: Labels,
@@ -113,8 +117,21 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
         )),
         None => None,
     };
+    let file = match &args.output {
+        Some(path) => Some((path.clone(), Spool::create(path)?)),
+        None => None,
+    };
+    let quit_note = file.as_ref().map(|(_, spool)| {
+        format!(
+            "the intervals recorded so far are kept in {} (flint top DIR merges them)",
+            spool.dir().display()
+        )
+    });
     let mut outputs = Outputs {
-        file: args.output.clone().map(|p| (p, Merger::new())),
+        file,
+        decode: DecodeOptions {
+            max_decompressed_bytes,
+        },
         store,
         push,
         labels,
@@ -122,9 +139,20 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
         first_failure: None,
     };
 
-    let mut recorder = Recorder::open(options).map_err(|e| open_error(&e))?;
-    let signals = runtime()?;
-    watch_signals(&signals, recorder.stop_flag())?;
+    let started = Recorder::open(options)
+        .map_err(|e| open_error(&e))
+        .and_then(|recorder| {
+            let signals = runtime()?;
+            watch_signals(&signals, recorder.stop_flag(), quit_note)?;
+            Ok((recorder, signals))
+        });
+    let (mut recorder, signals) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            outputs.discard();
+            return Err(e);
+        }
+    };
     let backend = backend_name(recorder.backend());
     if let Some(reason) = recorder.fallback_reason() {
         eprintln!("warning: BPF unavailable, sampling with perf: {reason}");
@@ -193,10 +221,10 @@ impl Outputs {
     /// counted, and recording goes on.
     fn write(&mut self, profile: &profile_model::Profile, n: usize) {
         let mut errors = Vec::new();
-        if let Some((_, merger)) = &mut self.file
-            && let Err(e) = merger.add(&format!("interval {n}"), profile)
+        if let Some((_, spool)) = &mut self.file
+            && let Err(e) = spool.add(profile)
         {
-            errors.push(format!("merging: {e}"));
+            errors.push(format!("spooling: {e}"));
         }
         if self.store.is_some() || self.push.is_some() {
             let bytes = encode_gzip(profile);
@@ -219,13 +247,32 @@ impl Outputs {
         }
     }
 
-    /// Writes the merged file (atomically: a temporary file renamed over the target);
-    /// returns what to add to the summary line.
+    /// Removes the spool of a recording that never started (it holds nothing).
+    fn discard(&mut self) {
+        if let Some((_, spool)) = self.file.take() {
+            let _ = spool.remove();
+        }
+    }
+
+    /// Writes the merged file (atomically: a temporary file renamed over the target)
+    /// and removes the spool; when the file cannot be written, the spool is kept and
+    /// the error says where. Returns what to add to the summary line.
     fn finish(&mut self) -> Result<String, String> {
         let mut written = String::new();
-        if let Some((path, merger)) = self.file.take() {
-            let bytes = encode_gzip(&merger.finish());
-            write_atomically(&path, &bytes)?;
+        if let Some((path, spool)) = self.file.take() {
+            let result = spool
+                .merged(self.decode)
+                .and_then(|merged| write_atomically(&path, &encode_gzip(&merged)));
+            if let Err(e) = result {
+                return Err(format!(
+                    "{e}; the {} recorded intervals are kept in {} (flint top DIR merges them)",
+                    spool.intervals(),
+                    spool.dir().display()
+                ));
+            }
+            if let Err(e) = spool.remove() {
+                eprintln!("warning: {e}");
+            }
             written.push_str(&format!(" written to {}", path.display()));
         }
         if let Some(store) = &self.store {
@@ -333,7 +380,8 @@ fn check_output_path(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn parent_dir(path: &Path) -> &Path {
+/// The directory of `path` (`.` for a bare file name).
+pub(super) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -391,8 +439,13 @@ fn backend_name(backend: Backend) -> &'static str {
     }
 }
 
-/// Sets `stop` on the first SIGINT or SIGTERM; a second one exits at once.
-fn watch_signals(rt: &tokio::runtime::Runtime, stop: Arc<AtomicBool>) -> Result<(), String> {
+/// Sets `stop` on the first SIGINT or SIGTERM; a second one exits at once, printing
+/// `quit_note` (where the data recorded so far is).
+fn watch_signals(
+    rt: &tokio::runtime::Runtime,
+    stop: Arc<AtomicBool>,
+    quit_note: Option<String>,
+) -> Result<(), String> {
     use tokio::signal::unix::{SignalKind, signal};
     let (mut interrupt, mut terminate) = rt
         .block_on(async {
@@ -413,6 +466,9 @@ fn watch_signals(rt: &tokio::runtime::Runtime, stop: Arc<AtomicBool>) -> Result<
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
+        if let Some(note) = quit_note {
+            eprintln!("flint record: quitting; {note}");
+        }
         std::process::exit(130);
     });
     Ok(())
@@ -420,6 +476,8 @@ fn watch_signals(rt: &tokio::runtime::Runtime, stop: Arc<AtomicBool>) -> Result<
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails loudly")]
+
     use super::*;
 
     #[test]
@@ -427,6 +485,37 @@ mod tests {
         assert_eq!(ring_pages_for(19, Duration::from_secs(10), 256), 256);
         assert_eq!(ring_pages_for(99, Duration::from_secs(60), 256), 2048);
         assert_eq!(ring_pages_for(10_000, Duration::from_secs(60), 256), 4096);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_written_leaves_the_spool_and_says_where() {
+        let dir = std::env::temp_dir().join(format!("flint-record-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let output = dir.join("out.pb.gz");
+        let mut outputs = Outputs {
+            file: Some((output.clone(), Spool::create(&output).unwrap())),
+            decode: DecodeOptions::default(),
+            store: None,
+            push: None,
+            labels: Labels::default(),
+            failures: 0,
+            first_failure: None,
+        };
+        for n in 1..=2 {
+            outputs.write(&super::super::spool::tests::interval_profile(n), n as usize);
+        }
+        assert_eq!(outputs.failures, 0);
+        let spooled = outputs.file.as_ref().unwrap().1.dir().to_path_buf();
+        // A non-empty directory where the file goes: the rename over it fails.
+        std::fs::create_dir_all(output.join("in-the-way")).unwrap();
+        let e = outputs.finish().unwrap_err();
+        assert!(
+            e.contains("the 2 recorded intervals are kept in")
+                && e.contains(&spooled.display().to_string()),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(&spooled).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -541,6 +541,8 @@ fn every_interval_reaches_the_store_and_the_server() {
         &server.url,
         "--label",
         "job=e2e",
+        "-o",
+        dir.join("merged.pb.gz").to_str().expect("utf-8 path"),
     ]);
     drop(helper);
     let status_lines = stderr.lines().filter(|l| l.starts_with("99 Hz")).count();
@@ -567,6 +569,23 @@ fn every_interval_reaches_the_store_and_the_server() {
     assert_eq!(points, 3);
     let (total_remote, _) = shares(&merged, &pid, &["spin_hot"]);
     assert_eq!(total_remote, total, "the server holds what the store holds");
+
+    // The file is the merge of the intervals, spooled on disk while recording; the
+    // spool is gone once the file is written.
+    let (total_file, _) = shares(&read_profile(&dir.join("merged.pb.gz")), &pid, &[]);
+    assert_eq!(total_file, total, "the file holds what the store holds");
+    assert_no_spool(&dir);
+}
+
+/// Fails when a `flint record -o` spool is left in `dir`.
+fn assert_no_spool(dir: &Path) {
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .expect("the scratch directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".spool-"))
+        .collect();
+    assert!(left.is_empty(), "spool left behind: {left:?}");
 }
 
 #[test]
@@ -612,6 +631,7 @@ fn ctrl_c_ends_the_interval_and_still_writes_the_file() {
     let profile = read_profile(&out);
     let (total, _) = shares(&profile, &pid, &[]);
     assert!(total >= 100, "only {total} samples in 2 s: {stderr}");
+    assert_no_spool(&dir);
 }
 
 #[test]

@@ -157,10 +157,14 @@ impl Recorder {
             )));
         }
         let sampler = Sampler::open(&options.sampler)?;
+        let mut symbolizer = Symbolizer::new();
+        if options.sampler.target == Target::All {
+            symbolizer.preload_process(std::process::id());
+        }
         let now = Instant::now();
         Ok(Recorder {
             sampler,
-            symbolizer: Symbolizer::new(),
+            symbolizer,
             processes: ProcessInfo::new(),
             deadline: options.duration.map(|d| now + d),
             options,

@@ -194,6 +194,12 @@ fn find_debug_file(
         .find(|c| c.is_file() && c.as_path() != binary)
 }
 
+/// Symbols are opened on a background thread and handed over.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<ElfSymbols>();
+};
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -10,9 +10,10 @@ pub mod kallsyms;
 pub mod perfmap;
 pub mod procmaps;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
+use std::time::{Duration, Instant};
 
 use elf::{ElfSymbols, SymFrame};
 use kallsyms::Kallsyms;
@@ -63,6 +64,123 @@ pub struct SymbolStats {
     pub unreadable_binaries: u64,
 }
 
+/// A binary by (path, inode).
+type BinaryKey = (String, u64);
+
+/// A binary's symbols (`None` when unreadable) and when they were last asked for.
+struct CachedBinary {
+    symbols: Option<Arc<ElfSymbols>>,
+    used: Instant,
+}
+
+/// Binaries waiting to be opened by the background thread.
+#[derive(Default)]
+struct PreloadQueue {
+    todo: VecDeque<(BinaryKey, Vec<PathBuf>)>,
+    /// Set when the symbolizer is dropped: the thread ends.
+    closed: bool,
+}
+
+/// The queue and the condition the thread waits on.
+type SharedQueue = Arc<(Mutex<PreloadQueue>, Condvar)>;
+
+/// Opens binaries on a background thread, so that those of processes started while an
+/// interval runs are ready when the interval ends.
+struct Preloader {
+    queue: SharedQueue,
+    results: mpsc::Receiver<(BinaryKey, Option<ElfSymbols>)>,
+    /// Queued or being opened, not yet received.
+    pending: HashSet<BinaryKey>,
+}
+
+impl Preloader {
+    /// Starts the thread; `None` when it cannot be started (binaries are then opened
+    /// when first needed).
+    fn start() -> Option<Self> {
+        let queue = SharedQueue::default();
+        let (done, results) = mpsc::channel();
+        let shared = queue.clone();
+        std::thread::Builder::new()
+            .name("flint-symbols".into())
+            .spawn(move || {
+                while let Some((key, candidates)) = next_request(&shared) {
+                    if done.send((key, open_binary(&candidates))).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Self {
+            queue,
+            results,
+            pending: HashSet::new(),
+        })
+    }
+
+    /// Queues the opening of binary `key`.
+    fn request(&mut self, key: BinaryKey, candidates: Vec<PathBuf>) {
+        let (lock, ready) = &*self.queue;
+        lock.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .todo
+            .push_back((key.clone(), candidates));
+        ready.notify_one();
+        self.pending.insert(key);
+    }
+
+    /// Takes binary `key` back from the queue when the thread has not started on it
+    /// (the caller opens it at once); false when it is being opened or done.
+    fn take_back(&mut self, key: &BinaryKey) -> bool {
+        let mut queue = self.queue.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(i) = queue.todo.iter().position(|(k, _)| k == key) else {
+            return false;
+        };
+        queue.todo.remove(i);
+        self.pending.remove(key);
+        true
+    }
+}
+
+impl Drop for Preloader {
+    fn drop(&mut self) {
+        let (lock, ready) = &*self.queue;
+        lock.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
+        ready.notify_one();
+    }
+}
+
+/// The next binary to open, waiting for one; `None` once the queue is closed.
+fn next_request(queue: &SharedQueue) -> Option<(BinaryKey, Vec<PathBuf>)> {
+    let (lock, ready) = &**queue;
+    let mut q = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if q.closed {
+            return None;
+        }
+        if let Some(request) = q.todo.pop_front() {
+            return Some(request);
+        }
+        q = ready.wait(q).unwrap_or_else(PoisonError::into_inner);
+    }
+}
+
+/// The first of `candidates` that opens as an ELF binary.
+fn open_binary(candidates: &[PathBuf]) -> Option<ElfSymbols> {
+    candidates.iter().find_map(|c| ElfSymbols::open(c).ok())
+}
+
+/// Where the file behind mapping `e` of process `pid` is opened: through the
+/// process's root (its mount namespace), else through `map_files` (which works even
+/// for a deleted file), else by its path.
+fn binary_candidates(pid: u32, e: &MapEntry) -> Vec<PathBuf> {
+    let path = e.path.strip_suffix(" (deleted)").unwrap_or(&e.path);
+    vec![
+        PathBuf::from(format!("/proc/{pid}/root{path}")),
+        PathBuf::from(format!("/proc/{pid}/map_files/{:x}-{:x}", e.start, e.end)),
+        PathBuf::from(path),
+    ]
+}
+
 /// Names addresses of running processes and of the kernel, with caches that survive
 /// from one interval to the next.
 #[derive(Default)]
@@ -74,14 +192,23 @@ pub struct Symbolizer {
     snapshots: HashMap<u32, (Arc<ProcMaps>, u64)>,
     /// Intervals begun so far.
     interval: u64,
-    /// Binaries by (path, inode); `None` when unreadable.
-    binaries: HashMap<(String, u64), Option<Arc<ElfSymbols>>>,
+    /// Binaries by (path, inode), dropped after [`BINARY_IDLE`] unused.
+    binaries: HashMap<BinaryKey, CachedBinary>,
+    /// The thread that opens binaries of new processes ahead of need (started when
+    /// first asked to).
+    preloader: Option<Preloader>,
+    /// Whether [`Symbolizer::snapshot_new_processes`] has run (its first call sees
+    /// every process as new).
+    snapshotted: bool,
+    /// The processes found by the last [`Symbolizer::snapshot_new_processes`].
+    present: HashSet<u32>,
     /// Frames by (binary, file offset, return address).
     frames: HashMap<(String, u64, u64, bool), Arc<[SymFrame]>>,
-    /// Mappings handed out, so equal ones are shared.
+    /// Mappings handed out in this interval, so equal ones are shared.
     mappings: HashMap<MappingInfo, Arc<MappingInfo>>,
-    /// Perf maps by process, with their size when read.
-    perf_maps: HashMap<u32, Option<PerfMap>>,
+    /// Perf maps by process (each with its size when read), and the interval in which
+    /// the file was last looked at.
+    perf_maps: HashMap<u32, (Option<PerfMap>, u64)>,
     kallsyms: Option<Kallsyms>,
     /// What could not be named so far.
     pub stats: SymbolStats,
@@ -101,6 +228,9 @@ impl std::fmt::Debug for Symbolizer {
 /// Frames cached before the cache is emptied, so memory stays bounded.
 const MAX_CACHED_FRAMES: usize = 1 << 20;
 
+/// A binary no address was looked up in for this long is closed (with its frames).
+const BINARY_IDLE: Duration = Duration::from_secs(600);
+
 impl Symbolizer {
     /// A symbolizer with empty caches.
     pub fn new() -> Self {
@@ -109,20 +239,37 @@ impl Symbolizer {
 
     /// Starts a new interval: process maps and perf maps are looked at again (a
     /// process may have exec'd, loaded a library or compiled code); binaries stay
-    /// cached. Processes not in `alive` are forgotten.
+    /// cached until unused for [`BINARY_IDLE`]. Processes not in `alive` are forgotten.
     pub fn begin_interval(&mut self, alive: impl Fn(u32) -> bool) {
+        self.begin_interval_at(Instant::now(), alive);
+    }
+
+    /// [`Self::begin_interval`] at time `now`.
+    fn begin_interval_at(&mut self, now: Instant, alive: impl Fn(u32) -> bool) {
         self.maps.clear();
+        self.mappings.clear();
         // Snapshots serve the interval they were taken in and the next one.
         let current = self.interval;
         self.snapshots.retain(|_, (_, taken)| *taken + 1 >= current);
         self.interval += 1;
         self.perf_maps.retain(|&pid, _| alive(pid));
+        self.receive_preloaded(None);
+        let before = self.binaries.len();
+        self.binaries
+            .retain(|_, b| now.saturating_duration_since(b.used) < BINARY_IDLE);
+        if self.binaries.len() < before {
+            let binaries = &self.binaries;
+            self.frames
+                .retain(|(path, inode, _, _), _| binaries.contains_key(&(path.clone(), *inode)));
+        }
         if self.frames.len() > MAX_CACHED_FRAMES {
             self.frames.clear();
         }
-        if self.mappings.len() > MAX_CACHED_FRAMES {
-            self.mappings.clear();
-        }
+    }
+
+    /// Binaries open (readable or not), for tests of the cache's bounds.
+    pub fn cached_binaries(&self) -> usize {
+        self.binaries.len()
     }
 
     /// The mappings of process `pid`: read now, or as snapshotted while it ran.
@@ -142,12 +289,17 @@ impl Symbolizer {
 
     /// Reads the maps of processes started since the last call, so that a
     /// short-lived process (a command that runs for less than an interval) can still be
-    /// symbolized after it exits. Meant to be called a few times a second while the
+    /// symbolized after it exits, and opens the binaries they map on a background
+    /// thread, so that the interval's end finds them ready. The first call sees every
+    /// process as new and opens none (their binaries are opened when their addresses
+    /// are first looked up). Meant to be called a few times a second while the
     /// interval runs; returns the pids that were new.
     pub fn snapshot_new_processes(&mut self) -> Vec<u32> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
+        let first = !std::mem::replace(&mut self.snapshotted, true);
+        let previous = std::mem::take(&mut self.present);
         let mut new = Vec::new();
         for entry in dir.flatten() {
             let Some(pid) = entry
@@ -157,15 +309,83 @@ impl Symbolizer {
             else {
                 continue;
             };
+            self.present.insert(pid);
             if self.snapshots.contains_key(&pid) {
                 continue;
             }
             if let Ok(maps) = ProcMaps::read(pid) {
-                self.snapshots.insert(pid, (Arc::new(maps), self.interval));
+                let maps = Arc::new(maps);
+                // A snapshot that expired is taken again: only a process that was not
+                // there at the last call has started since.
+                if !first && !previous.contains(&pid) {
+                    self.preload(pid, &maps);
+                }
+                self.snapshots.insert(pid, (maps, self.interval));
                 new.push(pid);
             }
         }
         new
+    }
+
+    /// Opens the binaries of process `pid` on the background thread: the recorder's
+    /// own, when it samples every process (its symbolization work is in the next
+    /// interval's samples).
+    pub fn preload_process(&mut self, pid: u32) {
+        if let Ok(maps) = ProcMaps::read(pid) {
+            self.preload(pid, &maps);
+        }
+    }
+
+    /// Asks the background thread to open the executable files `maps` has that are
+    /// not open yet.
+    fn preload(&mut self, pid: u32, maps: &ProcMaps) {
+        self.receive_preloaded(None);
+        if self.preloader.is_none() {
+            self.preloader = Preloader::start();
+        }
+        let Some(preloader) = &mut self.preloader else {
+            return;
+        };
+        for e in maps.entries.iter().filter(|e| e.executable && e.is_file()) {
+            let key = (e.path.clone(), e.inode);
+            if self.binaries.contains_key(&key) || preloader.pending.contains(&key) {
+                continue;
+            }
+            preloader.request(key, binary_candidates(pid, e));
+        }
+    }
+
+    /// Takes in the binaries the background thread has opened; when it is opening
+    /// `wanted`, waits for it, and when `wanted` is still queued, takes it back (the
+    /// caller opens it).
+    fn receive_preloaded(&mut self, wanted: Option<&BinaryKey>) {
+        let Some(preloader) = &mut self.preloader else {
+            return;
+        };
+        let mut wait =
+            wanted.is_some_and(|k| preloader.pending.contains(k) && !preloader.take_back(k));
+        loop {
+            let received = if wait {
+                preloader.results.recv().ok()
+            } else {
+                preloader.results.try_recv().ok()
+            };
+            let Some((key, symbols)) = received else {
+                break;
+            };
+            wait = wait && Some(&key) != wanted;
+            preloader.pending.remove(&key);
+            if symbols.is_none() {
+                self.stats.unreadable_binaries += 1;
+            }
+            self.binaries.insert(
+                key,
+                CachedBinary {
+                    symbols: symbols.map(Arc::new),
+                    used: Instant::now(),
+                },
+            );
+        }
     }
 
     /// Names user-space address `addr` of process `pid`. `return_address` is true for
@@ -249,28 +469,29 @@ impl Symbolizer {
         }
     }
 
-    /// The symbols of the file behind mapping `e` of process `pid`, opened through
-    /// the process's root (its mount namespace), else through `map_files` (which
-    /// works even for a deleted file).
+    /// The symbols of the file behind mapping `e` of process `pid` (see
+    /// [`binary_candidates`]), opened now or by the background thread.
     fn binary(&mut self, pid: u32, e: &MapEntry) -> Option<Arc<ElfSymbols>> {
         let key = (e.path.clone(), e.inode);
-        if let Some(b) = self.binaries.get(&key) {
-            return b.clone();
+        if !self.binaries.contains_key(&key) {
+            self.receive_preloaded(Some(&key));
         }
-        let path = e.path.strip_suffix(" (deleted)").unwrap_or(&e.path);
-        let candidates = [
-            PathBuf::from(format!("/proc/{pid}/root{path}")),
-            PathBuf::from(format!("/proc/{pid}/map_files/{:x}-{:x}", e.start, e.end)),
-            PathBuf::from(path),
-        ];
-        let opened = candidates
-            .iter()
-            .find_map(|c| ElfSymbols::open(c).ok())
-            .map(Arc::new);
+        let now = Instant::now();
+        if let Some(b) = self.binaries.get_mut(&key) {
+            b.used = now;
+            return b.symbols.clone();
+        }
+        let opened = open_binary(&binary_candidates(pid, e)).map(Arc::new);
         if opened.is_none() {
             self.stats.unreadable_binaries += 1;
         }
-        self.binaries.insert(key, opened.clone());
+        self.binaries.insert(
+            key,
+            CachedBinary {
+                symbols: opened.clone(),
+                used: now,
+            },
+        );
         opened
     }
 
@@ -294,25 +515,27 @@ impl Symbolizer {
             .clone()
     }
 
-    /// The perf map of process `pid`, read again when the file has grown.
+    /// The perf map of process `pid`, looked at once per interval and read again
+    /// when the file has grown.
     fn perf_map(&mut self, pid: u32) -> Option<&PerfMap> {
-        let path = perf_map_path(pid);
-        let size = std::fs::metadata(&path).map(|m| m.len()).ok();
-        let stale = match (self.perf_maps.get(&pid), size) {
-            (_, None) => {
-                self.perf_maps.insert(pid, None);
-                return None;
-            }
-            (Some(Some(m)), Some(size)) => m.size_bytes != size,
-            _ => true,
-        };
-        if stale {
-            let map = std::fs::read(&path)
-                .ok()
-                .map(|bytes| PerfMap::parse(&String::from_utf8_lossy(&bytes)));
-            self.perf_maps.insert(pid, map);
+        let interval = self.interval;
+        if self
+            .perf_maps
+            .get(&pid)
+            .is_none_or(|(_, seen)| *seen != interval)
+        {
+            let path = perf_map_path(pid);
+            let size = std::fs::metadata(&path).map(|m| m.len()).ok();
+            let map = match (self.perf_maps.remove(&pid), size) {
+                (_, None) => None,
+                (Some((Some(m), _)), Some(size)) if m.size_bytes == size => Some(m),
+                _ => std::fs::read(&path)
+                    .ok()
+                    .map(|bytes| PerfMap::parse(&String::from_utf8_lossy(&bytes))),
+            };
+            self.perf_maps.insert(pid, (map, interval));
         }
-        self.perf_maps.get(&pid).and_then(Option::as_ref)
+        self.perf_maps.get(&pid).and_then(|(m, _)| m.as_ref())
     }
 }
 
@@ -388,6 +611,99 @@ mod tests {
     }
 
     #[test]
+    fn binaries_of_new_processes_are_opened_before_their_addresses_are_looked_up() {
+        let mut s = Symbolizer::new();
+        s.snapshot_new_processes();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(s.snapshot_new_processes().contains(&pid));
+        let maps = s.process_maps(pid).unwrap();
+        let sleep = maps
+            .entries
+            .iter()
+            .find(|e| e.executable && e.base_name() == "sleep")
+            .unwrap();
+        let key = (sleep.path.clone(), sleep.inode);
+        let waiting = std::time::Instant::now();
+        while s.preloader.as_ref().unwrap().pending.contains(&key) {
+            assert!(waiting.elapsed().as_secs() < 30, "never opened");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            s.receive_preloaded(None);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            s.binaries.get(&key).is_some_and(|b| b.symbols.is_some()),
+            "opened in the background, without a lookup"
+        );
+        assert_eq!(s.stats.lookups, 0);
+    }
+
+    #[test]
+    fn processes_whose_snapshot_is_taken_again_are_not_preloaded() {
+        let mut s = Symbolizer::new();
+        assert!(s.snapshot_new_processes().contains(&std::process::id()));
+        for _ in 0..3 {
+            s.begin_interval(|_| true);
+        }
+        // The snapshots expired: taken again, but these processes did not just start.
+        assert!(s.snapshot_new_processes().contains(&std::process::id()));
+        // Processes that did start meanwhile (other tests' children) may be queued;
+        // this test binary is not.
+        let maps = super::ProcMaps::read(std::process::id()).unwrap();
+        let exe = maps.main_binary().unwrap();
+        let key = (exe.path.clone(), exe.inode);
+        assert!(
+            s.preloader
+                .as_ref()
+                .is_none_or(|p| !p.pending.contains(&key)),
+            "queued"
+        );
+        assert!(!s.binaries.contains_key(&key), "opened");
+    }
+
+    #[test]
+    fn a_lookup_opens_at_once_a_binary_still_queued() {
+        let mut s = Symbolizer::new();
+        let pid = std::process::id();
+        let maps = s.process_maps(pid).unwrap();
+        let addr = symbolized_by_the_symbolizer as *const () as u64;
+        let entry = maps.find(addr).unwrap();
+        let key = (entry.path.clone(), entry.inode);
+        // A queue the thread never takes from: only taking back can open the binary.
+        let (_done, results) = super::mpsc::channel();
+        let mut preloader = super::Preloader {
+            queue: super::SharedQueue::default(),
+            results,
+            pending: Default::default(),
+        };
+        preloader.request(key.clone(), Vec::new());
+        s.preloader = Some(preloader);
+        assert!(!s.user(pid, addr, false).frames.is_empty());
+        assert!(s.preloader.as_ref().unwrap().pending.is_empty());
+    }
+
+    #[test]
+    fn binaries_unused_for_a_while_are_closed_with_their_frames() {
+        let mut s = Symbolizer::new();
+        let pid = std::process::id();
+        let addr = symbolized_by_the_symbolizer as *const () as u64;
+        assert!(!s.user(pid, addr, false).frames.is_empty());
+        let (binaries, frames) = (s.cached_binaries(), s.frames.len());
+        assert!(binaries > 0 && frames > 0);
+        let now = std::time::Instant::now();
+        s.begin_interval_at(now + super::BINARY_IDLE / 2, |_| true);
+        assert_eq!((s.cached_binaries(), s.frames.len()), (binaries, frames));
+        s.begin_interval_at(now + super::BINARY_IDLE * 2, |_| true);
+        assert_eq!((s.cached_binaries(), s.frames.len()), (0, 0));
+        // Looked up again, it is opened again.
+        assert!(!s.user(pid, addr, false).frames.is_empty());
+    }
+
+    #[test]
     fn names_jit_code_from_the_perf_map() {
         let pid = std::process::id();
         let path = super::perf_map_path(pid);
@@ -397,12 +713,15 @@ mod tests {
         let mut s = Symbolizer::new();
         let loc = s.user(pid, 0x10010, false);
         assert_eq!(loc.frames[0].function, "jitted_function");
-        // The map grows: the new entry is seen without restarting.
+        // The map grows: the new entry is seen from the next interval on (the file is
+        // looked at once per interval).
         std::fs::write(
             &local,
             "0x10000 0x100 jitted_function\n0x20000 0x100 compiled_later\n",
         )
         .unwrap();
+        assert!(s.user(pid, 0x20010, false).frames.is_empty());
+        s.begin_interval(|_| true);
         assert_eq!(
             s.user(pid, 0x20010, false).frames[0].function,
             "compiled_later"
