@@ -6,12 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use egui::vec2;
-use egui_kittest::Harness;
-use profile_model::codec::DecodeOptions;
-
-use super::app::FlintApp;
-use super::test_fixtures::fixture_dir;
+use super::test_fixtures::{fixture_dir, window};
 use super::timeline::Origin;
 
 /// Set in the environment of this test binary when it runs itself as nobody.
@@ -34,11 +29,7 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
         println!("SKIP: capturing the machine needs root (or CAP_BPF + CAP_PERFMON)");
         return;
     }
-    let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
-    let mut h = Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut().start_capture(&ctx);
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
@@ -129,11 +120,7 @@ fn capture_without_privilege_says_what_is_missing_and_keeps_the_view() {
         println!("SKIP: this user may sample every CPU (root, or perf_event_paranoid {paranoid})");
         return;
     }
-    let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
-    let mut h = Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let mut h = window();
     let ctx = h.ctx.clone();
     let dir = fixture_dir("unprivileged");
     h.state_mut().open_dir(&ctx, dir.clone());

@@ -8,13 +8,10 @@ use std::sync::Arc;
 
 use capture::grpc::{ServerOptions, bind, serve};
 use capture::{Labels, ProfileSink, ProfileSource, QueryTime, RemoteOptions, Store, StoreOptions};
-use egui::vec2;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use profile_model::codec::{self, DecodeOptions};
+use profile_model::codec;
 
-use super::app::FlintApp;
-use super::test_fixtures::{FILES, fixture};
+use super::test_fixtures::{FILES, fixture, window};
 use super::timeline::Origin;
 
 /// A `flint serve` of a fresh store holding the three Go CPU profiles, placed in the
@@ -87,18 +84,10 @@ fn serve_fixtures(tag: &str) -> Served {
     }
 }
 
-fn harness() -> Harness<'static, FlintApp> {
-    let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
-    Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app)
-}
-
 #[test]
 fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
     let server = serve_fixtures("plot");
-    let mut h = harness();
+    let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut()
         .connect_to(&ctx, &server.url, RemoteOptions::default());
@@ -126,7 +115,7 @@ fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
 #[test]
 fn a_stopped_server_keeps_the_view_and_says_so() {
     let server = serve_fixtures("stop");
-    let mut h = harness();
+    let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut()
         .connect_to(&ctx, &server.url, RemoteOptions::default());
@@ -181,7 +170,7 @@ fn a_store_directory_opens_as_a_store() {
             store.write(labels, &bytes).unwrap();
         }
     }
-    let mut h = harness();
+    let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut().open_dir(&ctx, dir.clone());
     h.run_steps(4);

@@ -1,5 +1,5 @@
-//! Fixtures shared by the window's tests: copies of three real Go CPU profiles in a
-//! directory of their own, and primary clicks (plain and with Shift).
+//! Fixtures shared by the window's tests: an empty window, copies of three real Go CPU
+//! profiles in a directory of their own, and primary clicks (plain and with Shift).
 
 use std::path::PathBuf;
 
@@ -7,6 +7,15 @@ use egui::{Event, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 
 use super::app::FlintApp;
+
+/// An empty 1400×900 window whose jobs and queries run synchronously.
+pub fn window() -> Harness<'static, FlintApp> {
+    let mut app = FlintApp::new(profile_model::codec::DecodeOptions::default());
+    app.sync_jobs = true;
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app)
+}
 
 /// The three profiles, in time order (cpu-3 does the most hashing, cpu-1 the most sorting).
 pub const FILES: [&str; 3] = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];

@@ -6,10 +6,9 @@ use std::path::PathBuf;
 
 use capture::selector::MatchOp;
 use capture::{Matcher, QueryTime, Selector, TimeRange};
-use egui::vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
-use profile_model::codec::{self, DecodeOptions};
+use profile_model::codec;
 use profile_model::units;
 
 use super::app::FlintApp;
@@ -17,15 +16,11 @@ use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
-use super::test_fixtures::{FILES, fixture, fixture_dir, shift_click_at};
+use super::test_fixtures::{FILES, fixture, fixture_dir, shift_click_at, window};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn harness(dir: PathBuf) -> Harness<'static, FlintApp> {
-    let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
-    let mut h = Harness::builder()
-        .with_size(vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut().open_dir(&ctx, dir);
     h.run_steps(4);
