@@ -5,6 +5,8 @@ use prost::Message as _;
 use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
+use crate::gzip::gunzip_into;
+pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Profile, Samples, StrId, ValueType};
 use crate::proto;
 use crate::wire;
@@ -80,114 +82,6 @@ pub fn message_bytes<'b>(
         return Err(ProfileError::Protobuf("no protobuf data".into()));
     }
     Ok(body)
-}
-
-/// Whether `bytes` start with the gzip magic number.
-pub fn is_gzip(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0x1f, 0x8b])
-}
-
-fn gzip_error(what: &str) -> ProfileError {
-    ProfileError::Gzip(what.to_string())
-}
-
-/// The length of the gzip member header at the start of `bytes` (RFC 1952).
-fn gzip_header_len(bytes: &[u8]) -> Result<usize, ProfileError> {
-    const FHCRC: u8 = 2;
-    const FEXTRA: u8 = 4;
-    const FNAME: u8 = 8;
-    const FCOMMENT: u8 = 16;
-    let truncated = || gzip_error("truncated header");
-    let fixed = bytes.get(..10).ok_or_else(truncated)?;
-    if !is_gzip(fixed) || fixed[2] != 8 || fixed[3] & 0xe0 != 0 {
-        return Err(gzip_error("invalid gzip header"));
-    }
-    let flags = fixed[3];
-    let mut at = 10;
-    if flags & FEXTRA != 0 {
-        let len = bytes.get(at..at + 2).ok_or_else(truncated)?;
-        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
-    }
-    for flag in [FNAME, FCOMMENT] {
-        if flags & flag != 0 {
-            let text = bytes.get(at..).ok_or_else(truncated)?;
-            at += 1 + text.iter().position(|b| *b == 0).ok_or_else(truncated)?;
-        }
-    }
-    if flags & FHCRC != 0 {
-        at += 2;
-    }
-    if at > bytes.len() {
-        return Err(truncated());
-    }
-    Ok(at)
-}
-
-/// Decompresses a (possibly multi-member) gzip stream into `out` (cleared first),
-/// each member in one pass with its CRC-32 and size checked, refusing to produce more
-/// than `limit` bytes.
-fn gunzip_into(bytes: &[u8], limit: u64, out: &mut Vec<u8>) -> Result<(), ProfileError> {
-    out.clear();
-    // The trailer holds the size modulo 2^32: only a hint for the first allocation.
-    let hint = bytes
-        .len()
-        .checked_sub(4)
-        .and_then(|at| bytes.get(at..))
-        .and_then(|t| <[u8; 4]>::try_from(t).ok())
-        .map_or(0, |t| u64::from(u32::from_le_bytes(t)));
-    out.reserve(
-        usize::try_from(
-            hint.saturating_add(1)
-                .min(limit.saturating_add(1))
-                .min(1 << 30),
-        )
-        .unwrap_or(0),
-    );
-    let too_large = || ProfileError::TooLarge { limit_bytes: limit };
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let deflated = &rest[gzip_header_len(rest)?..];
-        let start = out.len();
-        let mut inflate = flate2::Decompress::new(false);
-        loop {
-            if out.len() == out.capacity() {
-                let room = limit.saturating_add(1).saturating_sub(out.len() as u64);
-                if room == 0 {
-                    return Err(too_large());
-                }
-                let grow = room.min((out.len() as u64).max(1 << 16));
-                out.reserve(usize::try_from(grow).unwrap_or(1 << 16));
-            }
-            let (read, written) = (inflate.total_in(), out.len());
-            let input = deflated.get(read as usize..).unwrap_or_default();
-            let status = inflate
-                .decompress_vec(input, out, flate2::FlushDecompress::Finish)
-                .map_err(|e| ProfileError::Gzip(e.to_string()))?;
-            if out.len() as u64 > limit {
-                return Err(too_large());
-            }
-            if status == flate2::Status::StreamEnd {
-                break;
-            }
-            if inflate.total_in() == read && out.len() == written && out.len() < out.capacity() {
-                return Err(gzip_error("unexpected end of file"));
-            }
-        }
-        let used = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
-        let trailer = deflated
-            .get(used..used.saturating_add(8))
-            .ok_or_else(|| gzip_error("unexpected end of file"))?;
-        let mut crc = flate2::Crc::new();
-        crc.update(&out[start..]);
-        if crc.sum().to_le_bytes() != trailer[..4] {
-            return Err(gzip_error("CRC-32 mismatch"));
-        }
-        if ((out.len() - start) as u32).to_le_bytes() != trailer[4..] {
-            return Err(gzip_error("size mismatch"));
-        }
-        rest = &deflated[used + 8..];
-    }
-    Ok(())
 }
 
 /// Builds the validated model from a decoded protobuf message.
@@ -376,15 +270,4 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
 /// Encodes the profile as gzip-compressed pprof, as `.pb.gz` files hold it.
 pub fn encode_gzip(profile: &Profile) -> Vec<u8> {
     gzip(&encode(profile))
-}
-
-/// Compresses bytes with gzip at the fastest level, as Go's runtime/pprof writes its
-/// profiles (`gzip.BestSpeed`): a server answering with merged profiles spends far less
-/// time compressing for a slightly larger answer.
-pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Writing into a Vec cannot fail.
-    let _ = encoder.write_all(bytes);
-    encoder.finish().unwrap_or_default()
 }

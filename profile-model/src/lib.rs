@@ -25,6 +25,7 @@ pub mod export;
 pub mod filter;
 pub mod fold;
 pub mod frames;
+mod gzip;
 pub mod layout;
 pub mod merge;
 pub mod profile;

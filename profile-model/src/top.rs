@@ -91,31 +91,49 @@ pub struct Top {
 /// every top table (of one profile, and of many files read from the wire).
 #[derive(Debug, Default)]
 pub(crate) struct Counts {
-    pub flat: Vec<i64>,
-    pub cum: Vec<i64>,
-    /// Bit 0: reached by an inlined call; bit 1: reached by a real call.
-    pub reached: Vec<u8>,
+    /// Per frame id, everything one visit of the frame reads and writes.
+    cells: Vec<Cell>,
     /// The frames counted since the last [`Counts::clear`], in the order first seen.
     pub touched: Vec<FrameId>,
-    /// `stamp[f] == mark` when frame f was already counted for the current sample;
-    /// 0 when it was never counted since the last clear.
-    stamp: Vec<u32>,
     mark: u32,
+}
+
+/// The counts of one frame, together so that counting it touches one cache line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cell {
+    flat: i64,
+    cum: i64,
+    /// `stamp == mark` when the frame was already counted for the current sample; 0
+    /// when it was never counted since the last clear.
+    stamp: u32,
+    /// Bit 0: reached by an inlined call; bit 1: reached by a real call.
+    reached: u8,
+}
+
+const INLINED: u8 = 1;
+const CALLED: u8 = 2;
+
+impl Cell {
+    /// Notes one way of reaching the frame (a load, and a store only the first time).
+    #[inline(always)]
+    fn reach(&mut self, how: u8) {
+        if self.reached & how != how {
+            self.reached |= how;
+        }
+    }
 }
 
 impl Counts {
     /// Makes room for frame ids below `frames`.
     pub fn grow(&mut self, frames: usize) {
-        if self.flat.len() < frames {
-            self.flat.resize(frames, 0);
-            self.cum.resize(frames, 0);
-            self.reached.resize(frames, 0);
-            self.stamp.resize(frames, 0);
+        if self.cells.len() < frames {
+            self.cells.resize(frames, Cell::default());
         }
     }
 
     /// Counts one sample of weight `value` (not 0) with `stack` (leaf first), whose
     /// locations have the frames `frames_of(location)` (innermost first).
+    #[inline]
     pub fn add<'f>(
         &mut self,
         value: i64,
@@ -125,48 +143,57 @@ impl Counts {
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
             None => {
-                self.stamp.iter_mut().for_each(|s| *s = u32::from(*s != 0));
+                self.cells
+                    .iter_mut()
+                    .for_each(|c| c.stamp = u32::from(c.stamp != 0));
                 2
             }
         };
-        let mark = self.mark;
+        let (mark, cells, touched) = (self.mark, &mut self.cells[..], &mut self.touched);
         let mut leaf = true;
-        // The outermost location with frames: its last frame has no caller.
-        let outermost = stack.iter().rposition(|l| !frames_of(*l).is_empty());
-        for (depth, &loc) in stack.iter().enumerate() {
-            let loc_frames = frames_of(loc);
-            for (j, &f) in loc_frames.iter().enumerate() {
-                let f = f as usize;
-                if j + 1 < loc_frames.len() {
-                    self.reached[f] |= 1;
-                } else if Some(depth) != outermost {
-                    self.reached[f] |= 2;
-                }
-                if leaf {
-                    self.flat[f] += value;
-                    leaf = false;
-                }
-                if self.stamp[f] != mark {
-                    if self.stamp[f] == 0 {
-                        self.touched.push(f as FrameId);
-                    }
-                    self.stamp[f] = mark;
-                    self.cum[f] += value;
-                }
+        let mut count = |f: FrameId, how: u8| {
+            let c = &mut cells[f as usize];
+            if leaf {
+                c.flat += value;
+                leaf = false;
             }
+            if c.stamp != mark {
+                if c.stamp == 0 {
+                    touched.push(f);
+                }
+                c.stamp = mark;
+                c.cum += value;
+            }
+            c.reach(how);
+        };
+        // The last frame of the previous location with frames: called by this
+        // location's frames, unless none follows (then it is the outermost).
+        let mut callee: Option<FrameId> = None;
+        for &loc in stack {
+            let Some((&last, inlined)) = frames_of(loc).split_last() else {
+                continue;
+            };
+            if let Some(f) = callee {
+                count(f, CALLED);
+            }
+            for &f in inlined {
+                count(f, INLINED);
+            }
+            count(last, 0);
+            callee = Some(last);
         }
     }
 
     /// The row of frame `f`.
     pub fn row(&self, f: FrameId) -> TopRow {
-        let i = f as usize;
+        let c = self.cells[f as usize];
         TopRow {
             frame: f,
-            flat: self.flat[i],
-            cum: self.cum[i],
+            flat: c.flat,
+            cum: c.cum,
             reached: Reached {
-                inlined: self.reached[i] & 1 != 0,
-                called: self.reached[i] & 2 != 0,
+                inlined: c.reached & INLINED != 0,
+                called: c.reached & CALLED != 0,
             },
         }
     }
@@ -174,11 +201,7 @@ impl Counts {
     /// Forgets every count, in time proportional to the frames touched.
     pub fn clear(&mut self) {
         for &f in &self.touched {
-            let i = f as usize;
-            self.flat[i] = 0;
-            self.cum[i] = 0;
-            self.reached[i] = 0;
-            self.stamp[i] = 0;
+            self.cells[f as usize] = Cell::default();
         }
         self.touched.clear();
     }

@@ -135,9 +135,29 @@ pub(crate) fn for_each_sample(
     Ok(())
 }
 
-/// Appends the varints of a repeated field, packed or not.
-#[inline]
-fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), Malformed> {
+/// Where the varints of a repeated field go, one by one.
+pub(crate) trait Varints {
+    /// Takes the next varint.
+    fn push(&mut self, v: u64);
+}
+
+impl Varints for Vec<u64> {
+    #[inline(always)]
+    fn push(&mut self, v: u64) {
+        Vec::push(self, v);
+    }
+}
+
+impl Varints for Vec<i64> {
+    #[inline(always)]
+    fn push(&mut self, v: u64) {
+        Vec::push(self, v as i64);
+    }
+}
+
+/// Hands each varint of a repeated field, packed or not, to `out`.
+#[inline(always)]
+fn repeated(field: Field<'_>, out: &mut impl Varints) -> Result<(), Malformed> {
     match field {
         Field::Varint(_, v) => out.push(v),
         Field::Bytes(_, packed) => {
@@ -151,15 +171,16 @@ fn repeated(field: Field<'_>, out: &mut Vec<u64>) -> Result<(), Malformed> {
     Ok(())
 }
 
-/// Reads one Sample message into the buffers (cleared first): location ids, values,
-/// and labels as `[key, str, num, num_unit]`.
+/// Reads one Sample message: its location ids go to `locations` one by one, in
+/// order; its values and its labels (as `[key, str, num, num_unit]`) into the
+/// buffers, cleared first.
+#[inline]
 pub(crate) fn read_sample(
     sample: &[u8],
-    locations: &mut Vec<u64>,
-    values: &mut Vec<u64>,
+    locations: &mut impl Varints,
+    values: &mut Vec<i64>,
     labels: &mut Vec<[i64; 4]>,
 ) -> Result<(), Malformed> {
-    locations.clear();
     values.clear();
     labels.clear();
     let mut pos = 0;
@@ -282,11 +303,9 @@ mod tests {
         for_each_sample(&bytes, |s| {
             let (mut l, mut v, mut lb) = (Vec::new(), Vec::new(), Vec::new());
             read_sample(s, &mut l, &mut v, &mut lb)?;
+            let l: Vec<u64> = l;
             assert_eq!(l, [3, 300, 70_000]);
-            assert_eq!(
-                v.iter().map(|x| *x as i64).collect::<Vec<_>>(),
-                [-5, 1 << 40]
-            );
+            assert_eq!(v, [-5, 1 << 40]);
             assert_eq!(lb, [[1, 2, -7, 3]]);
             seen += 1;
             Ok(())
@@ -307,7 +326,7 @@ mod tests {
         let bytes = profile.encode_to_vec();
         for cut in 1..bytes.len() {
             let result = for_each_sample(&bytes[..cut], |s| {
-                read_sample(s, &mut Vec::new(), &mut Vec::new(), &mut Vec::new())
+                read_sample(s, &mut Vec::<u64>::new(), &mut Vec::new(), &mut Vec::new())
                     .map_err(ProfileError::from)
             });
             assert!(result.is_err(), "cut at {cut}");

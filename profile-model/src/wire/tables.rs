@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{Field, Malformed, next_field, read_sample, repeated};
+use super::{Field, Malformed, Varints, next_field, read_sample, repeated};
 use crate::error::ProfileError;
 use crate::profile::{Function, Label, Line, LocationId, Mapping, MappingId, StrId, ValueType};
 
@@ -49,8 +49,6 @@ pub(crate) struct SampleBuf {
     pub locations: Vec<LocationId>,
     pub values: Vec<i64>,
     pub labels: Vec<Label>,
-    raw_locations: Vec<u64>,
-    raw_values: Vec<u64>,
     raw_labels: Vec<[i64; 4]>,
 }
 
@@ -234,11 +232,7 @@ impl<'a> Tables<'a> {
                 6 => strings.push(utf8(bytes(&field)?)?),
                 n @ (7..=10 | 12 | 14) => scalars[n as usize] = int(&field)? as i64,
                 11 => value_type(bytes(&field)?, &mut period_type)?,
-                13 => {
-                    let mut raw = Vec::new();
-                    repeated(field, &mut raw)?;
-                    comments.extend(raw.into_iter().map(|c| c as i64));
-                }
+                13 => repeated(field, &mut comments)?,
                 15 => doc_url = utf8(bytes(&field)?)?,
                 _ => {}
             }
@@ -367,31 +361,25 @@ impl<'a> Tables<'a> {
         sample: &[u8],
         buf: &mut SampleBuf,
     ) -> Result<(), ProfileError> {
-        read_sample(
-            sample,
-            &mut buf.raw_locations,
-            &mut buf.raw_values,
-            &mut buf.raw_labels,
-        )?;
-        let n_types = self.sample_types.len();
-        if buf.raw_values.len() != n_types {
-            return Err(ProfileError::Invalid(format!(
-                "sample {i} has {} values, but the profile has {n_types} sample types",
-                buf.raw_values.len()
-            )));
-        }
         buf.locations.clear();
         let ids = &self.location_ids;
-        for &id in &buf.raw_locations {
-            let loc = if ids.dense && id >= 1 && id <= ids.len as u64 {
-                (id - 1) as u32
-            } else {
-                ids.get(id, || format!("sample {i}"))?
-            };
-            buf.locations.push(loc);
+        let mut locations = Locations {
+            ids,
+            out: &mut buf.locations,
+            unknown: None,
+        };
+        read_sample(sample, &mut locations, &mut buf.values, &mut buf.raw_labels)?;
+        let unknown = locations.unknown;
+        let n_types = self.sample_types.len();
+        if buf.values.len() != n_types {
+            return Err(ProfileError::Invalid(format!(
+                "sample {i} has {} values, but the profile has {n_types} sample types",
+                buf.values.len()
+            )));
         }
-        buf.values.clear();
-        buf.values.extend(buf.raw_values.iter().map(|v| *v as i64));
+        if let Some(id) = unknown {
+            ids.get(id, || format!("sample {i}"))?;
+        }
         buf.labels.clear();
         let s = Strings(self.strings.len());
         for &[key, str, num, num_unit] in &buf.raw_labels {
@@ -404,6 +392,27 @@ impl<'a> Tables<'a> {
             });
         }
         Ok(())
+    }
+}
+
+/// Turns a sample's location ids into dense indices as they are read.
+struct Locations<'b> {
+    ids: &'b IdIndex,
+    out: &'b mut Vec<LocationId>,
+    /// The first id that names no location, reported after the wire checks.
+    unknown: Option<u64>,
+}
+
+impl Varints for Locations<'_> {
+    #[inline(always)]
+    fn push(&mut self, id: u64) {
+        if self.ids.dense && id.wrapping_sub(1) < self.ids.len as u64 {
+            self.out.push((id - 1) as u32);
+        } else if let Some(&loc) = self.ids.map.get(&id) {
+            self.out.push(loc);
+        } else if self.unknown.is_none() {
+            self.unknown = Some(id);
+        }
     }
 }
 

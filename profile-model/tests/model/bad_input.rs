@@ -100,6 +100,34 @@ fn gzip_members_and_header_fields_are_read() {
 }
 
 #[test]
+fn a_first_member_larger_than_the_last_trailer_says_is_read_whole() {
+    use profile_model::codec::message_bytes;
+    // The last trailer (10 bytes) is the only size hint: the 1 MiB first member
+    // needs the output to grow past it.
+    let data: Vec<u8> = (0u32..1 << 20).map(|i| ((i % 251) ^ (i >> 9)) as u8).collect();
+    let (head, tail) = data.split_at(data.len() - 10);
+    let mut two = gzip(head);
+    two.extend_from_slice(&gzip(tail));
+    let mut buf = Vec::new();
+    let body = message_bytes(&two, DecodeOptions::default(), &mut buf).expect("valid gzip");
+    assert!(body == data, "the two members inflate to the data");
+}
+
+#[test]
+fn a_damaged_trailer_is_named() {
+    let mut gz = gzip(valid_bytes());
+    let crc = gz.len() - 8;
+    gz[crc] ^= 1;
+    let err = decode(&gz).expect_err("damaged CRC-32").to_string();
+    assert!(err.contains("CRC-32 mismatch"), "{err}");
+    let mut gz = gzip(valid_bytes());
+    let size = gz.len() - 1;
+    gz[size] ^= 1;
+    let err = decode(&gz).expect_err("damaged size").to_string();
+    assert!(err.contains("size mismatch"), "{err}");
+}
+
+#[test]
 fn gzip_of_text_is_not_a_profile() {
     let err = decode(&gzip(b"hello, this is not a profile\n")).expect_err("text");
     assert!(matches!(err, ProfileError::Protobuf(_)), "{err}");
