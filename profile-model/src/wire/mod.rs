@@ -190,14 +190,22 @@ pub(crate) fn read_sample(
             Field::Varint(1, _) | Field::Bytes(1, _) => repeated(field, locations)?,
             Field::Varint(2, _) | Field::Bytes(2, _) => repeated(field, values)?,
             Field::Bytes(3, label) => {
-                let mut parts = [0i64; 4];
+                // In four scalars rather than an array indexed by field number,
+                // which kept the label in memory and stalled the push below.
+                let (mut key, mut str, mut num, mut num_unit) = (0, 0, 0, 0);
                 let mut at = 0;
                 while at < label.len() {
-                    if let Field::Varint(n @ 1..=4, v) = next_field(label, &mut at)? {
-                        parts[n as usize - 1] = v as i64;
+                    if let Field::Varint(n, v) = next_field(label, &mut at)? {
+                        match n {
+                            1 => key = v as i64,
+                            2 => str = v as i64,
+                            3 => num = v as i64,
+                            4 => num_unit = v as i64,
+                            _ => {}
+                        }
                     }
                 }
-                labels.push(parts);
+                labels.push([key, str, num, num_unit]);
             }
             _ => {}
         }

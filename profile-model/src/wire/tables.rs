@@ -120,6 +120,27 @@ fn utf8(b: &[u8]) -> Result<&str, Malformed> {
     std::str::from_utf8(b).map_err(|_| Malformed::NotUtf8)
 }
 
+/// The strings at `spans` of `body`, each checked to be UTF-8. The table is one run of
+/// fields at the end of the message, as every writer lays it out: checking the run
+/// at once and slicing it at the strings' bounds costs far less than a check per
+/// string; any string the run's check does not vouch for is checked alone.
+fn checked_strings<'a>(body: &'a [u8], spans: &[Range<usize>]) -> Result<Vec<&'a str>, Malformed> {
+    let run = match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) => body
+            .get(first.start..last.end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .map(|run| (first.start, run)),
+        _ => None,
+    };
+    spans
+        .iter()
+        .map(|span| {
+            run.and_then(|(at, run)| run.get(span.start - at..span.end - at))
+                .map_or_else(|| utf8(&body[span.clone()]), Ok)
+        })
+        .collect()
+}
+
 /// Reads a ValueType message into `(type, unit)`, field by field over what is there.
 fn value_type(message: &[u8], into: &mut (i64, i64)) -> Result<(), Malformed> {
     fields(message, |field| {
@@ -209,7 +230,8 @@ impl<'a> Tables<'a> {
     /// Reads and checks every table of the `Profile` message `body` (its samples are
     /// read later, one by one, with [`Tables::read_sample`]).
     pub fn parse(body: &'a [u8]) -> Result<Self, ProfileError> {
-        let mut strings: Vec<&'a str> = Vec::new();
+        // Where each string lies in `body`, checked once all are known.
+        let mut string_spans: Vec<Range<usize>> = Vec::new();
         let mut sample_types = Vec::new();
         let mut period_type = (0i64, 0i64);
         let mut scalars = [0i64; 16];
@@ -229,7 +251,11 @@ impl<'a> Tables<'a> {
                 3 => mappings.push(mapping(bytes(&field)?)?),
                 4 => locations.push(location(bytes(&field)?, &mut lines)?),
                 5 => functions.push(function(bytes(&field)?)?),
-                6 => strings.push(utf8(bytes(&field)?)?),
+                6 => {
+                    let b = bytes(&field)?;
+                    let start = b.as_ptr() as usize - body.as_ptr() as usize;
+                    string_spans.push(start..start + b.len());
+                }
                 n @ (7..=10 | 12 | 14) => scalars[n as usize] = int(&field)? as i64,
                 11 => value_type(bytes(&field)?, &mut period_type)?,
                 13 => repeated(field, &mut comments)?,
@@ -238,7 +264,7 @@ impl<'a> Tables<'a> {
             }
             Ok(())
         })?;
-
+        let mut strings = checked_strings(body, &string_spans)?;
         if strings.is_empty() {
             strings.push("");
         }

@@ -104,7 +104,9 @@ fn a_first_member_larger_than_the_last_trailer_says_is_read_whole() {
     use profile_model::codec::message_bytes;
     // The last trailer (10 bytes) is the only size hint: the 1 MiB first member
     // needs the output to grow past it.
-    let data: Vec<u8> = (0u32..1 << 20).map(|i| ((i % 251) ^ (i >> 9)) as u8).collect();
+    let data: Vec<u8> = (0u32..1 << 20)
+        .map(|i| ((i % 251) ^ (i >> 9)) as u8)
+        .collect();
     let (head, tail) = data.split_at(data.len() - 10);
     let mut two = gzip(head);
     two.extend_from_slice(&gzip(tail));

@@ -116,3 +116,41 @@ fn fast_encoding_is_the_same_message_as_prost_writes() {
         assert_eq!(message, profile_model::codec::to_proto(&p), "{name}");
     }
 }
+
+#[test]
+fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_refused() {
+    use profile_model::proto;
+    use prost::Message as _;
+    // A 300-byte name has a two-byte length whose first byte is not UTF-8 on its
+    // own; the multi-byte names must come through whole.
+    let long = format!("crate::módulo::{}", "x".repeat(300));
+    let names = ["", "main", "日本語::関数", long.as_str(), "último"];
+    let message = proto::Profile {
+        string_table: names.iter().map(|n| n.to_string()).collect(),
+        function: (1..names.len() as u64)
+            .map(|id| proto::Function {
+                id,
+                name: id as i64,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let mut bytes = message.encode_to_vec();
+    let profile = decode(&bytes).expect("valid strings");
+    let read: Vec<&str> = profile
+        .functions
+        .iter()
+        .map(|f| profile.str(f.name))
+        .collect();
+    assert_eq!(read, names[1..]);
+
+    // The same message with one name's bytes made invalid UTF-8.
+    let at = bytes
+        .windows(3)
+        .position(|w| w == "日".as_bytes())
+        .expect("the name is in the message");
+    bytes[at + 1] = b'A';
+    let err = decode(&bytes).expect_err("invalid UTF-8").to_string();
+    assert!(err.contains("UTF-8"), "{err}");
+}
