@@ -1,5 +1,5 @@
 //! The flame graph's costs on the synthetic fleet profile (300,000 samples, 120,000
-//! locations, 30,000 functions): decoding, the top table, the call tree, and one frame
+//! locations, 30,000 functions): inflating and decoding, the top table, the call tree, and one frame
 //! of the flame graph at 1920×1080 (layout + tessellation), and comparing two such
 //! profiles.
 //!
@@ -16,7 +16,7 @@ use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
 use flint::gui::plot::drawn_points;
 use flint::gui::timeline::PlotSeries;
 use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
-use profile_model::codec::decode;
+use profile_model::codec::{DecodeOptions, decode, message_bytes};
 use profile_model::{CallTree, Profile, View, ViewOptions, diff};
 
 /// The fleet fixture as `flint-fixture-gen fleet` writes it with its defaults.
@@ -91,6 +91,23 @@ fn benches(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("decode", |b| {
         b.iter(|| decode(black_box(&bytes)).expect("decodes"))
+    });
+    // Inflating alone: flint's reader (libdeflate, one call per member) against
+    // flate2's streaming GzDecoder over zlib-rs, the engine flint used before.
+    let mut out = Vec::new();
+    group.bench_function("gunzip", |b| {
+        b.iter(|| {
+            message_bytes(black_box(&bytes), DecodeOptions::default(), &mut out)
+                .expect("inflates")
+                .len()
+        })
+    });
+    group.bench_function("gunzip_flate2_zlib_rs", |b| {
+        b.iter(|| {
+            out.clear();
+            let mut gz = flate2::read::GzDecoder::new(black_box(bytes.as_slice()));
+            std::io::Read::read_to_end(&mut gz, &mut out).expect("inflates")
+        })
     });
     group.bench_function("top", |b| {
         b.iter(|| view.top(&profile, sample_type).rows.len())
