@@ -44,11 +44,42 @@ pub struct PprofSummary {
 /// The top table of many profiles, added one at a time.
 #[derive(Debug, Default)]
 pub struct TopSum {
-    index: FxHashMap<String, usize>,
-    rows: Vec<NamedRow>,
+    rows: Rows,
     total: i64,
     base_total: i64,
     wire: WireState,
+}
+
+/// The rows of a [`TopSum`], found by name.
+#[derive(Debug, Default)]
+struct Rows {
+    index: FxHashMap<String, usize>,
+    rows: Vec<NamedRow>,
+}
+
+impl Rows {
+    /// The row named `name`, created empty when there is none yet.
+    fn row(&mut self, name: &str) -> usize {
+        if let Some(i) = self.index.get(name) {
+            return *i;
+        }
+        self.rows.push(NamedRow {
+            name: name.to_string(),
+            flat: 0,
+            cum: 0,
+            reached: Reached::default(),
+        });
+        self.index.insert(name.to_string(), self.rows.len() - 1);
+        self.rows.len() - 1
+    }
+
+    /// Adds `sign` times the values to row `row`.
+    fn add(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
+        let row = &mut self.rows[row];
+        row.flat += sign * flat;
+        row.cum += sign * cum;
+        row.reached = row.reached.or(reached);
+    }
 }
 
 /// What reading profiles from their bytes keeps from one profile to the next: frames
@@ -75,28 +106,6 @@ impl TopSum {
         Self::default()
     }
 
-    /// The row named `name`, created empty when there is none yet.
-    fn row(&mut self, name: &str) -> usize {
-        if let Some(i) = self.index.get(name) {
-            return *i;
-        }
-        self.rows.push(NamedRow {
-            name: name.to_string(),
-            flat: 0,
-            cum: 0,
-            reached: Reached::default(),
-        });
-        self.index.insert(name.to_string(), self.rows.len() - 1);
-        self.rows.len() - 1
-    }
-
-    fn add_to_row(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
-        let row = &mut self.rows[row];
-        row.flat += sign * flat;
-        row.cum += sign * cum;
-        row.reached = row.reached.or(reached);
-    }
-
     /// Adds the 100% of one profile's percentages ([`Top::total`]) and its base total.
     fn add_totals(&mut self, total: i64, base_total: i64, sign: i64) {
         if sign < 0 {
@@ -111,8 +120,8 @@ impl TopSum {
     /// (as pprof's `-diff_base`), else 1.
     pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
         for r in &top.rows {
-            let row = self.row(&frames.get(r.frame).name);
-            self.add_to_row(row, r.flat, r.cum, r.reached, sign);
+            let row = self.rows.row(&frames.get(r.frame).name);
+            self.rows.add(row, r.flat, r.cum, r.reached, sign);
         }
         self.add_totals(top.total, top.base_total, sign);
     }
@@ -128,21 +137,20 @@ impl TopSum {
         sign: i64,
     ) -> Result<PprofSummary, ProfileError> {
         let tables = Tables::parse(body)?;
-        self.location_frames(&tables);
-        let mut wire_state = std::mem::take(&mut self.wire);
-        let counted = count_samples(&mut wire_state, &tables, body, sample_type);
-        let WireState { counts, row_of, .. } = &mut wire_state;
+        let w = &mut self.wire;
+        w.location_frames(&tables, &mut self.rows);
+        let counted = w.count_samples(&tables, body, sample_type);
         if let Ok((total, base_total)) = counted {
-            for &f in &counts.touched {
-                let r = counts.row(f);
+            for &f in &w.counts.touched {
+                let r = w.counts.row(f);
                 if r.flat != 0 || r.cum != 0 {
-                    self.add_to_row(row_of[f as usize], r.flat, r.cum, r.reached, sign);
+                    self.rows
+                        .add(w.row_of[f as usize], r.flat, r.cum, r.reached, sign);
                 }
             }
             self.add_totals(total, base_total, sign);
         }
-        counts.clear();
-        self.wire = wire_state;
+        self.wire.counts.clear();
         counted?;
         Ok(PprofSummary {
             sample_types: tables
@@ -155,11 +163,39 @@ impl TopSum {
         })
     }
 
-    /// Fills `wire.offsets` and `wire.location_frames` with the frames of every
-    /// location, innermost first, as [`FrameTable::build`] names them at function
-    /// granularity.
-    fn location_frames(&mut self, tables: &Tables<'_>) {
-        let mut w = std::mem::take(&mut self.wire);
+    /// Adds every row and total of `other` (summed on another thread).
+    pub fn absorb(&mut self, other: TopSum) {
+        for r in other.rows.rows {
+            let row = self.rows.row(&r.name);
+            self.rows.add(row, r.flat, r.cum, r.reached, 1);
+        }
+        self.total += other.total;
+        self.base_total += other.base_total;
+    }
+
+    /// The rows in pprof's order (frames whose values cancel out left out), and the
+    /// 100% of the percentages: the base's total for a difference, else the total.
+    pub fn finish(self) -> (Vec<NamedRow>, i64) {
+        let mut rows = self.rows.rows;
+        rows.retain(|r| r.flat != 0 || r.cum != 0);
+        rows.sort_by(|a, b| {
+            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
+        });
+        let total = if self.base_total > 0 {
+            self.base_total
+        } else {
+            self.total
+        };
+        (rows, total)
+    }
+}
+
+impl WireState {
+    /// Fills `offsets` and `location_frames` with the frames of every location,
+    /// innermost first, as [`FrameTable::build`] names them at function granularity;
+    /// frames seen for the first time get their row in `rows`.
+    fn location_frames(&mut self, tables: &Tables<'_>, rows: &mut Rows) {
+        let w = self;
         w.function_frame.clear();
         w.function_frame.resize(tables.functions.len(), NO_FRAME);
         w.offsets.clear();
@@ -172,7 +208,7 @@ impl TopSum {
             let lines = tables.lines_of(loc);
             if lines.is_empty() {
                 let name = unsymbolized();
-                let frame = self.frame(&mut w, &frame_key(&name, loc.address, binary), &name);
+                let frame = w.frame(rows, &frame_key(&name, loc.address, binary), &name);
                 w.location_frames.push(frame);
             }
             for line in lines {
@@ -181,10 +217,10 @@ impl TopSum {
                     NO_FRAME => match tables.str(tables.functions[function].name) {
                         "" => {
                             let name = unsymbolized();
-                            self.frame(&mut w, &name, &name)
+                            w.frame(rows, &name, &name)
                         }
                         name => {
-                            let frame = self.frame(&mut w, name, name);
+                            let frame = w.frame(rows, name, name);
                             w.function_frame[function] = frame;
                             frame
                         }
@@ -195,85 +231,58 @@ impl TopSum {
             }
             w.offsets.push(w.location_frames.len());
         }
-        self.wire = w;
     }
 
-    /// The frame with `key`, made (with its row, named `name`) when new.
-    fn frame(&mut self, w: &mut WireState, key: &str, name: &str) -> FrameId {
-        if let Some(f) = w.by_key.get(key) {
+    /// The frame with `key`, made (with its row in `rows`, named `name`) when new.
+    fn frame(&mut self, rows: &mut Rows, key: &str, name: &str) -> FrameId {
+        if let Some(f) = self.by_key.get(key) {
             return *f;
         }
-        let f = w.row_of.len() as FrameId;
-        let row = self.row(name);
-        w.row_of.push(row);
-        w.by_key.insert(key.to_string(), f);
-        w.counts.grow(w.row_of.len());
+        let f = self.row_of.len() as FrameId;
+        self.row_of.push(rows.row(name));
+        self.by_key.insert(key.to_string(), f);
+        self.counts.grow(self.row_of.len());
         f
     }
 
-    /// Adds every row and total of `other` (summed on another thread).
-    pub fn absorb(&mut self, other: TopSum) {
-        for r in other.rows {
-            let row = self.row(&r.name);
-            self.add_to_row(row, r.flat, r.cum, r.reached, 1);
-        }
-        self.total += other.total;
-        self.base_total += other.base_total;
+    /// Counts every sample of `body` into `counts`; returns the profile's
+    /// [`Top::total`] and [`Top::base_total`].
+    fn count_samples(
+        &mut self,
+        tables: &Tables<'_>,
+        body: &[u8],
+        sample_type: usize,
+    ) -> Result<(i64, i64), ProfileError> {
+        let WireState {
+            counts,
+            offsets,
+            location_frames,
+            sample,
+            ..
+        } = self;
+        let (mut total, mut base_total) = (0i64, 0i64);
+        let mut i = 0;
+        wire::for_each_sample(body, |bytes| {
+            tables.read_sample(i, bytes, sample)?;
+            i += 1;
+            let Some(&value) = sample.values.get(sample_type) else {
+                return Ok(());
+            };
+            total += value.abs();
+            if sample
+                .labels
+                .iter()
+                .any(|l| tables.str(l.key) == BASE_LABEL && tables.str(l.str) == "true")
+            {
+                base_total += value.abs();
+            }
+            if value != 0 {
+                counts.add(value, &sample.locations, |l| {
+                    &location_frames[offsets[l as usize]..offsets[l as usize + 1]]
+                });
+            }
+            Ok(())
+        })?;
+        Ok((if base_total > 0 { base_total } else { total }, base_total))
     }
-
-    /// The rows in pprof's order (frames whose values cancel out left out), and the
-    /// 100% of the percentages: the base's total for a difference, else the total.
-    pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
-        self.rows.retain(|r| r.flat != 0 || r.cum != 0);
-        self.rows.sort_by(|a, b| {
-            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
-        });
-        let total = if self.base_total > 0 {
-            self.base_total
-        } else {
-            self.total
-        };
-        (self.rows, total)
-    }
-}
-
-/// Counts every sample of `body` into `w.counts`; returns the profile's [`Top::total`]
-/// and [`Top::base_total`].
-fn count_samples(
-    w: &mut WireState,
-    tables: &Tables<'_>,
-    body: &[u8],
-    sample_type: usize,
-) -> Result<(i64, i64), ProfileError> {
-    let WireState {
-        counts,
-        offsets,
-        location_frames,
-        sample,
-        ..
-    } = w;
-    let (mut total, mut base_total) = (0i64, 0i64);
-    let mut i = 0;
-    wire::for_each_sample(body, |bytes| {
-        tables.read_sample(i, bytes, sample)?;
-        i += 1;
-        let Some(&value) = sample.values.get(sample_type) else {
-            return Ok(());
-        };
-        total += value.abs();
-        if sample
-            .labels
-            .iter()
-            .any(|l| tables.str(l.key) == BASE_LABEL && tables.str(l.str) == "true")
-        {
-            base_total += value.abs();
-        }
-        if value != 0 {
-            counts.add(value, &sample.locations, |l| {
-                &location_frames[offsets[l as usize]..offsets[l as usize + 1]]
-            });
-        }
-        Ok(())
-    })?;
-    Ok((if base_total > 0 { base_total } else { total }, base_total))
 }
