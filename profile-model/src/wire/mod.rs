@@ -121,6 +121,39 @@ fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, Malformed
     }
 }
 
+/// Moves past the next field and returns its value when it is the VARINT field
+/// `number` (with a one-byte key); else leaves `*pos` where it is.
+///
+/// Readers first take, this way, the fields a message's writers put in field order
+/// (pprof writers all do), then read whatever is left field by field: the same result
+/// as reading every field by field, since fields are still taken in the order they
+/// come, with a compare per field instead of a jump table on wire types and numbers.
+#[inline(always)]
+fn expect_varint(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
+    if buf.get(*pos) == Some(&(number << 3 | VARINT as u8)) {
+        *pos += 1;
+        varint(buf, pos).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// [`expect_varint`] for the LEN field `number`: its payload.
+#[inline(always)]
+fn expect_bytes<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    number: u8,
+) -> Result<Option<&'a [u8]>, Malformed> {
+    if buf.get(*pos) != Some(&(number << 3 | LEN as u8)) {
+        return Ok(None);
+    }
+    match next_field(buf, pos)? {
+        Field::Bytes(_, bytes) => Ok(Some(bytes)),
+        _ => Err(Malformed::WrongWireType),
+    }
+}
+
 /// Calls `f` with the encoded body of every `sample` (field 2) of a Profile message.
 pub(crate) fn for_each_sample(
     profile: &[u8],
@@ -184,33 +217,43 @@ pub(crate) fn read_sample(
     values.clear();
     labels.clear();
     let mut pos = 0;
+    if let Some(packed) = expect_bytes(sample, &mut pos, 1)? {
+        repeated(Field::Bytes(1, packed), locations)?;
+    }
+    if let Some(packed) = expect_bytes(sample, &mut pos, 2)? {
+        repeated(Field::Bytes(2, packed), values)?;
+    }
+    while let Some(label) = expect_bytes(sample, &mut pos, 3)? {
+        labels.push(read_label(label)?);
+    }
     while pos < sample.len() {
         let field = next_field(sample, &mut pos)?;
         match field {
             Field::Varint(1, _) | Field::Bytes(1, _) => repeated(field, locations)?,
             Field::Varint(2, _) | Field::Bytes(2, _) => repeated(field, values)?,
-            Field::Bytes(3, label) => {
-                // In four scalars rather than an array indexed by field number,
-                // which kept the label in memory and stalled the push below.
-                let (mut key, mut str, mut num, mut num_unit) = (0, 0, 0, 0);
-                let mut at = 0;
-                while at < label.len() {
-                    if let Field::Varint(n, v) = next_field(label, &mut at)? {
-                        match n {
-                            1 => key = v as i64,
-                            2 => str = v as i64,
-                            3 => num = v as i64,
-                            4 => num_unit = v as i64,
-                            _ => {}
-                        }
-                    }
-                }
-                labels.push([key, str, num, num_unit]);
-            }
+            Field::Bytes(3, label) => labels.push(read_label(label)?),
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Reads a Label message as `[key, str, num, num_unit]`.
+#[inline(always)]
+fn read_label(label: &[u8]) -> Result<[i64; 4], Malformed> {
+    let mut parts = [0i64; 4];
+    let mut at = 0;
+    for (n, part) in (1..).zip(parts.iter_mut()) {
+        if let Some(v) = expect_varint(label, &mut at, n)? {
+            *part = v as i64;
+        }
+    }
+    while at < label.len() {
+        if let Field::Varint(n @ 1..=4, v) = next_field(label, &mut at)? {
+            parts[n as usize - 1] = v as i64;
+        }
+    }
+    Ok(parts)
 }
 
 /// Appends a base-128 varint.

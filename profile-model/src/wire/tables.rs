@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{Field, Malformed, Varints, next_field, read_sample, repeated};
+use super::{
+    Field, Malformed, Varints, expect_bytes, expect_varint, next_field, read_sample, repeated,
+};
 use crate::error::ProfileError;
 use crate::profile::{Function, Label, Line, LocationId, Mapping, MappingId, StrId, ValueType};
 
@@ -180,7 +182,22 @@ fn mapping(message: &[u8]) -> Result<RawMapping, Malformed> {
 
 fn function(message: &[u8]) -> Result<RawFunction, Malformed> {
     let mut f = RawFunction::default();
-    fields(message, |field| {
+    let mut pos = 0;
+    let mut take = |number| expect_varint(message, &mut pos, number);
+    if let Some(v) = take(1)? {
+        f.id = v;
+    }
+    for (number, field) in (2..).zip([
+        &mut f.name,
+        &mut f.system_name,
+        &mut f.filename,
+        &mut f.start_line,
+    ]) {
+        if let Some(v) = take(number)? {
+            *field = v as i64;
+        }
+    }
+    fields(&message[pos..], |field| {
         match field.number() {
             1 => f.id = int(&field)?,
             2 => f.name = int(&field)? as i64,
@@ -199,24 +216,21 @@ fn location(message: &[u8], lines: &mut Vec<RawLine>) -> Result<RawLocation, Mal
         lines: lines.len()..lines.len(),
         ..RawLocation::default()
     };
-    fields(message, |field| {
+    let mut pos = 0;
+    for (number, field) in (1..).zip([&mut l.id, &mut l.mapping_id, &mut l.address]) {
+        if let Some(v) = expect_varint(message, &mut pos, number)? {
+            *field = v;
+        }
+    }
+    while let Some(line) = expect_bytes(message, &mut pos, 4)? {
+        lines.push(read_line(line)?);
+    }
+    fields(&message[pos..], |field| {
         match field.number() {
             1 => l.id = int(&field)?,
             2 => l.mapping_id = int(&field)?,
             3 => l.address = int(&field)?,
-            4 => {
-                let mut line: RawLine = (0, 0, 0);
-                fields(bytes(&field)?, |f| {
-                    match f.number() {
-                        1 => line.0 = int(&f)?,
-                        2 => line.1 = int(&f)? as i64,
-                        3 => line.2 = int(&f)? as i64,
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
-                lines.push(line);
-            }
+            4 => lines.push(read_line(bytes(&field)?)?),
             5 => l.is_folded = int(&field)? != 0,
             _ => {}
         }
@@ -224,6 +238,32 @@ fn location(message: &[u8], lines: &mut Vec<RawLine>) -> Result<RawLocation, Mal
     })?;
     l.lines.end = lines.len();
     Ok(l)
+}
+
+/// Reads a Line message.
+#[inline(always)]
+fn read_line(message: &[u8]) -> Result<RawLine, Malformed> {
+    let mut line: RawLine = (0, 0, 0);
+    let mut pos = 0;
+    if let Some(v) = expect_varint(message, &mut pos, 1)? {
+        line.0 = v;
+    }
+    if let Some(v) = expect_varint(message, &mut pos, 2)? {
+        line.1 = v as i64;
+    }
+    if let Some(v) = expect_varint(message, &mut pos, 3)? {
+        line.2 = v as i64;
+    }
+    fields(&message[pos..], |f| {
+        match f.number() {
+            1 => line.0 = int(&f)?,
+            2 => line.1 = int(&f)? as i64,
+            3 => line.2 = int(&f)? as i64,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(line)
 }
 
 impl<'a> Tables<'a> {
@@ -510,5 +550,91 @@ impl Strings {
                 self.0
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{put_bytes, put_varint_field};
+
+    /// A message of `fields`, each `(number, Ok(varint) | Err(payload))`, in that order.
+    fn message(fields: &[(u64, Result<u64, &[u8]>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (number, value) in fields {
+            match value {
+                Ok(v) => put_varint_field(&mut out, *number, *v),
+                Err(bytes) => put_bytes(&mut out, *number, bytes),
+            }
+        }
+        out
+    }
+
+    fn profile(location: &[u8], function: &[u8], sample: &[u8]) -> Vec<u8> {
+        let strings: [&[u8]; 3] = [b"", b"main", b"main.go"];
+        let sample_type = message(&[(1, Ok(1)), (2, Ok(2))]);
+        let mut fields = vec![
+            (1, Err(&sample_type[..])),
+            (2, Err(sample)),
+            (4, Err(location)),
+            (5, Err(function)),
+        ];
+        fields.extend(strings.map(|s| (6, Err(s))));
+        message(&fields)
+    }
+
+    #[test]
+    fn fields_out_of_order_or_repeated_read_as_in_field_order() {
+        let line = message(&[(1, Ok(1)), (2, Ok(42))]);
+        let line_backwards = message(&[(2, Ok(42)), (1, Ok(1))]);
+        let in_order = profile(
+            &message(&[(1, Ok(1)), (3, Ok(0x1000)), (4, Err(&line))]),
+            &message(&[(1, Ok(1)), (2, Ok(1)), (4, Ok(2)), (5, Ok(10))]),
+            &message(&[(1, Err(&[1])), (2, Err(&[5])), (3, Err(&[8, 1, 16, 2]))]),
+        );
+        // Backwards, with scalars given twice (the last one counts), the location id
+        // unpacked and the label's fields reversed.
+        let shuffled = profile(
+            &message(&[
+                (4, Err(&line_backwards)),
+                (3, Ok(0x2000)),
+                (1, Ok(7)),
+                (3, Ok(0x1000)),
+                (1, Ok(1)),
+            ]),
+            &message(&[(5, Ok(10)), (4, Ok(2)), (2, Ok(1)), (1, Ok(1))]),
+            &message(&[(3, Err(&[16, 2, 8, 1])), (2, Err(&[5])), (1, Ok(1))]),
+        );
+        let read = |bytes: &[u8]| {
+            let tables = Tables::parse(bytes).expect("valid tables");
+            let mut samples = Vec::new();
+            super::super::for_each_sample(bytes, |s| {
+                let mut buf = SampleBuf::default();
+                tables.read_sample(0, s, &mut buf)?;
+                samples.push((buf.locations, buf.values, buf.labels));
+                Ok(())
+            })
+            .expect("valid samples");
+            let location = tables.locations[0].clone();
+            (
+                (location.address, tables.lines_of(&location).to_vec()),
+                tables.functions.clone(),
+                samples,
+            )
+        };
+        let expected = read(&in_order);
+        assert_eq!(
+            expected.0,
+            (
+                0x1000,
+                vec![Line {
+                    function: 0,
+                    line: 42,
+                    column: 0
+                }]
+            )
+        );
+        assert_eq!(expected.1[0].filename, 2);
+        assert_eq!(read(&shuffled), expected);
     }
 }
