@@ -39,6 +39,8 @@ pub struct PprofSummary {
     pub time_nanos: i64,
     /// The profile's duration.
     pub duration_nanos: i64,
+    /// The profile's comments.
+    pub comments: Vec<String>,
 }
 
 /// The top table of many profiles, added one at a time.
@@ -160,6 +162,11 @@ impl TopSum {
                 .collect(),
             time_nanos: tables.time_nanos,
             duration_nanos: tables.duration_nanos,
+            comments: tables
+                .comments
+                .iter()
+                .map(|c| tables.str(*c).to_string())
+                .collect(),
         })
     }
 

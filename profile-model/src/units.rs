@@ -27,6 +27,14 @@ fn family(unit: &str) -> Family {
     }
 }
 
+/// How many nanoseconds one `unit` is, when it is a unit of time.
+pub fn nanoseconds_per(unit: &str) -> Option<f64> {
+    match family(unit) {
+        Family::Time(ns) => Some(ns),
+        _ => None,
+    }
+}
+
 /// A value in its unit made readable: `1.23 s`, `12.5 ms`, `3.40 MiB`, `12,345`.
 pub fn readable(value: i64, unit: &str) -> String {
     if value == 0 {

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use profile_model::codec::{DecodeOptions, message_bytes};
 use profile_model::top::InlineMark;
 use profile_model::topsum::TopSum;
-use profile_model::units::{pprof_output_unit, pprof_percent, pprof_value};
+use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Granularity, Profile, ProfileError, View, ViewOptions};
 
 use capture::{ProfileSource, Progress, QueryTime, Store, StoreOptions, TimeRange};
@@ -108,31 +108,50 @@ struct Inputs {
     /// The chosen sample type's kind and unit.
     kind: String,
     unit: String,
-    /// Earliest start and latest end of the inputs that have times.
-    start_nanos: i64,
-    end_nanos: i64,
+    /// The first profile's main binary (its first mapping): file name and build id.
+    binary: (String, String),
+    /// Every profile's comments, each once, in the order read.
+    comments: Vec<String>,
+    /// As pprof merges headers: the earliest start of the profiles that have one, and
+    /// the sum of their durations.
+    time_nanos: i64,
+    duration_nanos: i64,
 }
 
 impl Inputs {
     /// What the first profile read says: its sample types, the chosen one's kind and
-    /// unit, and its time span.
+    /// unit, and its main binary. Its time and comments are added by [`Inputs::add`],
+    /// as every profile's.
     fn of_first(path: &Path, profile: &Profile, sample_type: usize) -> Self {
         let kind_unit = profile.sample_types[sample_type];
+        let binary = profile.mappings.first().map_or_else(Default::default, |m| {
+            let file = profile.str(m.filename);
+            let base = file.rsplit('/').next().unwrap_or(file);
+            (base.to_string(), profile.str(m.build_id).to_string())
+        });
         Inputs {
             sample_type_names: profile.sample_type_names(),
             first: path.display().to_string(),
             kind: profile.str(kind_unit.kind).to_string(),
             unit: profile.str(kind_unit.unit).to_string(),
-            start_nanos: profile.time_nanos,
-            end_nanos: profile.time_nanos + profile.duration_nanos,
+            binary,
+            comments: Vec::new(),
+            time_nanos: 0,
+            duration_nanos: 0,
         }
     }
 
-    /// Widens the time span to a later profile's, when it has a time.
-    fn widen(&mut self, time_nanos: i64, duration_nanos: i64) {
-        if time_nanos != 0 {
-            self.start_nanos = self.start_nanos.min(time_nanos);
-            self.end_nanos = self.end_nanos.max(time_nanos + duration_nanos);
+    /// Adds a profile's header: its start (the earliest counts), its duration (they
+    /// add up) and its comments.
+    fn add(&mut self, header: &Header) {
+        if header.time_nanos != 0 && (self.time_nanos == 0 || header.time_nanos < self.time_nanos) {
+            self.time_nanos = header.time_nanos;
+        }
+        self.duration_nanos += header.duration_nanos;
+        for c in &header.comments {
+            if !self.comments.contains(c) {
+                self.comments.push(c.clone());
+            }
         }
     }
 
@@ -145,6 +164,28 @@ impl Inputs {
             second_types: names.join(", "),
         }
         .to_string()
+    }
+}
+
+/// What one or several profiles' headers add up to (see [`Inputs::add`]).
+#[derive(Debug, Default)]
+struct Header {
+    time_nanos: i64,
+    duration_nanos: i64,
+    comments: Vec<String>,
+}
+
+impl Header {
+    fn of(profile: &Profile) -> Self {
+        Header {
+            time_nanos: profile.time_nanos,
+            duration_nanos: profile.duration_nanos,
+            comments: profile
+                .comments
+                .iter()
+                .map(|c| profile.str(*c).to_string())
+                .collect(),
+        }
     }
 }
 
@@ -210,7 +251,8 @@ fn sum_decoded(
         let sample_type = match &mut inputs {
             None => {
                 let t = args.view.sample_type_of(&profile)?;
-                inputs = Some((Inputs::of_first(path, &profile, t), t));
+                let (seen, _) = inputs.insert((Inputs::of_first(path, &profile, t), t));
+                seen.add(&Header::of(&profile));
                 t
             }
             Some((seen, t)) => {
@@ -218,7 +260,7 @@ fn sum_decoded(
                 if names != seen.sample_type_names {
                     return Err(seen.mismatch(path, names));
                 }
-                seen.widen(profile.time_nanos, profile.duration_nanos);
+                seen.add(&Header::of(&profile));
                 *t
             }
         };
@@ -271,8 +313,9 @@ struct WireWorker {
     failed: Vec<(usize, String)>,
     /// The first file whose sample types differ from the first profile's.
     mismatch: Option<(usize, Vec<String>)>,
-    /// Time span of the files read: (earliest start, latest end).
-    span: Option<(i64, i64)>,
+    /// The headers of the files read, by file index (kept in that order for the
+    /// comments).
+    headers: Vec<(usize, Header)>,
 }
 
 /// Sums the top tables of local files (and subtracts those of `--diff-base`) at
@@ -324,14 +367,14 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
                     w.mismatch.get_or_insert((i, summary.sample_types));
                     return ControlFlow::Break(());
                 }
-                if summary.time_nanos != 0 {
-                    let (start, end) = (
-                        summary.time_nanos,
-                        summary.time_nanos + summary.duration_nanos,
-                    );
-                    let span = w.span.get_or_insert((start, end));
-                    *span = (span.0.min(start), span.1.max(end));
-                }
+                w.headers.push((
+                    i,
+                    Header {
+                        time_nanos: summary.time_nanos,
+                        duration_nanos: summary.duration_nanos,
+                        comments: summary.comments,
+                    },
+                ));
             }
             Err(e) => {
                 w.failed.push((i, format!("{}: {e}", path.display())));
@@ -346,6 +389,7 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
     let mut failed = Vec::new();
     let mut mismatch: Option<(usize, Vec<String>)> = None;
     let mut inputs = inputs;
+    let mut headers = Vec::new();
     for w in workers {
         sum.absorb(w.sum);
         failed.extend(w.failed);
@@ -354,8 +398,12 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
         {
             mismatch = Some((i, names));
         }
-        if let (Some(inputs), Some((start, end))) = (&mut inputs, w.span) {
-            inputs.widen(start, end - start);
+        headers.extend(w.headers);
+    }
+    headers.sort_by_key(|(i, _)| *i);
+    if let Some(inputs) = &mut inputs {
+        for (_, header) in &headers {
+            inputs.add(header);
         }
     }
     failed.sort_by_key(|(i, _)| *i);
@@ -397,6 +445,33 @@ fn pct(value: i64, total: i64) -> f64 {
     }
 }
 
+/// A time as pprof's header prints it (Go's layout "Jan 2, 2006 at 3:04pm (MST)"), in
+/// UTC.
+fn pprof_time(nanos: i64) -> String {
+    let secs = nanos.div_euclid(1_000_000_000);
+    let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (hour, minute) = (of_day / 3_600, of_day % 3_600 / 60);
+    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
+    let half = if hour < 12 { "am" } else { "pm" };
+    format!(
+        "{} {day}, {year} at {hour12}:{minute:02}{half} (UTC)",
+        MONTHS[(month - 1) as usize]
+    )
+}
+
 /// pprof's `-top` layout: a header, then `flat flat% sum% cum cum% name` rows.
 fn text(
     inputs: &Inputs,
@@ -421,21 +496,41 @@ fn text(
     let out_unit = pprof_output_unit(min_value, total, unit);
     let value = |v: i64| pprof_value(v, unit, &out_unit);
     let mut out = String::new();
+    let (file, build_id) = &inputs.binary;
+    if !file.is_empty() {
+        let _ = writeln!(out, "File: {file}");
+    }
+    if !build_id.is_empty() {
+        let _ = writeln!(out, "Build ID: {build_id}");
+    }
+    for c in inputs.comments.iter().filter(|c| !c.starts_with('#')) {
+        let _ = writeln!(out, "{c}");
+    }
     let _ = writeln!(out, "Type: {}", inputs.kind);
+    if inputs.time_nanos != 0 {
+        let _ = writeln!(out, "Time: {}", pprof_time(inputs.time_nanos));
+    }
+    let d = inputs.duration_nanos;
+    if d != 0 {
+        let duration = pprof_value(d, "nanoseconds", &pprof_output_unit(d, d, "nanoseconds"));
+        // pprof adds the total's share of the duration when the total is a time.
+        let ratio = match units::nanoseconds_per(unit) {
+            Some(ns) if total != 0 => {
+                format!("({})", pprof_percent((total as f64 * ns) as i64, d))
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "Duration: {duration}, Total samples = {} {ratio}",
+            value(total)
+        );
+    }
     if !filters.is_empty() {
         let _ = writeln!(out, "Active filters:");
         for f in filters {
             let _ = writeln!(out, "   {f}");
         }
-    }
-    let d = inputs.end_nanos - inputs.start_nanos;
-    if d > 0 {
-        let duration = pprof_value(d, "nanoseconds", &pprof_output_unit(d, d, "nanoseconds"));
-        let _ = writeln!(
-            out,
-            "Duration: {duration}, Total samples = {}",
-            value(total)
-        );
     }
     let shown: i64 = rows.iter().map(|r| r.flat).sum();
     let _ = writeln!(
@@ -507,4 +602,27 @@ fn json(sample_type: &str, unit: &str, rows: &[Row<'_>], total: i64) -> String {
         "rows": rows,
     });
     format!("{doc:#}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pprof_time;
+
+    #[test]
+    fn times_are_printed_as_go_prints_them() {
+        // 2024-02-29 00:05:59 UTC, a leap day just after midnight.
+        assert_eq!(
+            pprof_time(1_709_165_159_000_000_000),
+            "Feb 29, 2024 at 12:05am (UTC)"
+        );
+        // 1969-12-31 12:00:00 UTC: noon, before the epoch.
+        assert_eq!(
+            pprof_time(-43_200_000_000_000),
+            "Dec 31, 1969 at 12:00pm (UTC)"
+        );
+        assert_eq!(
+            pprof_time(1_700_000_000_000_000_000),
+            "Nov 14, 2023 at 10:13pm (UTC)"
+        );
+    }
 }
