@@ -17,6 +17,28 @@ pub struct StackCount {
     pub count: u64,
 }
 
+/// A user stack sampled since the last drain, as [`crate::Sampler::peek_user_stacks`] returns
+/// it: enough to know which binaries the drain will need, not a count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserStack {
+    /// Process (thread-group) id.
+    pub pid: u32,
+    /// User-space return addresses, leaf first (never empty).
+    pub user: Vec<u64>,
+}
+
+impl UserStack {
+    /// A 64-bit digest of the process and its addresses, by which a sampler remembers which
+    /// stacks it returned (the stacks themselves would take more memory).
+    pub(crate) fn digest(pid: u32, user: &[u64]) -> u64 {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        pid.hash(&mut hasher);
+        user.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
 /// Samples taken and everything that went wrong with them during one drain interval.
 /// Nothing is dropped silently: every sample that lost a stack, or was not counted at all,
 /// shows up here.

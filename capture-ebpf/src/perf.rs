@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 
-use crate::counts::{LossStats, StackCount};
+use crate::counts::{LossStats, StackCount, UserStack};
 use crate::error::CaptureError;
 use crate::{SamplerOptions, Target, cpus, sys};
 
@@ -22,11 +22,20 @@ const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
 const PERF_CONTEXT_USER: u64 = -512i64 as u64;
 const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
 
+/// Samples counted in userspace: `(pid, tid, user, kernel)` → count.
+type Counts = HashMap<(u32, u32, Vec<u64>, Vec<u64>), u64>;
+
 pub(crate) struct PerfSampler {
     rings: Vec<sys::PerfRing>,
     events: Vec<OwnedFd>,
     wanted: Option<HashSet<u32>>,
     max_stack: usize,
+    /// What the rings held since the last drain (moved here by
+    /// [`PerfSampler::peek_user_stacks`]), returned by the next drain.
+    counts: Counts,
+    stats: LossStats,
+    /// The digests of the stacks `peek_user_stacks` returned since the last drain.
+    peeked: HashSet<u64>,
 }
 
 impl PerfSampler {
@@ -93,14 +102,50 @@ impl PerfSampler {
             events,
             wanted,
             max_stack: crate::max_stack_depth(),
+            counts: Counts::new(),
+            stats: LossStats::default(),
+            peeked: HashSet::new(),
         })
     }
 
-    /// Reads every ring up to its head. Samples written during the read stay in the ring for
-    /// the next drain.
+    /// Reads every ring up to its head, with what earlier peeks moved out of them. Samples
+    /// written during the read stay in the ring for the next drain.
     pub(crate) fn drain(&mut self) -> Result<(Vec<StackCount>, LossStats), CaptureError> {
-        let mut stats = LossStats::default();
-        let mut counts: HashMap<(u32, u32, Vec<u64>, Vec<u64>), u64> = HashMap::new();
+        self.read_rings()?;
+        self.peeked.clear();
+        let stats = std::mem::take(&mut self.stats);
+        let stacks = std::mem::take(&mut self.counts)
+            .into_iter()
+            .map(|((pid, tid, user, kernel), count)| StackCount {
+                pid,
+                tid,
+                user,
+                kernel,
+                count,
+            })
+            .collect();
+        Ok((stacks, stats))
+    }
+
+    /// Moves the rings' samples into the counts the next drain returns (which also frees
+    /// ring space), and returns the user stacks not returned before.
+    pub(crate) fn peek_user_stacks(&mut self) -> Result<Vec<UserStack>, CaptureError> {
+        self.read_rings()?;
+        let mut stacks = Vec::new();
+        for (pid, _, user, _) in self.counts.keys() {
+            if !user.is_empty() && self.peeked.insert(UserStack::digest(*pid, user)) {
+                stacks.push(UserStack {
+                    pid: *pid,
+                    user: user.clone(),
+                });
+            }
+        }
+        Ok(stacks)
+    }
+
+    /// Counts the records of every ring into `self.counts` and `self.stats`.
+    fn read_rings(&mut self) -> Result<(), CaptureError> {
+        let (counts, stats) = (&mut self.counts, &mut self.stats);
         for ring in &mut self.rings {
             for record in ring.read() {
                 match parse_record(&record)? {
@@ -124,17 +169,7 @@ impl PerfSampler {
                 }
             }
         }
-        let stacks = counts
-            .into_iter()
-            .map(|((pid, tid, user, kernel), count)| StackCount {
-                pid,
-                tid,
-                user,
-                kernel,
-                count,
-            })
-            .collect();
-        Ok((stacks, stats))
+        Ok(())
     }
 }
 

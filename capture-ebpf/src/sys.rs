@@ -20,6 +20,7 @@ const BPF_MAP_UPDATE_ELEM: i32 = 2;
 const BPF_MAP_DELETE_ELEM: i32 = 3;
 const BPF_MAP_GET_NEXT_KEY: i32 = 4;
 const BPF_PROG_LOAD: i32 = 5;
+const BPF_MAP_LOOKUP_BATCH: i32 = 24;
 const BPF_MAP_LOOKUP_AND_DELETE_BATCH: i32 = 25;
 const BPF_ENABLE_STATS: i32 = 32;
 
@@ -183,6 +184,54 @@ pub fn map_lookup_and_delete_batch(
     values: &mut [u8],
     capacity: u32,
 ) -> Result<(u32, bool), CaptureError> {
+    map_batch(
+        BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+        "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
+        map,
+        batch,
+        first,
+        keys,
+        values,
+        capacity,
+    )
+}
+
+/// One `BPF_MAP_LOOKUP_BATCH` call: as [`map_lookup_and_delete_batch`], but the entries stay
+/// in the map.
+pub fn map_lookup_batch(
+    map: &OwnedFd,
+    batch: &mut [u8],
+    first: bool,
+    keys: &mut [u8],
+    values: &mut [u8],
+    capacity: u32,
+) -> Result<(u32, bool), CaptureError> {
+    map_batch(
+        BPF_MAP_LOOKUP_BATCH,
+        "bpf(BPF_MAP_LOOKUP_BATCH)",
+        map,
+        batch,
+        first,
+        keys,
+        values,
+        capacity,
+    )
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the fields of bpf_attr's batch struct"
+)]
+fn map_batch(
+    cmd: i32,
+    call: &'static str,
+    map: &OwnedFd,
+    batch: &mut [u8],
+    first: bool,
+    keys: &mut [u8],
+    values: &mut [u8],
+    capacity: u32,
+) -> Result<(u32, bool), CaptureError> {
     let mut attr = Attr::new();
     let cursor = ptr(batch.as_mut_ptr());
     attr.u64(0, if first { 0 } else { cursor })
@@ -191,11 +240,7 @@ pub fn map_lookup_and_delete_batch(
         .u64(24, ptr(values.as_mut_ptr()))
         .u32(32, capacity)
         .u32(36, map.as_raw_fd() as u32);
-    match bpf(
-        BPF_MAP_LOOKUP_AND_DELETE_BATCH,
-        &mut attr,
-        "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
-    ) {
+    match bpf(cmd, &mut attr, call) {
         Ok(_) => Ok((attr.read_u32(32), false)),
         Err(error) if is_errno(&error, libc::ENOENT) => Ok((attr.read_u32(32), true)),
         Err(error) => Err(error),

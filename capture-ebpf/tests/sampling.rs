@@ -7,6 +7,7 @@
 //! tests.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+use std::collections::HashSet;
 use std::hint::black_box;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use capture_ebpf::{Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target};
+use capture_ebpf::{
+    Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target, UserStack,
+};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -618,4 +621,67 @@ fn losses_of(options: &SamplerOptions) -> Option<LossStats> {
     assert!(counts.stacks.len() <= options.counts_map_entries as usize);
     assert_eq!(counts.total() + stats.map_full, stats.samples);
     Some(stats)
+}
+
+/// Peeking at the stacks sampled so far (what the recorder does every second to open
+/// binaries early) shows the burner's stacks, each once per interval, and takes nothing
+/// away: the drain still counts every sample exactly once.
+#[test]
+fn peeking_shows_new_stacks_once_and_the_drain_still_counts_every_sample() {
+    for backend in [Backend::Bpf, Backend::Perf] {
+        let _serial = serial();
+        let Some(mut sampler) = open_or_skip(&options(backend, 99, Target::All)) else {
+            return;
+        };
+        sampler.drain().unwrap();
+        let range = burner_range();
+        let pid = std::process::id();
+        let is_burner = |s: &UserStack| s.pid == pid && range.contains(&s.user[0]);
+        // Two intervals: what was peeked in the first is peeked again in the second.
+        for interval in 0..2 {
+            let worker = Worker::start(burner);
+            let tid = worker.tid;
+            let mut peeked = Vec::new();
+            for _ in 0..4 {
+                thread::sleep(Duration::from_millis(300));
+                peeked.extend(sampler.peek_user_stacks().unwrap());
+            }
+            let cpu = worker.stop();
+            let counts = sampler.drain().unwrap();
+            println!(
+                "{backend:?}, interval {interval}: {} stacks peeked, {} of the burner; drain: {} \
+                 samples, {} of the burner, stats {:?}",
+                peeked.len(),
+                peeked.iter().filter(|s| is_burner(s)).count(),
+                counts.total(),
+                counts.total_for_tid(tid),
+                counts.stats
+            );
+            assert!(
+                peeked.iter().any(is_burner),
+                "the burner's stack was not peeked"
+            );
+            let distinct: HashSet<_> = peeked.iter().collect();
+            assert_eq!(distinct.len(), peeked.len(), "a stack was returned twice");
+            assert!(peeked.iter().all(|s| !s.user.is_empty()));
+            // Nothing was taken away or counted twice.
+            if backend == Backend::Bpf {
+                assert_eq!(counts.total(), counts.stats.samples - counts.stats.map_full);
+            } else {
+                assert_eq!(counts.total(), counts.stats.samples);
+            }
+            let mine = counts.total_for_tid(tid);
+            let expected = 99.0 * cpu;
+            assert!(
+                (mine as f64 - expected).abs() <= 0.15 * expected,
+                "{mine} samples of the burner for {cpu:.2} CPU seconds at 99 Hz"
+            );
+        }
+        // The burner stopped before the drain: its stacks do not come back.
+        thread::sleep(Duration::from_millis(200));
+        assert!(
+            !sampler.peek_user_stacks().unwrap().iter().any(is_burner),
+            "the stopped burner's stacks came back after the drain"
+        );
+    }
 }

@@ -32,6 +32,10 @@ use crate::symbols::Symbolizer;
 /// How often a sleeping [`Recorder`] looks at its stop flag and its targets.
 const POLL: Duration = Duration::from_millis(100);
 
+/// How often a [`Recorder`] looks at the stacks sampled so far in the interval, to open
+/// the binaries they need before the interval ends.
+const PEEK: Duration = Duration::from_secs(1);
+
 /// How to record.
 #[derive(Debug, Clone)]
 pub struct RecorderOptions {
@@ -214,6 +218,7 @@ impl Recorder {
         {
             end = deadline;
         }
+        let mut next_peek = Instant::now() + PEEK;
         loop {
             if self.stop.load(Ordering::Relaxed) || self.targets_gone() {
                 self.finished = true;
@@ -227,6 +232,18 @@ impl Recorder {
             // labels while they run.
             for pid in self.symbolizer.snapshot_new_processes() {
                 self.processes.snapshot(pid);
+            }
+            // Every process sampled so far, new or not (a daemon that woke up): its
+            // binaries opened and its frames looked up now rather than at the interval's
+            // end, its maps and labels noted while it runs. A failed peek costs only that
+            // head start; the drain reports what is wrong.
+            if now >= next_peek {
+                next_peek = now + PEEK;
+                if let Ok(stacks) = self.sampler.peek_user_stacks() {
+                    for pid in self.symbolizer.preload_sampled(&stacks) {
+                        self.processes.snapshot(pid);
+                    }
+                }
             }
             std::thread::sleep((end - now).min(POLL));
         }

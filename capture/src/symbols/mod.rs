@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
+use capture_ebpf::UserStack;
 use elf::{ElfSymbols, SymFrame};
 use kallsyms::Kallsyms;
 use perfmap::PerfMap;
@@ -197,6 +198,9 @@ pub struct Symbolizer {
     /// The thread that opens binaries of new processes ahead of need (started when
     /// first asked to).
     preloader: Option<Preloader>,
+    /// Stacks sampled in this interval whose frames wait for a binary being opened
+    /// (see [`Symbolizer::preload_sampled`]), with their process's maps.
+    warm_later: Vec<(Arc<ProcMaps>, Vec<u64>)>,
     /// Whether [`Symbolizer::snapshot_new_processes`] has run (its first call sees
     /// every process as new).
     snapshotted: bool,
@@ -248,6 +252,7 @@ impl Symbolizer {
     fn begin_interval_at(&mut self, now: Instant, alive: impl Fn(u32) -> bool) {
         self.maps.clear();
         self.mappings.clear();
+        self.warm_later.clear();
         // Snapshots serve the interval they were taken in and the next one.
         let current = self.interval;
         self.snapshots.retain(|_, (_, taken)| *taken + 1 >= current);
@@ -339,19 +344,134 @@ impl Symbolizer {
     /// Asks the background thread to open the executable files `maps` has that are
     /// not open yet.
     fn preload(&mut self, pid: u32, maps: &ProcMaps) {
+        let entries = maps.entries.iter().filter(|e| e.executable && e.is_file());
+        let todo = self.not_open(pid, entries);
+        self.request(todo);
+    }
+
+    /// Opens on the background thread the binaries that the user stacks sampled so far
+    /// in this interval lie in and that are neither open nor queued, so that the
+    /// interval's end finds them ready even for a process that was running before the
+    /// interval began (which [`Symbolizer::snapshot_new_processes`] does not preload),
+    /// and looks up the frames of their addresses in the binaries already open (those
+    /// still being opened, at the next call), so that the end finds them cached.
+    /// A process's maps are read when it is first seen in the interval, and again when
+    /// an address lies in none of its mappings (a library loaded since), and kept as its
+    /// snapshot, so it is symbolized after it exits. Meant to be called every second or
+    /// so with the stacks sampled since the last call; returns the pids whose maps were
+    /// read for the first time in this interval (the caller may note their labels).
+    pub fn preload_sampled(&mut self, stacks: &[UserStack]) -> Vec<u32> {
+        let mut by_pid: HashMap<u32, Vec<&[u64]>> = HashMap::new();
+        for s in stacks {
+            by_pid.entry(s.pid).or_default().push(&s.user);
+        }
+        let mut first_seen = Vec::new();
+        let mut todo = Vec::new();
+        let mut to_warm = std::mem::take(&mut self.warm_later);
+        for (pid, stacks) in by_pid {
+            let addresses: Vec<u64> = stacks.iter().flat_map(|s| s.iter().copied()).collect();
+            let current = self
+                .snapshots
+                .get(&pid)
+                .filter(|(m, taken)| {
+                    *taken == self.interval && addresses.iter().all(|&a| m.find(a).is_some())
+                })
+                .map(|(m, _)| m.clone());
+            let maps = match current {
+                Some(maps) => maps,
+                None => {
+                    let Ok(maps) = ProcMaps::read(pid) else {
+                        continue;
+                    };
+                    let maps = Arc::new(maps);
+                    let previous = self.snapshots.insert(pid, (maps.clone(), self.interval));
+                    if previous.is_none_or(|(_, taken)| taken != self.interval) {
+                        first_seen.push(pid);
+                    }
+                    maps
+                }
+            };
+            let entries = binaries_of(&maps, &addresses);
+            todo.extend(self.not_open(pid, entries));
+            to_warm.extend(stacks.iter().map(|s| (maps.clone(), s.to_vec())));
+        }
+        self.request(todo);
         self.receive_preloaded(None);
+        for (maps, stack) in to_warm {
+            if !self.warm_frames(&maps, &stack) {
+                self.warm_later.push((maps, stack));
+            }
+        }
+        first_seen.sort_unstable();
+        first_seen
+    }
+
+    /// Looks up and caches the frames of `stack` (leaf first) in the binaries open;
+    /// false when one it needs is still being opened (tried again later). The leaf is
+    /// looked up as a leaf: in a sample taken in the kernel it is a return address and
+    /// looked up again at the end, cheaply (its unit's DWARF is parsed by then).
+    fn warm_frames(&mut self, maps: &ProcMaps, stack: &[u64]) -> bool {
+        let mut complete = true;
+        for (i, &addr) in stack.iter().enumerate() {
+            let Some(e) = maps.find(addr).filter(|e| e.is_file()) else {
+                continue;
+            };
+            let binary = (e.path.clone(), e.inode);
+            let symbols = match self.binaries.get(&binary) {
+                Some(b) => b.symbols.clone(),
+                None => {
+                    complete &= !self
+                        .preloader
+                        .as_ref()
+                        .is_some_and(|p| p.pending.contains(&binary));
+                    continue;
+                }
+            };
+            if let Some(symbols) = symbols {
+                self.cached_frames(e, &symbols, addr, i > 0);
+            }
+        }
+        complete
+    }
+
+    /// The binaries behind `entries` (mappings of process `pid`) that are neither open
+    /// nor queued, each once, with where to open them.
+    fn not_open<'a>(
+        &mut self,
+        pid: u32,
+        entries: impl Iterator<Item = &'a MapEntry>,
+    ) -> Vec<(BinaryKey, Vec<PathBuf>)> {
+        self.receive_preloaded(None);
+        let pending = self.preloader.as_ref().map(|p| &p.pending);
+        let mut todo: Vec<(BinaryKey, Vec<PathBuf>)> = Vec::new();
+        for e in entries {
+            let key = (e.path.clone(), e.inode);
+            if self.binaries.contains_key(&key)
+                || pending.is_some_and(|p| p.contains(&key))
+                || todo.iter().any(|(k, _)| *k == key)
+            {
+                continue;
+            }
+            todo.push((key, binary_candidates(pid, e)));
+        }
+        todo
+    }
+
+    /// Queues `todo` for the background thread (started when first needed).
+    fn request(&mut self, todo: Vec<(BinaryKey, Vec<PathBuf>)>) {
+        if todo.is_empty() {
+            return;
+        }
         if self.preloader.is_none() {
             self.preloader = Preloader::start();
         }
         let Some(preloader) = &mut self.preloader else {
             return;
         };
-        for e in maps.entries.iter().filter(|e| e.executable && e.is_file()) {
-            let key = (e.path.clone(), e.inode);
-            if self.binaries.contains_key(&key) || preloader.pending.contains(&key) {
-                continue;
+        for (key, candidates) in todo {
+            if !preloader.pending.contains(&key) {
+                preloader.request(key, candidates);
             }
-            preloader.request(key, binary_candidates(pid, e));
         }
     }
 
@@ -452,21 +572,32 @@ impl Symbolizer {
             .map(|b| b.build_id.clone())
             .unwrap_or_default();
         let mapping = self.mapping(e, build_id, None);
-        let offset = e.file_offset(addr);
-        let key = (e.path.clone(), e.inode, offset, return_address);
-        let frames = match (self.frames.get(&key), binary) {
-            (Some(f), _) => f.clone(),
-            (None, Some(b)) => {
-                let f: Arc<[SymFrame]> = Arc::from(b.frames(offset, return_address));
-                self.frames.insert(key, f.clone());
-                f
-            }
-            (None, None) => Arc::from(Vec::new()),
+        let frames = match binary {
+            Some(b) => self.cached_frames(e, &b, addr, return_address),
+            None => Arc::from(Vec::new()),
         };
         UserLocation {
             mapping: Some(mapping),
             frames,
         }
+    }
+
+    /// The frames of `addr` in mapping `e` of binary `b`, from the cache or looked up.
+    fn cached_frames(
+        &mut self,
+        e: &MapEntry,
+        b: &ElfSymbols,
+        addr: u64,
+        return_address: bool,
+    ) -> Arc<[SymFrame]> {
+        let offset = e.file_offset(addr);
+        let key = (e.path.clone(), e.inode, offset, return_address);
+        if let Some(f) = self.frames.get(&key) {
+            return f.clone();
+        }
+        let f: Arc<[SymFrame]> = Arc::from(b.frames(offset, return_address));
+        self.frames.insert(key, f.clone());
+        f
     }
 
     /// The symbols of the file behind mapping `e` of process `pid` (see
@@ -537,6 +668,23 @@ impl Symbolizer {
         }
         self.perf_maps.get(&pid).and_then(|(m, _)| m.as_ref())
     }
+}
+
+/// The file-backed executable mappings of `maps` that `addresses` lie in, each once, in
+/// the order first met (addresses in anonymous memory, pseudo mappings or no mapping
+/// need no binary).
+fn binaries_of<'m>(maps: &'m ProcMaps, addresses: &[u64]) -> impl Iterator<Item = &'m MapEntry> {
+    let mut seen: Vec<&MapEntry> = Vec::new();
+    for &a in addresses {
+        if let Some(e) = maps.find(a)
+            && e.executable
+            && e.is_file()
+            && !seen.iter().any(|s| std::ptr::eq(*s, e))
+        {
+            seen.push(e);
+        }
+    }
+    seen.into_iter()
 }
 
 /// `/proc/PID/root/tmp/perf-NSPID.map`: the perf map as the process wrote it, in its
@@ -663,6 +811,106 @@ mod tests {
             "queued"
         );
         assert!(!s.binaries.contains_key(&key), "opened");
+    }
+
+    #[test]
+    fn the_binaries_of_sampled_addresses_are_the_file_backed_code_they_lie_in() {
+        let maps = super::ProcMaps::parse(
+            "00400000-00500000 r-xp 00000000 08:01 11 /usr/bin/daemon\n\
+             00500000-00600000 r--p 00100000 08:01 11 /usr/bin/daemon\n\
+             7f0000000000-7f0000100000 r-xp 00000000 08:01 22 /usr/lib/libc.so.6\n\
+             7f0000200000-7f0000300000 r-xp 00000000 08:01 33 /usr/lib/libunused.so\n\
+             7f0000400000-7f0000500000 rwxp 00000000 00:00 0 \n\
+             7ffff7fc0000-7ffff7fc2000 r-xp 00000000 00:00 0 [vdso]\n",
+        );
+        let addresses = [
+            0x7f00_0000_1000, // libc
+            0x40_1000,        // the executable
+            0x7f00_0000_2000, // libc again: one entry
+            0x50_0010,        // the executable's data: not code
+            0x7f00_0040_0010, // JIT code in anonymous memory: no binary
+            0x7fff_f7fc_0100, // the vDSO: no file
+            0x10,             // in no mapping
+        ];
+        let paths: Vec<&str> = super::binaries_of(&maps, &addresses)
+            .map(|e| e.path.as_str())
+            .collect();
+        assert_eq!(paths, ["/usr/lib/libc.so.6", "/usr/bin/daemon"]);
+    }
+
+    /// A process that ran before the interval (its start was not seen) and is first
+    /// sampled in it: the binaries of its sampled addresses are opened in the background,
+    /// before the interval's end looks them up (before, they were opened at the end).
+    #[test]
+    fn binaries_of_processes_sampled_so_far_are_opened_before_their_addresses_are_looked_up() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut s = Symbolizer::new();
+        // The first scan sees every process as new and opens none; the child is old news
+        // for the second.
+        assert!(s.snapshot_new_processes().contains(&pid));
+        s.begin_interval(|_| true);
+        assert!(!s.snapshot_new_processes().contains(&pid));
+        let maps = super::ProcMaps::read(pid).unwrap();
+        let sleep = maps
+            .entries
+            .iter()
+            .find(|e| e.executable && e.base_name() == "sleep")
+            .unwrap();
+        let key = (sleep.path.clone(), sleep.inode);
+        assert!(
+            s.preloader
+                .as_ref()
+                .is_none_or(|p| !p.pending.contains(&key))
+        );
+        let stack = super::UserStack {
+            pid,
+            user: vec![sleep.start + 0x10],
+        };
+        // Its maps are read (and kept for after it exits): its labels may be noted too.
+        assert_eq!(s.preload_sampled(std::slice::from_ref(&stack)), vec![pid]);
+        assert!(
+            s.preloader.as_ref().unwrap().pending.contains(&key) || s.binaries.contains_key(&key),
+            "not queued"
+        );
+        // Seen again in the same interval: not first seen, its maps not read again.
+        assert_eq!(
+            s.preload_sampled(std::slice::from_ref(&stack)),
+            Vec::<u32>::new()
+        );
+        let waiting = std::time::Instant::now();
+        while s.preloader.as_ref().unwrap().pending.contains(&key) {
+            assert!(waiting.elapsed().as_secs() < 30, "never opened");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            s.receive_preloaded(None);
+        }
+        assert!(
+            s.binaries.get(&key).is_some_and(|b| b.symbols.is_some()),
+            "opened in the background, without a lookup"
+        );
+        // The stack's frames are looked up once the binary is open (by the call that
+        // finds it open, at the latest the next one), so the interval's end finds them
+        // cached; no address was looked up through `user`.
+        let frame = (
+            key.0.clone(),
+            key.1,
+            sleep.file_offset(stack.user[0]),
+            false,
+        );
+        assert_eq!(s.preload_sampled(&[]), Vec::<u32>::new());
+        assert!(s.frames.contains_key(&frame), "frames not looked up ahead");
+        assert_eq!(s.stats.lookups, 0);
+        let _ = child.kill();
+        let _ = child.wait();
+        // The process exited; its maps as read while it ran still name its addresses.
+        s.begin_interval(|_| false);
+        assert!(
+            s.process_maps(pid)
+                .is_some_and(|m| m.find(stack.user[0]).is_some())
+        );
     }
 
     #[test]
