@@ -159,7 +159,7 @@ pub fn now_nanos() -> i64 {
 }
 
 /// (year, month, day) of a day count since 1970-01-01, proleptic Gregorian.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
