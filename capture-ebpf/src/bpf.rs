@@ -281,12 +281,20 @@ impl BpfSampler {
             let mut cursor = vec![0u8; key_size];
             let mut first = true;
             loop {
-                let batch = if delete {
-                    sys::map_lookup_and_delete_batch
+                let op = if delete {
+                    sys::Batch::LookupAndDelete
                 } else {
-                    sys::map_lookup_batch
+                    sys::Batch::Lookup
                 };
-                let result = batch(map, &mut cursor, first, &mut keys, &mut values, capacity);
+                let result = sys::map_batch(
+                    op,
+                    map,
+                    &mut cursor,
+                    first,
+                    &mut keys,
+                    &mut values,
+                    capacity,
+                );
                 let (filled, done) = match result {
                     Ok(result) => result,
                     Err(error) if first && sys::is_unsupported(&error) => {

@@ -173,67 +173,37 @@ pub fn map_get_next_key(
     }
 }
 
-/// One `BPF_MAP_LOOKUP_AND_DELETE_BATCH` call. `keys` and `values` hold room for `capacity`
-/// entries; `batch` is the opaque cursor (key-size bytes for hash maps), `first` for the first
-/// call. Returns the number of entries filled and whether the map is exhausted.
-pub fn map_lookup_and_delete_batch(
-    map: &OwnedFd,
-    batch: &mut [u8],
-    first: bool,
-    keys: &mut [u8],
-    values: &mut [u8],
-    capacity: u32,
-) -> Result<(u32, bool), CaptureError> {
-    map_batch(
-        BPF_MAP_LOOKUP_AND_DELETE_BATCH,
-        "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
-        map,
-        batch,
-        first,
-        keys,
-        values,
-        capacity,
-    )
+/// What a batch call does with the entries it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch {
+    /// `BPF_MAP_LOOKUP_BATCH`: the entries stay in the map.
+    Lookup,
+    /// `BPF_MAP_LOOKUP_AND_DELETE_BATCH`: the entries read are deleted.
+    LookupAndDelete,
 }
 
-/// One `BPF_MAP_LOOKUP_BATCH` call: as [`map_lookup_and_delete_batch`], but the entries stay
-/// in the map.
-pub fn map_lookup_batch(
+/// One `BPF_MAP_LOOKUP_BATCH` or `BPF_MAP_LOOKUP_AND_DELETE_BATCH` call. `keys` and `values`
+/// hold room for `capacity` entries; `cursor` is the opaque batch cursor (key-size bytes for
+/// hash maps), `first` for the first call. Returns the number of entries filled and whether
+/// the map is exhausted.
+pub fn map_batch(
+    op: Batch,
     map: &OwnedFd,
-    batch: &mut [u8],
+    cursor: &mut [u8],
     first: bool,
     keys: &mut [u8],
     values: &mut [u8],
     capacity: u32,
 ) -> Result<(u32, bool), CaptureError> {
-    map_batch(
-        BPF_MAP_LOOKUP_BATCH,
-        "bpf(BPF_MAP_LOOKUP_BATCH)",
-        map,
-        batch,
-        first,
-        keys,
-        values,
-        capacity,
-    )
-}
-
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the fields of bpf_attr's batch struct"
-)]
-fn map_batch(
-    cmd: i32,
-    call: &'static str,
-    map: &OwnedFd,
-    batch: &mut [u8],
-    first: bool,
-    keys: &mut [u8],
-    values: &mut [u8],
-    capacity: u32,
-) -> Result<(u32, bool), CaptureError> {
+    let (cmd, call) = match op {
+        Batch::Lookup => (BPF_MAP_LOOKUP_BATCH, "bpf(BPF_MAP_LOOKUP_BATCH)"),
+        Batch::LookupAndDelete => (
+            BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+            "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
+        ),
+    };
     let mut attr = Attr::new();
-    let cursor = ptr(batch.as_mut_ptr());
+    let cursor = ptr(cursor.as_mut_ptr());
     attr.u64(0, if first { 0 } else { cursor })
         .u64(8, cursor)
         .u64(16, ptr(keys.as_mut_ptr()))
