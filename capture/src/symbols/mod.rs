@@ -297,8 +297,10 @@ impl Symbolizer {
     /// symbolized after it exits, and opens the binaries they map on a background
     /// thread, so that the interval's end finds them ready. The first call sees every
     /// process as new and opens none (their binaries are opened when their addresses
-    /// are first looked up). Meant to be called a few times a second while the
-    /// interval runs; returns the pids that were new.
+    /// are first looked up). A process caught in the middle of its `exec`, its program
+    /// not mapped yet, is left to the next call, which sees it as new. Meant to be
+    /// called a few times a second while the interval runs; returns the pids whose
+    /// maps were kept.
     pub fn snapshot_new_processes(&mut self) -> Vec<u32> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
@@ -314,20 +316,29 @@ impl Symbolizer {
             else {
                 continue;
             };
-            self.present.insert(pid);
-            if self.snapshots.contains_key(&pid) {
+            // Only a process that was not there at the last call has started since (a
+            // snapshot that expired is taken again, but its binaries are not opened).
+            // Pids are reused: one absent from the last call is a new process even if
+            // an earlier process with that pid left a snapshot.
+            let started = !first && !previous.contains(&pid);
+            if self.snapshots.contains_key(&pid) && !started {
+                self.present.insert(pid);
                 continue;
             }
-            if let Ok(maps) = ProcMaps::read(pid) {
-                let maps = Arc::new(maps);
-                // A snapshot that expired is taken again: only a process that was not
-                // there at the last call has started since.
-                if !first && !previous.contains(&pid) {
-                    self.preload(pid, &maps);
-                }
-                self.snapshots.insert(pid, (maps, self.interval));
-                new.push(pid);
+            let Ok(maps) = ProcMaps::read(pid) else {
+                self.present.insert(pid);
+                continue;
+            };
+            if exec_unfinished(&maps) {
+                continue;
             }
+            self.present.insert(pid);
+            let maps = Arc::new(maps);
+            if started {
+                self.preload(pid, &maps);
+            }
+            self.snapshots.insert(pid, (maps, self.interval));
+            new.push(pid);
         }
         new
     }
@@ -670,6 +681,14 @@ impl Symbolizer {
     }
 }
 
+/// Whether `maps` are those of a process in the middle of `exec`: the new address space
+/// exists (its stack, `[vsyscall]`) but no program code is mapped yet (the kernel maps the
+/// program's segments a moment later; `Command::spawn` and `vfork` return before). A
+/// kernel thread, which has no maps at all, is not.
+fn exec_unfinished(maps: &ProcMaps) -> bool {
+    !maps.entries.is_empty() && !maps.entries.iter().any(|e| e.executable && e.is_file())
+}
+
 /// The file-backed executable mappings of `maps` that `addresses` lie in, each once, in
 /// the order first met (addresses in anonymous memory, pseudo mappings or no mapping
 /// need no binary).
@@ -703,7 +722,73 @@ pub fn perf_map_path(pid: u32) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::Symbolizer;
+    use std::process::{Child, Command};
+    use std::time::{Duration, Instant};
+
+    use super::{BinaryKey, MapEntry, ProcMaps, Symbolizer};
+
+    /// Starts `sleep SECONDS`. `spawn` returns once `exec` has replaced the child's
+    /// address space, often before `sleep` is mapped into it.
+    fn start_sleep(seconds: &str) -> Child {
+        Command::new("sleep").arg(seconds).spawn().unwrap()
+    }
+
+    /// A symbolizer that has scanned `/proc` once, and a `sleep` started after the scan.
+    fn scanned_then_started() -> (Symbolizer, Child) {
+        let mut s = Symbolizer::new();
+        s.snapshot_new_processes();
+        (s, start_sleep("30"))
+    }
+
+    /// The mapping of `sleep`'s code in `maps`.
+    fn sleep_code(maps: &ProcMaps) -> Option<&MapEntry> {
+        maps.entries
+            .iter()
+            .find(|e| e.executable && e.base_name() == "sleep")
+    }
+
+    /// Waits until `child` (a `sleep`) has its code mapped, and returns that mapping.
+    fn exec_done(child: &Child) -> MapEntry {
+        let waiting = Instant::now();
+        loop {
+            let maps = ProcMaps::read(child.id()).unwrap();
+            if let Some(code) = sleep_code(&maps) {
+                return code.clone();
+            }
+            assert!(
+                waiting.elapsed() < Duration::from_secs(30),
+                "exec never done"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Waits until the background thread has opened binary `key`, taking in what it
+    /// opened as a lookup or a peek would (never opening anything itself), and checks
+    /// that it could be read.
+    fn wait_until_preloaded(s: &mut Symbolizer, key: &BinaryKey) {
+        let waiting = Instant::now();
+        while s
+            .preloader
+            .as_ref()
+            .expect("nothing queued")
+            .pending
+            .contains(key)
+        {
+            assert!(waiting.elapsed() < Duration::from_secs(30), "never opened");
+            std::thread::sleep(Duration::from_millis(10));
+            s.receive_preloaded(None);
+        }
+        assert!(
+            s.binaries.get(key).is_some_and(|b| b.symbols.is_some()),
+            "opened in the background, without a lookup"
+        );
+    }
+
+    fn kill(mut child: Child) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     #[inline(never)]
     fn symbolized_by_the_symbolizer(x: u64) -> u64 {
@@ -737,14 +822,12 @@ mod tests {
 
     #[test]
     fn a_process_that_exited_is_symbolized_from_its_snapshot() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("0.3")
-            .spawn()
-            .unwrap();
+        let child = start_sleep("30");
         let pid = child.id();
+        exec_done(&child);
         let mut s = Symbolizer::new();
         assert!(s.snapshot_new_processes().contains(&pid));
-        child.wait().unwrap();
+        kill(child);
         s.begin_interval(|_| false);
         let maps = s.process_maps(pid).expect("the snapshot");
         assert!(
@@ -758,36 +841,71 @@ mod tests {
         assert!(s.process_maps(pid).is_none());
     }
 
+    /// Also the regression test of a scan that caught the child in the middle of its
+    /// `exec` (right after `spawn`, often; with the machine busy, the program mapped only
+    /// after the scan): its snapshot had no code and nothing was opened.
     #[test]
     fn binaries_of_new_processes_are_opened_before_their_addresses_are_looked_up() {
-        let mut s = Symbolizer::new();
-        s.snapshot_new_processes();
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .unwrap();
+        let (mut s, child) = scanned_then_started();
         let pid = child.id();
-        assert!(s.snapshot_new_processes().contains(&pid));
-        let maps = s.process_maps(pid).unwrap();
-        let sleep = maps
-            .entries
-            .iter()
-            .find(|e| e.executable && e.base_name() == "sleep")
-            .unwrap();
-        let key = (sleep.path.clone(), sleep.inode);
-        let waiting = std::time::Instant::now();
-        while s.preloader.as_ref().unwrap().pending.contains(&key) {
-            assert!(waiting.elapsed().as_secs() < 30, "never opened");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            s.receive_preloaded(None);
+        // Scanned as the recorder does, many times a second: a scan that finds the
+        // child's exec unfinished leaves it to the next.
+        let waiting = Instant::now();
+        while !s.snapshot_new_processes().contains(&pid) {
+            assert!(waiting.elapsed() < Duration::from_secs(30), "never seen");
+            std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        assert!(
-            s.binaries.get(&key).is_some_and(|b| b.symbols.is_some()),
-            "opened in the background, without a lookup"
-        );
+        let snapshot = s.snapshots[&pid].0.clone();
+        let sleep = sleep_code(&snapshot).expect("a snapshot with the program's code");
+        let key = (sleep.path.clone(), sleep.inode);
+        wait_until_preloaded(&mut s, &key);
+        kill(child);
         assert_eq!(s.stats.lookups, 0);
+    }
+
+    /// Pids are reused (32,768 of them by default): a process that takes the pid of one
+    /// that left a snapshot and was gone at the last scan is new all the same.
+    #[test]
+    fn a_new_process_with_the_pid_of_an_earlier_one_is_new() {
+        let (mut s, child) = scanned_then_started();
+        let pid = child.id();
+        let sleep = exec_done(&child);
+        // An earlier process with this pid, snapshotted by the first scan, that had
+        // exited by the second.
+        s.snapshots
+            .insert(pid, (std::sync::Arc::new(ProcMaps::default()), 0));
+        s.present.remove(&pid);
+        assert!(s.snapshot_new_processes().contains(&pid));
+        assert!(
+            sleep_code(&s.snapshots[&pid].0).is_some(),
+            "still the old snapshot"
+        );
+        wait_until_preloaded(&mut s, &(sleep.path.clone(), sleep.inode));
+        kill(child);
+    }
+
+    #[test]
+    fn a_process_in_the_middle_of_exec_is_left_to_the_next_scan() {
+        // The maps of a child right after `spawn` returned (x86-64).
+        let execing = ProcMaps::parse(
+            "7ffcb2432000-7ffcb2453000 rw-p 00000000 00:00 0 [stack]\n\
+             ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n",
+        );
+        assert!(super::exec_unfinished(&execing));
+        // Its program's first segment mapped, not yet its code.
+        let header = ProcMaps::parse(
+            "5555d0a00000-5555d0a02000 r--p 00000000 08:01 11 /usr/bin/sleep\n\
+             7ffcb2432000-7ffcb2453000 rw-p 00000000 00:00 0 [stack]\n",
+        );
+        assert!(super::exec_unfinished(&header));
+        let started = ProcMaps::parse(
+            "5555d0a00000-5555d0a02000 r--p 00000000 08:01 11 /usr/bin/sleep\n\
+             5555d0a02000-5555d0a06000 r-xp 00002000 08:01 11 /usr/bin/sleep\n\
+             7ffcb2432000-7ffcb2453000 rw-p 00000000 00:00 0 [stack]\n",
+        );
+        assert!(!super::exec_unfinished(&started));
+        // A kernel thread has no maps: snapshotted once, not read again at every scan.
+        assert!(!super::exec_unfinished(&ProcMaps::default()));
     }
 
     #[test]
@@ -801,7 +919,7 @@ mod tests {
         assert!(s.snapshot_new_processes().contains(&std::process::id()));
         // Processes that did start meanwhile (other tests' children) may be queued;
         // this test binary is not.
-        let maps = super::ProcMaps::read(std::process::id()).unwrap();
+        let maps = ProcMaps::read(std::process::id()).unwrap();
         let exe = maps.main_binary().unwrap();
         let key = (exe.path.clone(), exe.inode);
         assert!(
@@ -815,7 +933,7 @@ mod tests {
 
     #[test]
     fn the_binaries_of_sampled_addresses_are_the_file_backed_code_they_lie_in() {
-        let maps = super::ProcMaps::parse(
+        let maps = ProcMaps::parse(
             "00400000-00500000 r-xp 00000000 08:01 11 /usr/bin/daemon\n\
              00500000-00600000 r--p 00100000 08:01 11 /usr/bin/daemon\n\
              7f0000000000-7f0000100000 r-xp 00000000 08:01 22 /usr/lib/libc.so.6\n\
@@ -843,23 +961,15 @@ mod tests {
     /// before the interval's end looks them up (before, they were opened at the end).
     #[test]
     fn binaries_of_processes_sampled_so_far_are_opened_before_their_addresses_are_looked_up() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
+        let child = start_sleep("30");
         let pid = child.id();
+        let sleep = exec_done(&child);
         let mut s = Symbolizer::new();
         // The first scan sees every process as new and opens none; the child is old news
         // for the second.
         assert!(s.snapshot_new_processes().contains(&pid));
         s.begin_interval(|_| true);
         assert!(!s.snapshot_new_processes().contains(&pid));
-        let maps = super::ProcMaps::read(pid).unwrap();
-        let sleep = maps
-            .entries
-            .iter()
-            .find(|e| e.executable && e.base_name() == "sleep")
-            .unwrap();
         let key = (sleep.path.clone(), sleep.inode);
         assert!(
             s.preloader
@@ -881,16 +991,7 @@ mod tests {
             s.preload_sampled(std::slice::from_ref(&stack)),
             Vec::<u32>::new()
         );
-        let waiting = std::time::Instant::now();
-        while s.preloader.as_ref().unwrap().pending.contains(&key) {
-            assert!(waiting.elapsed().as_secs() < 30, "never opened");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            s.receive_preloaded(None);
-        }
-        assert!(
-            s.binaries.get(&key).is_some_and(|b| b.symbols.is_some()),
-            "opened in the background, without a lookup"
-        );
+        wait_until_preloaded(&mut s, &key);
         // The stack's frames are looked up once the binary is open (by the call that
         // finds it open, at the latest the next one), so the interval's end finds them
         // cached; no address was looked up through `user`.
@@ -903,8 +1004,7 @@ mod tests {
         assert_eq!(s.preload_sampled(&[]), Vec::<u32>::new());
         assert!(s.frames.contains_key(&frame), "frames not looked up ahead");
         assert_eq!(s.stats.lookups, 0);
-        let _ = child.kill();
-        let _ = child.wait();
+        kill(child);
         // The process exited; its maps as read while it ran still name its addresses.
         s.begin_interval(|_| false);
         assert!(
