@@ -204,7 +204,8 @@ pub struct Symbolizer {
     /// Whether [`Symbolizer::snapshot_new_processes`] has run (its first call sees
     /// every process as new).
     snapshotted: bool,
-    /// The processes found by the last [`Symbolizer::snapshot_new_processes`].
+    /// The processes found by the last [`Symbolizer::snapshot_new_processes`], but for
+    /// those caught in the middle of `exec` (the next call sees them as new).
     present: HashSet<u32>,
     /// Frames by (binary, file offset, return address).
     frames: HashMap<(String, u64, u64, bool), Arc<[SymFrame]>>,
