@@ -86,15 +86,26 @@ impl Rows {
 
 /// What reading profiles from their bytes keeps from one profile to the next: frames
 /// interned as [`FrameTable`] tells them apart, and reused buffers.
+///
+/// A profile's samples are counted by its own frame numbers (0 up to the number of
+/// frames its locations name, in the order first named): the counts of one profile
+/// stay small enough to be near the CPU, where those of every frame of a day would not.
 #[derive(Debug, Default)]
 struct WireState {
     /// Frame key → frame id; `row_of[frame]` is the frame's row.
     by_key: FxHashMap<String, FrameId>,
     row_of: Vec<usize>,
+    /// Per frame id: its number in the current profile, [`NO_FRAME`] when it has none.
+    local_of: Vec<FrameId>,
+    /// Per profile: the frame id of each of its frame numbers.
+    frames: Vec<FrameId>,
+    /// Counts by the current profile's frame numbers.
     counts: Counts,
-    /// Per profile: the frame of each function (when it has a name), [`NO_FRAME`] else.
+    /// Per profile: the frame number of each function (when it has a name),
+    /// [`NO_FRAME`] else.
     function_frame: Vec<FrameId>,
-    /// Per profile: `location_frames[offsets[l]..offsets[l + 1]]` are location l's frames.
+    /// Per profile: `location_frames[offsets[l]..offsets[l + 1]]` are location l's
+    /// frame numbers.
     offsets: Vec<usize>,
     location_frames: Vec<FrameId>,
     sample: SampleBuf,
@@ -142,18 +153,22 @@ impl TopSum {
         let w = &mut self.wire;
         w.location_frames(&tables, &mut self.rows);
         let counted = w.count_samples(&tables, body, sample_type);
-        if let Ok((total, base_total)) = counted {
+        if counted.is_ok() {
             for &f in &w.counts.touched {
                 let r = w.counts.row(f);
                 if r.flat != 0 || r.cum != 0 {
-                    self.rows
-                        .add(w.row_of[f as usize], r.flat, r.cum, r.reached, sign);
+                    let row = w.row_of[w.frames[f as usize] as usize];
+                    self.rows.add(row, r.flat, r.cum, r.reached, sign);
                 }
             }
-            self.add_totals(total, base_total, sign);
         }
-        self.wire.counts.clear();
-        counted?;
+        w.counts.clear();
+        for &f in &w.frames {
+            w.local_of[f as usize] = NO_FRAME;
+        }
+        w.frames.clear();
+        let (total, base_total) = counted?;
+        self.add_totals(total, base_total, sign);
         Ok(PprofSummary {
             sample_types: tables
                 .sample_types
@@ -240,16 +255,26 @@ impl WireState {
         }
     }
 
-    /// The frame with `key`, made (with its row in `rows`, named `name`) when new.
+    /// The current profile's number of the frame with `key`, made (with its row in
+    /// `rows`, named `name`) when new.
     fn frame(&mut self, rows: &mut Rows, key: &str, name: &str) -> FrameId {
-        if let Some(f) = self.by_key.get(key) {
-            return *f;
+        let f = match self.by_key.get(key) {
+            Some(f) => *f,
+            None => {
+                let f = self.row_of.len() as FrameId;
+                self.row_of.push(rows.row(name));
+                self.local_of.push(NO_FRAME);
+                self.by_key.insert(key.to_string(), f);
+                f
+            }
+        };
+        let local = &mut self.local_of[f as usize];
+        if *local == NO_FRAME {
+            *local = self.frames.len() as FrameId;
+            self.frames.push(f);
+            self.counts.grow(self.frames.len());
         }
-        let f = self.row_of.len() as FrameId;
-        self.row_of.push(rows.row(name));
-        self.by_key.insert(key.to_string(), f);
-        self.counts.grow(self.row_of.len());
-        f
+        *local
     }
 
     /// Counts every sample of `body` into `counts`; returns the profile's
