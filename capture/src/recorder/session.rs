@@ -176,7 +176,7 @@ impl Recorder {
             finished: false,
             interval_start: now,
             interval_start_nanos: crate::time::now_nanos(),
-            cpu_at_start_nanos: process_cpu_nanos(),
+            cpu_at_start_nanos: recorder_cpu_nanos(),
         })
     }
 
@@ -282,7 +282,7 @@ impl Recorder {
         let symbolize_nanos = nanos_of(building.elapsed());
 
         // The CPU of this interval includes building its profile.
-        let cpu_now = process_cpu_nanos();
+        let cpu_now = recorder_cpu_nanos();
         let recorder_cpu_nanos = cpu_now.saturating_sub(self.cpu_at_start_nanos);
         self.cpu_at_start_nanos = cpu_now;
 
@@ -320,21 +320,53 @@ pub fn process_alive(pid: u32) -> bool {
 /// `/proc/self/task/*/schedstat` (nanoseconds), else user + system time from
 /// `/proc/self/stat` (clock ticks, assumed 100 per second).
 pub fn process_cpu_nanos() -> u64 {
-    schedstat_nanos().unwrap_or_else(stat_nanos)
+    schedstat_nanos(|_| true).unwrap_or_else(stat_nanos)
 }
 
-fn schedstat_nanos() -> Option<u64> {
+/// Names (as `comm` shows them, cut to 15 bytes) that the threads the recorder starts
+/// begin with: the symbolizer's and the store's writer.
+const RECORDER_THREADS: [&str; 2] = ["flint-symbols", "flint-store-w"];
+
+/// CPU time used so far by the recorder: the calling thread (the one that runs the
+/// session) and the threads the recorder starts, so that in the window drawing is not
+/// counted as the recorder's.
+pub fn recorder_cpu_nanos() -> u64 {
+    threads_cpu_nanos(&RECORDER_THREADS)
+}
+
+/// CPU time used so far by the calling thread and the threads whose names begin with
+/// one of `names`; the whole process's ([`process_cpu_nanos`]) when threads cannot be
+/// told apart.
+fn threads_cpu_nanos(names: &[&str]) -> u64 {
+    let Ok(me) = std::fs::read_link("/proc/thread-self") else {
+        return process_cpu_nanos();
+    };
+    let me = me.file_name().map(std::ffi::OsStr::to_owned);
+    schedstat_nanos(|task| {
+        task.file_name().map(std::ffi::OsStr::to_owned) == me
+            || std::fs::read_to_string(task.join("comm"))
+                .is_ok_and(|comm| names.iter().any(|t| comm.starts_with(t)))
+    })
+    .unwrap_or_else(process_cpu_nanos)
+}
+
+/// The summed run time of this process's threads whose `/proc/self/task/TID`
+/// directory `keep` accepts; `None` without schedstat.
+fn schedstat_nanos(keep: impl Fn(&Path) -> bool) -> Option<u64> {
     let mut total = 0u64;
     let mut any = false;
     for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) else {
+        let task = entry.path();
+        let Ok(text) = std::fs::read_to_string(task.join("schedstat")) else {
             continue;
         };
         let Some(Ok(nanos)) = text.split_whitespace().next().map(str::parse::<u64>) else {
             continue;
         };
-        total = total.saturating_add(nanos);
         any = true;
+        if keep(&task) {
+            total = total.saturating_add(nanos);
+        }
     }
     any.then_some(total)
 }
@@ -384,17 +416,67 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_process_cpu_time_grows_with_work() {
-        // Spins until 30 ms of CPU are counted; a counter that never moves times out.
-        let before = process_cpu_nanos();
+    /// Spins until `cpu` has counted 30 ms more; a counter that never moves times out.
+    fn spin_until_counted(cpu: fn() -> u64) {
+        let before = cpu();
         let start = Instant::now();
         let mut x = 0u64;
-        while process_cpu_nanos().saturating_sub(before) < 30_000_000 {
+        while cpu().saturating_sub(before) < 30_000_000 {
             assert!(start.elapsed() < Duration::from_secs(10), "CPU time stuck");
             for _ in 0..100_000 {
                 x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
             }
         }
+    }
+
+    /// The CPU of this thread and of threads named `flint-test-cpu`.
+    fn test_threads_cpu() -> u64 {
+        threads_cpu_nanos(&["flint-test-cpu"])
+    }
+
+    /// The CPU of this thread alone.
+    fn own_cpu() -> u64 {
+        threads_cpu_nanos(&[])
+    }
+
+    /// What [`test_threads_cpu`] counts of a thread named `name` that spins 30 ms of
+    /// its own CPU (measured while it is still alive: an ended thread leaves no trace).
+    fn counted_of_a_thread(name: &str) -> u64 {
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let (spun, finished) = std::sync::mpsc::channel();
+        let before = test_threads_cpu();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                spin_until_counted(own_cpu);
+                spun.send(()).unwrap();
+                let _ = wait.recv();
+            })
+            .unwrap();
+        finished.recv().unwrap();
+        let counted = test_threads_cpu().saturating_sub(before);
+        drop(done);
+        thread.join().unwrap();
+        counted
+    }
+
+    #[test]
+    fn the_recorder_cpu_time_counts_its_threads_and_not_others() {
+        // The calling thread is counted.
+        spin_until_counted(test_threads_cpu);
+        // Another thread's work (as the window's drawing) is not.
+        let other = counted_of_a_thread("drawing");
+        assert!(other < 20_000_000, "counted {other} ns of another thread");
+        // A thread with a recorder's name is.
+        let named = counted_of_a_thread("flint-test-cpu");
+        assert!(
+            named >= 30_000_000,
+            "counted {named} ns of the named thread"
+        );
+    }
+
+    #[test]
+    fn the_process_cpu_time_grows_with_work() {
+        spin_until_counted(process_cpu_nanos);
     }
 }
