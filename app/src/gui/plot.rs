@@ -306,24 +306,22 @@ impl FlintApp {
                             .width(1.5),
                     );
                 }
+                // Unnamed, so that the legend lists series only.
                 let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
                 match selection {
                     Some(QueryTime::Single(t)) => {
-                        plot_ui.add(VLine::new("selection", t as f64 / 1e9).color(sel_color));
+                        plot_ui.add(VLine::new("", t as f64 / 1e9).color(sel_color));
                     }
                     Some(QueryTime::Merge(r)) if r.end_nanos - r.start_nanos <= step => {
                         plot_ui.add(
-                            VLine::new("selection", r.start_nanos as f64 / 1e9)
+                            VLine::new("", r.start_nanos as f64 / 1e9)
                                 .color(Color32::from_rgb(90, 140, 255)),
                         );
                     }
                     Some(QueryTime::Merge(r)) => {
                         plot_ui.add(
-                            Span::new(
-                                "selection",
-                                r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9,
-                            )
-                            .fill(sel_color),
+                            Span::new("", r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9)
+                                .fill(sel_color),
                         );
                     }
                     None => {}
