@@ -123,3 +123,47 @@ fn stacks_become_a_labelled_symbolized_profile() {
             .starts_with("stack may be incomplete: no frame pointers in ")
     );
 }
+
+#[test]
+fn a_walk_that_went_astray_is_blamed_on_the_binary_it_left_and_a_gone_process_on_its_exit() {
+    assert_eq!(leaf_function_of_the_test(1), 2);
+    let pid = std::process::id();
+    let leaf = leaf_function_of_the_test as *const () as u64;
+    // Above Linux's largest pid (2^22): no such process, no maps.
+    let gone = 5_000_000;
+    let stacks = vec![
+        CapturedStack {
+            pid,
+            tid: pid,
+            // What a frame pointer used for data gives: a "return address" in no mapping.
+            user: vec![leaf, 0xe9b5_dba5_b5c0_fbcf],
+            kernel: Vec::new(),
+            count: 2,
+        },
+        CapturedStack {
+            pid: gone,
+            tid: gone,
+            user: vec![0x40_1000, 0x40_2000],
+            kernel: Vec::new(),
+            count: 5,
+        },
+    ];
+    let interval = Interval {
+        start_nanos: 1_796_042_360_000_000_000,
+        duration_nanos: 10_000_000_000,
+        frequency_hz: 19,
+    };
+    let (_, report) = build_profile(
+        &stacks,
+        interval,
+        &mut Symbolizer::new(),
+        &mut ProcessInfo::new(),
+    );
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.file_name().unwrap().to_str().unwrap();
+    assert_eq!(
+        report.incomplete.into_iter().collect::<Vec<_>>(),
+        [(exe.to_string(), 2)]
+    );
+    assert_eq!(report.exited, 5);
+}

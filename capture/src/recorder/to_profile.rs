@@ -78,8 +78,14 @@ impl BuildReport {
     }
 }
 
-/// Functions a complete user stack ends in (its outermost frame).
-const STACK_ROOTS: [&str; 9] = [
+/// What names the binary of an address in no mapping.
+const UNKNOWN_BINARY: &str = "[unknown]";
+
+/// Functions a complete user stack ends in (its outermost frame): C's process and thread
+/// entries, and Go's (a goroutine's stack ends in `runtime.goexit`, a thread's own in
+/// `runtime.mstart` or, for the first thread, `runtime.rt0_go`; the symbol table names
+/// the assembly ones with `.abi0`).
+const STACK_ROOTS: [&str; 15] = [
     "_start",
     "__libc_start_main",
     "__libc_start_call_main",
@@ -89,6 +95,12 @@ const STACK_ROOTS: [&str; 9] = [
     "__clone",
     "__clone3",
     "thread_start",
+    "runtime.goexit",
+    "runtime.goexit.abi0",
+    "runtime.mstart",
+    "runtime.mstart.abi0",
+    "runtime.rt0_go",
+    "runtime.rt0_go.abi0",
 ];
 
 /// Interning of strings, mappings, functions and locations into a [`Profile`].
@@ -232,7 +244,7 @@ impl Builder {
         let binary = loc
             .mapping
             .as_ref()
-            .map_or_else(|| "[unknown]".to_string(), |m| m.base_name().to_string());
+            .map_or_else(|| UNKNOWN_BINARY.to_string(), |m| m.base_name().to_string());
         let mapping = loc.mapping.as_ref().map(|m| self.mapping(m));
         // Anonymous memory (and unknown addresses) hold different code in different
         // processes: keep the pid in the key; file-backed mappings are shared.
@@ -323,24 +335,32 @@ pub fn build_profile(
         for (i, &addr) in s.kernel.iter().enumerate() {
             ids.push(b.kernel_location(sym, addr, i > 0));
         }
+        // The outermost frame, and the binary of the outermost frame that lies in one.
         let mut outermost = None;
+        let mut known = None;
         for (i, &addr) in s.user.iter().enumerate() {
             // The user leaf is a return address too when the kernel frames are above it.
             let ret = i > 0 || !s.kernel.is_empty();
             let (id, binary) = b.user_location(sym, s.pid, addr, ret);
             ids.push(id);
-            outermost = Some((id, binary));
+            outermost = Some(id);
+            if binary != UNKNOWN_BINARY {
+                known = Some(binary);
+            }
         }
-        if let Some((id, binary)) = outermost {
+        if let Some(id) = outermost {
             let ends_at_root = b.profile.locations[id as usize].lines.iter().any(|l| {
                 let name = b.profile.str(b.profile.functions[l.function as usize].name);
                 STACK_ROOTS.contains(&name)
             });
             if !ends_at_root {
-                if binary == "[unknown]" {
-                    report.exited += s.count;
-                } else {
-                    *report.incomplete.entry(binary).or_insert(0) += s.count;
+                // A walk that ends at an address in no mapping after frames in a binary
+                // went astray from that binary's code (as Go's assembly, which uses the
+                // frame pointer register for data); with no frame in any binary, the
+                // process's maps were gone.
+                match known {
+                    Some(binary) => *report.incomplete.entry(binary).or_insert(0) += s.count,
+                    None => report.exited += s.count,
                 }
             }
         }
