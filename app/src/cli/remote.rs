@@ -145,10 +145,12 @@ pub fn is_url(input: &Path) -> bool {
     capture::ServerUrl::names_server(&input.to_string_lossy())
 }
 
-/// A runtime for the requests of one command.
+/// A runtime for the requests of one command; its threads are named as the recorder
+/// counts them (`flint record --push` sends from them).
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name(capture::recorder::NETWORK_THREAD)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the network runtime: {e}"))

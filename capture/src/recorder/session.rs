@@ -323,9 +323,12 @@ pub fn process_cpu_nanos() -> u64 {
     schedstat_nanos(|_| true).unwrap_or_else(stat_nanos)
 }
 
-/// Names (as `comm` shows them, cut to 15 bytes) that the threads the recorder starts
-/// begin with: the symbolizer's and the store's writer.
-const RECORDER_THREADS: [&str; 2] = ["flint-symbols", "flint-store-w"];
+/// The name of the threads that send what the recorder pushes to a server.
+pub const NETWORK_THREAD: &str = "flint-net";
+
+/// Names (as `comm` shows them, cut to 15 bytes) that the threads working for the
+/// recorder begin with: the symbolizer's, the store's writer, and the network threads.
+const RECORDER_THREADS: [&str; 3] = ["flint-symbols", "flint-store-w", NETWORK_THREAD];
 
 /// CPU time used so far by the recorder: the calling thread (the one that runs the
 /// session) and the threads the recorder starts, so that in the window drawing is not
