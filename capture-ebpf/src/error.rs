@@ -75,6 +75,29 @@ impl CaptureError {
         }
     }
 
+    /// For missing privilege, one line naming every refused call and how to grant what
+    /// sampling needs (the hint once, however many backends were refused); `None` for
+    /// other errors.
+    pub fn privilege_summary(&self) -> Option<String> {
+        if !self.is_permission() {
+            return None;
+        }
+        let refused = |e: &CaptureError| match e {
+            CaptureError::Permission { call, source } => Some(format!("{call} ({source})")),
+            _ => None,
+        };
+        let calls: Vec<String> = match self {
+            CaptureError::NoBackend { bpf, perf } => {
+                [bpf, perf].into_iter().filter_map(|e| refused(e)).collect()
+            }
+            other => refused(other).into_iter().collect(),
+        };
+        Some(format!(
+            "missing privilege to sample CPUs: {} refused; {PRIVILEGE_HINT}",
+            calls.join(" and ")
+        ))
+    }
+
     /// Whether the error comes from missing privilege (in either backend, for `NoBackend`).
     pub fn is_permission(&self) -> bool {
         match self {
@@ -82,5 +105,50 @@ impl CaptureError {
             CaptureError::NoBackend { bpf, perf } => bpf.is_permission() || perf.is_permission(),
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(call: &'static str, errno: i32) -> CaptureError {
+        CaptureError::from_errno(call, io::Error::from_raw_os_error(errno))
+    }
+
+    #[test]
+    fn both_backends_refused_name_both_calls_and_the_hint_once() {
+        let e = CaptureError::NoBackend {
+            bpf: Box::new(refused("bpf(BPF_MAP_CREATE)", 1)),
+            perf: Box::new(refused("perf_event_open", 13)),
+        };
+        let line = e.privilege_summary().unwrap();
+        assert!(
+            line.starts_with(
+                "missing privilege to sample CPUs: bpf(BPF_MAP_CREATE) (Operation not permitted \
+                 (os error 1)) and perf_event_open (Permission denied (os error 13)) refused; "
+            ),
+            "{line}"
+        );
+        assert_eq!(line.matches(PRIVILEGE_HINT).count(), 1, "{line}");
+    }
+
+    #[test]
+    fn other_errors_have_no_privilege_summary() {
+        let e = CaptureError::NoBackend {
+            bpf: Box::new(refused("bpf(BPF_PROG_LOAD)", 22)),
+            perf: Box::new(refused("perf_event_open", 2)),
+        };
+        assert!(e.privilege_summary().is_none());
+        // One backend refused for privilege is enough to say how to grant it.
+        let e = CaptureError::NoBackend {
+            bpf: Box::new(refused("bpf(BPF_PROG_LOAD)", 22)),
+            perf: Box::new(refused("perf_event_open", 13)),
+        };
+        let line = e.privilege_summary().unwrap();
+        assert!(
+            line.starts_with("missing privilege to sample CPUs: perf_event_open ("),
+            "{line}"
+        );
     }
 }

@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use capture::recorder::{
-    Backend, CaptureError, PRIVILEGE_HINT, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
-    Target,
+    Backend, CaptureError, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions, Target,
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
@@ -410,25 +409,8 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// One line for a sampler that would not open: what was refused and how to grant it.
 fn open_error(e: &CaptureError) -> String {
-    if !e.is_permission() {
-        return format!("cannot start sampling: {e}");
-    }
-    let refused = |e: &CaptureError| match e {
-        CaptureError::Permission { call, source } => Some(format!("{call} ({source})")),
-        _ => None,
-    };
-    let calls: Vec<String> = match e {
-        CaptureError::NoBackend { bpf, perf } => [bpf, perf]
-            .iter()
-            .filter_map(|inner| refused(inner))
-            .collect(),
-        other => refused(other).into_iter().collect(),
-    };
-    format!(
-        "missing privilege to sample CPUs: {} refused; {}",
-        calls.join(" and "),
-        PRIVILEGE_HINT
-    )
+    e.privilege_summary()
+        .unwrap_or_else(|| format!("cannot start sampling: {e}"))
 }
 
 fn backend_name(backend: Backend) -> &'static str {

@@ -112,7 +112,8 @@ impl FlintApp {
                 let mut recorder = match Recorder::open(options) {
                     Ok(r) => r,
                     Err(e) => {
-                        let msg = format!("cannot capture the local machine: {e}");
+                        let why = e.privilege_summary().unwrap_or_else(|| e.to_string());
+                        let msg = format!("cannot capture the local machine: {why}");
                         let _ = tx.send(TimeMsg::Live(LiveMsg::Failed(msg)));
                         ctx.request_repaint();
                         return;

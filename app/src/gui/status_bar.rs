@@ -13,11 +13,12 @@ impl FlintApp {
     pub(super) fn error_banner(&mut self, ui: &mut Ui) {
         let mut dismiss = false;
         if let Some(e) = &self.error {
+            // The button first: a long message wraps in the rest of the row instead
+            // of pushing the button (and its own end) out of the window.
             ui.horizontal(|ui| {
-                ui.colored_label(ui.visuals().error_fg_color, format!("error: {e}"));
-                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    dismiss = ui.small_button("Dismiss").clicked();
-                });
+                dismiss = ui.small_button("Dismiss").clicked();
+                let text = RichText::new(format!("error: {e}")).color(ui.visuals().error_fg_color);
+                ui.add(egui::Label::new(text).wrap());
             });
         }
         if dismiss {
