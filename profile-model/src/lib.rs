@@ -26,6 +26,7 @@ pub mod filter;
 pub mod fold;
 pub mod frames;
 mod gzip;
+mod intern;
 pub mod layout;
 pub mod merge;
 pub mod profile;
