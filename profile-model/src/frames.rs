@@ -1,9 +1,11 @@
 //! Frames: what one box of a flame graph or one row of a top table stands for, at a
 //! chosen granularity (function, function + line, or address).
 
-use regex::Regex;
+use std::collections::hash_map::Entry;
 
-use crate::intern::Interner;
+use regex::Regex;
+use rustc_hash::FxHashMap;
+
 use crate::profile::{Location, LocationId, Mapping, Profile, StrId};
 
 /// Index into [`FrameTable::frames`].
@@ -72,7 +74,7 @@ impl FrameTable {
             offsets: Vec::with_capacity(profile.locations.len() + 1),
             location_frames: Vec::with_capacity(profile.locations.len()),
         };
-        let mut keys = Interner::default();
+        let mut by_key: FxHashMap<String, FrameId> = FxHashMap::default();
         table.offsets.push(0);
         for loc in &profile.locations {
             let binary = loc
@@ -91,7 +93,7 @@ impl FrameTable {
                     address: loc.address,
                     ..Frame::default()
                 };
-                let id = table.intern(&mut keys, frame);
+                let id = table.intern(&mut by_key, frame);
                 table.location_frames.push(id);
             }
             for (line_index, line) in loc.lines.iter().enumerate() {
@@ -137,7 +139,7 @@ impl FrameTable {
                         address: loc.address,
                     },
                 };
-                let id = table.intern(&mut keys, frame);
+                let id = table.intern(&mut by_key, frame);
                 table.location_frames.push(id);
             }
             table.offsets.push(table.location_frames.len() as u32);
@@ -145,13 +147,16 @@ impl FrameTable {
         table
     }
 
-    fn intern(&mut self, keys: &mut Interner, frame: Frame) -> FrameId {
-        let (id, new) =
-            keys.intern(frame_key(&frame.name, frame.address, &frame.binary).as_bytes());
-        if new {
-            self.frames.push(frame);
+    fn intern(&mut self, by_key: &mut FxHashMap<String, FrameId>, frame: Frame) -> FrameId {
+        let key = frame_key(&frame.name, frame.address, &frame.binary);
+        match by_key.entry(key) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = self.frames.len() as FrameId;
+                self.frames.push(frame);
+                *e.insert(id)
+            }
         }
-        id
     }
 
     /// The frames of a location, leaf (innermost inlined) first; empty when all are hidden.

@@ -26,7 +26,6 @@ pub mod filter;
 pub mod fold;
 pub mod frames;
 mod gzip;
-mod intern;
 pub mod layout;
 pub mod merge;
 pub mod profile;

@@ -12,7 +12,6 @@ use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
 use crate::frames::{FrameId, FrameTable, address_name, frame_key};
-use crate::intern::Interner;
 use crate::merge::BASE_LABEL;
 use crate::top::{Counts, Reached, Top, pprof_key};
 use crate::wire;
@@ -93,8 +92,8 @@ impl Rows {
 /// stay small enough to be near the CPU, where those of every frame of a day would not.
 #[derive(Debug, Default)]
 struct WireState {
-    /// Frame keys, numbered by frame id; `row_of[frame]` is the frame's row.
-    keys: Interner,
+    /// Frame key → frame id; `row_of[frame]` is the frame's row.
+    by_key: FxHashMap<String, FrameId>,
     row_of: Vec<usize>,
     /// Per frame id: its number in the current profile, [`NO_FRAME`] when it has none.
     local_of: Vec<FrameId>,
@@ -259,11 +258,16 @@ impl WireState {
     /// The current profile's number of the frame with `key`, made (with its row in
     /// `rows`, named `name`) when new.
     fn frame(&mut self, rows: &mut Rows, key: &str, name: &str) -> FrameId {
-        let (f, new) = self.keys.intern(key.as_bytes());
-        if new {
-            self.row_of.push(rows.row(name));
-            self.local_of.push(NO_FRAME);
-        }
+        let f = match self.by_key.get(key) {
+            Some(f) => *f,
+            None => {
+                let f = self.row_of.len() as FrameId;
+                self.row_of.push(rows.row(name));
+                self.local_of.push(NO_FRAME);
+                self.by_key.insert(key.to_string(), f);
+                f
+            }
+        };
         let local = &mut self.local_of[f as usize];
         if *local == NO_FRAME {
             *local = self.frames.len() as FrameId;
