@@ -110,6 +110,33 @@ fn drag_and_click_convert_to_ranges() {
 }
 
 #[test]
+fn a_range_over_midnight_names_its_dates() {
+    const SEC: i64 = 1_000_000_000;
+    let noon = 1_796_042_369 * SEC; // 2026-11-30 12:39:29 UTC
+    let merge = |start, end| {
+        timeline::describe_time(
+            QueryTime::Merge(TimeRange {
+                start_nanos: start,
+                end_nanos: end,
+            }),
+            10 * SEC,
+        )
+    };
+    assert_eq!(merge(noon, noon + 3600 * SEC), "12:39:29–13:39:29");
+    // A day's merge: the same clock time at both ends, a day apart.
+    assert_eq!(
+        merge(noon, noon + 86_400 * SEC),
+        "2026-11-30 12:39:29–2026-12-01 12:39:29"
+    );
+    // One step is a point.
+    assert_eq!(merge(noon, noon + 10 * SEC), "12:39:29");
+    assert_eq!(
+        timeline::describe_time(QueryTime::Single(noon), 10 * SEC),
+        "12:39:29"
+    );
+}
+
+#[test]
 fn points_are_bucketed_per_pixel() {
     let points: Vec<[f64; 2]> = (0..1000).map(|i| [f64::from(i), 1.0]).collect();
     let out = plot::bucket_points(&points, 100.0, 899.0, 100.0);
