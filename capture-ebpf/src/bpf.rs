@@ -1,10 +1,10 @@
 //! The BPF backend: creates the maps, loads [`crate::program`], attaches it to one `cpu-clock`
 //! event per online CPU, and drains one generation of maps at a time.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd as _, OwnedFd};
 
-use crate::counts::{LossStats, ProgramStats, StackCount, UserStack};
+use crate::counts::{LossStats, ProgramStats, StackCount};
 use crate::error::CaptureError;
 use crate::program::{
     self, COUNTS_KEY_SIZE, EEXIST, EFAULT, ERROR_MAP_FULL, ERROR_SAMPLES, ERROR_SLOTS,
@@ -54,12 +54,6 @@ pub(crate) struct BpfSampler {
     max_stack: usize,
     counts_capacity: u32,
     batch_supported: bool,
-    /// The (pid, user stack id) pairs of the current generation that
-    /// [`BpfSampler::peek_user_stacks`] read, and the digests of the stacks it returned
-    /// (two ids may hold the same addresses: the kernel's stack of `[a, b, 0, c]` reads as
-    /// `[a, b]`); emptied by the drain.
-    peeked: HashSet<(u32, i32)>,
-    peeked_digests: HashSet<u64>,
 }
 
 impl BpfSampler {
@@ -138,8 +132,6 @@ impl BpfSampler {
             max_stack,
             counts_capacity: options.counts_map_entries,
             batch_supported: true,
-            peeked: HashSet::new(),
-            peeked_digests: HashSet::new(),
         })
     }
 
@@ -155,14 +147,12 @@ impl BpfSampler {
             sys::BPF_ANY,
         )?;
         self.current = new;
-        self.peeked.clear();
-        self.peeked_digests.clear();
         sys::wait_for_running_programs();
         let old = old as usize;
 
         let samples = self.take_error_counter(old as u32 * 2 + ERROR_SAMPLES)?;
         let map_full = self.take_error_counter(old as u32 * 2 + ERROR_MAP_FULL)?;
-        let entries = self.read_counts(old, true)?;
+        let entries = self.read_counts(old)?;
 
         let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
         let mut value = vec![0u8; self.max_stack * 8];
@@ -186,36 +176,6 @@ impl BpfSampler {
         stats.samples = samples;
         stats.map_full = map_full;
         Ok((counts, stats))
-    }
-
-    /// The user stacks in the generation the program is filling that were not returned
-    /// before. Reads only: the counts map's keys (its values too with the batch command) and
-    /// the new stacks; the drain still finds every entry.
-    pub(crate) fn peek_user_stacks(&mut self) -> Result<Vec<UserStack>, CaptureError> {
-        let current = self.current as usize;
-        let entries = self.read_counts(current, false)?;
-        let mut stacks = Vec::new();
-        let mut value = vec![0u8; self.max_stack * 8];
-        for (key, _) in entries {
-            if key.user < 0 || !self.peeked.insert((key.pid, key.user)) {
-                continue;
-            }
-            value.fill(0);
-            if sys::map_lookup(&self.stacks[current], &key.user.to_ne_bytes(), &mut value)? {
-                let user: Vec<u64> = (0..self.max_stack)
-                    .map(|i| u64_at(&value, i))
-                    .take_while(|&ip| ip != 0)
-                    .collect();
-                if !user.is_empty()
-                    && self
-                        .peeked_digests
-                        .insert(UserStack::digest(key.pid, &user))
-                {
-                    stacks.push(UserStack { pid: key.pid, user });
-                }
-            }
-        }
-        Ok(stacks)
     }
 
     /// Turns on the kernel's run-time accounting of BPF programs (system-wide, until the
@@ -263,14 +223,9 @@ impl BpfSampler {
         Ok(total)
     }
 
-    /// Reads every entry of `counts[generation]`, and deletes them when `delete` (the drain,
-    /// once the program no longer writes that generation). Without `delete` and without
-    /// the batch command, counts are read as 0 (only the keys are needed then).
-    fn read_counts(
-        &mut self,
-        generation: usize,
-        delete: bool,
-    ) -> Result<Vec<(Key, u64)>, CaptureError> {
+    /// Reads and deletes every entry of `counts[generation]` (the drain, once the program
+    /// no longer writes that generation).
+    fn read_counts(&mut self, generation: usize) -> Result<Vec<(Key, u64)>, CaptureError> {
         let map = &self.counts[generation];
         let key_size = COUNTS_KEY_SIZE as usize;
         let mut raw: Vec<(Vec<u8>, u64)> = Vec::new();
@@ -281,13 +236,7 @@ impl BpfSampler {
             let mut cursor = vec![0u8; key_size];
             let mut first = true;
             loop {
-                let op = if delete {
-                    sys::Batch::LookupAndDelete
-                } else {
-                    sys::Batch::Lookup
-                };
-                let result = sys::map_batch(
-                    op,
+                let result = sys::map_lookup_and_delete_batch(
                     map,
                     &mut cursor,
                     first,
@@ -299,7 +248,7 @@ impl BpfSampler {
                     Ok(result) => result,
                     Err(error) if first && sys::is_unsupported(&error) => {
                         self.batch_supported = false;
-                        return self.read_counts(generation, delete);
+                        return self.read_counts(generation);
                     }
                     Err(error) => return Err(error),
                 };
@@ -317,17 +266,12 @@ impl BpfSampler {
         } else {
             // Keys first, then values and deletes: deleting while walking would restart the
             // walk. The program no longer writes this generation, so the set is stable.
-            // (While the program writes it, nothing deletes, so the walk ends.)
             let mut keys = Vec::new();
             let mut next = vec![0u8; key_size];
             let mut previous: Option<Vec<u8>> = None;
             while sys::map_get_next_key(map, previous.as_deref(), &mut next)? {
                 keys.push(next.clone());
                 previous = Some(next.clone());
-            }
-            if !delete {
-                raw.extend(keys.into_iter().map(|key| (key, 0)));
-                return parse_entries(&raw);
             }
             let mut value = [0u8; 8];
             for key in keys {

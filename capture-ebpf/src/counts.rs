@@ -17,26 +17,13 @@ pub struct StackCount {
     pub count: u64,
 }
 
-/// A user stack sampled since the last drain, as [`crate::Sampler::peek_user_stacks`] returns
-/// it: enough to know which binaries the drain will need, not a count.
+/// A user stack with its process: enough to know which binaries symbolizing it needs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UserStack {
     /// Process (thread-group) id.
     pub pid: u32,
     /// User-space return addresses, leaf first (never empty).
     pub user: Vec<u64>,
-}
-
-impl UserStack {
-    /// A 64-bit digest of the process and its addresses, by which a sampler remembers which
-    /// stacks it returned (the stacks themselves would take more memory).
-    pub(crate) fn digest(pid: u32, user: &[u64]) -> u64 {
-        use std::hash::{Hash as _, Hasher as _};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        pid.hash(&mut hasher);
-        user.hash(&mut hasher);
-        hasher.finish()
-    }
 }
 
 /// Samples taken and everything that went wrong with them during one drain interval.
@@ -91,6 +78,25 @@ pub struct RawCounts {
 }
 
 impl RawCounts {
+    /// Adds the counts of a later drain: a stack counted in both is counted once with
+    /// the sum; the losses and the wall time add up.
+    pub fn absorb(&mut self, later: RawCounts) {
+        self.stacks.extend(later.stacks);
+        self.stacks.sort_unstable_by(|a, b| {
+            (a.pid, a.tid, &a.user, &a.kernel).cmp(&(b.pid, b.tid, &b.user, &b.kernel))
+        });
+        self.stacks.dedup_by(|later, earlier| {
+            let same = (later.pid, later.tid, &later.user, &later.kernel)
+                == (earlier.pid, earlier.tid, &earlier.user, &earlier.kernel);
+            if same {
+                earlier.count += later.count;
+            }
+            same
+        });
+        self.stats.add(&later.stats);
+        self.interval_nanos += later.interval_nanos;
+    }
+
     /// Sum of the counts of all stacks.
     pub fn total(&self) -> u64 {
         self.stacks.iter().map(|stack| stack.count).sum()
@@ -116,4 +122,71 @@ pub struct ProgramStats {
     pub run_count: u64,
     /// Runs skipped because another BPF program was running on the CPU.
     pub recursion_misses: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LossStats, RawCounts, StackCount};
+
+    fn stack(tid: u32, user: &[u64], kernel: &[u64], count: u64) -> StackCount {
+        StackCount {
+            pid: 7,
+            tid,
+            user: user.to_vec(),
+            kernel: kernel.to_vec(),
+            count,
+        }
+    }
+
+    fn drained(stacks: Vec<StackCount>, collisions: u64) -> RawCounts {
+        RawCounts {
+            stacks,
+            stats: LossStats {
+                samples: 10,
+                collisions,
+                ..LossStats::default()
+            },
+            interval_nanos: 1_000,
+        }
+    }
+
+    #[test]
+    fn absorbing_a_later_drain_sums_the_stacks_counted_in_both() {
+        let mut counts = drained(
+            vec![
+                stack(1, &[0x10, 0x20], &[], 3),
+                stack(2, &[0x10], &[0x99], 1),
+            ],
+            2,
+        );
+        counts.absorb(drained(
+            vec![
+                stack(1, &[0x10, 0x20], &[], 4),
+                // Same addresses, another thread: another stack.
+                stack(3, &[0x10, 0x20], &[], 5),
+                // Same user stack, another kernel stack.
+                stack(2, &[0x10], &[], 6),
+            ],
+            1,
+        ));
+        let mut got: Vec<(u32, Vec<u64>, Vec<u64>, u64)> = counts
+            .stacks
+            .iter()
+            .map(|s| (s.tid, s.user.clone(), s.kernel.clone(), s.count))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (1, vec![0x10, 0x20], vec![], 7),
+                (2, vec![0x10], vec![], 6),
+                (2, vec![0x10], vec![0x99], 1),
+                (3, vec![0x10, 0x20], vec![], 5),
+            ]
+        );
+        assert_eq!(counts.total(), 19);
+        assert_eq!(counts.stats.samples, 20);
+        assert_eq!(counts.stats.collisions, 3);
+        assert_eq!(counts.interval_nanos, 2_000);
+    }
 }

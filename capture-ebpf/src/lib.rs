@@ -261,22 +261,6 @@ impl Sampler {
         Ok(None)
     }
 
-    /// The user stacks sampled since the previous drain that earlier calls did not return,
-    /// with their process, so that a caller can open the binaries they lie in before the
-    /// drain needs them. Nothing is taken away: the drain still counts every sample once.
-    /// With BPF this reads the keys of the counts map the program is filling (one batch call
-    /// per 4,096 entries) and the stacks not returned before; with perf it moves the rings'
-    /// samples into the counts the next drain returns.
-    pub fn peek_user_stacks(&mut self) -> Result<Vec<UserStack>, CaptureError> {
-        #[cfg(target_os = "linux")]
-        return match &mut self.inner {
-            Inner::Bpf(sampler) => sampler.peek_user_stacks(),
-            Inner::Perf(sampler) => sampler.peek_user_stacks(),
-        };
-        #[cfg(not(target_os = "linux"))]
-        Ok(Vec::new())
-    }
-
     /// Everything sampled since the previous drain (or since [`Sampler::open`]), with what was
     /// lost. Samples that arrive while the drain runs are kept for the next one.
     pub fn drain(&mut self) -> Result<RawCounts, CaptureError> {

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 
-use crate::counts::{LossStats, StackCount, UserStack};
+use crate::counts::{LossStats, StackCount};
 use crate::error::CaptureError;
 use crate::{SamplerOptions, Target, cpus, sys};
 
@@ -30,12 +30,9 @@ pub(crate) struct PerfSampler {
     events: Vec<OwnedFd>,
     wanted: Option<HashSet<u32>>,
     max_stack: usize,
-    /// What the rings held since the last drain (moved here by
-    /// [`PerfSampler::peek_user_stacks`]), returned by the next drain.
+    /// What the rings held, counted by the drain.
     counts: Counts,
     stats: LossStats,
-    /// The digests of the stacks `peek_user_stacks` returned since the last drain.
-    peeked: HashSet<u64>,
 }
 
 impl PerfSampler {
@@ -104,15 +101,13 @@ impl PerfSampler {
             max_stack: crate::max_stack_depth(),
             counts: Counts::new(),
             stats: LossStats::default(),
-            peeked: HashSet::new(),
         })
     }
 
-    /// Reads every ring up to its head, with what earlier peeks moved out of them. Samples
-    /// written during the read stay in the ring for the next drain.
+    /// Reads every ring up to its head. Samples written during the read stay in the ring
+    /// for the next drain.
     pub(crate) fn drain(&mut self) -> Result<(Vec<StackCount>, LossStats), CaptureError> {
         self.read_rings()?;
-        self.peeked.clear();
         let stats = std::mem::take(&mut self.stats);
         let stacks = std::mem::take(&mut self.counts)
             .into_iter()
@@ -125,22 +120,6 @@ impl PerfSampler {
             })
             .collect();
         Ok((stacks, stats))
-    }
-
-    /// Moves the rings' samples into the counts the next drain returns (which also frees
-    /// ring space), and returns the user stacks not returned before.
-    pub(crate) fn peek_user_stacks(&mut self) -> Result<Vec<UserStack>, CaptureError> {
-        self.read_rings()?;
-        let mut stacks = Vec::new();
-        for (pid, _, user, _) in self.counts.keys() {
-            if !user.is_empty() && self.peeked.insert(UserStack::digest(*pid, user)) {
-                stacks.push(UserStack {
-                    pid: *pid,
-                    user: user.clone(),
-                });
-            }
-        }
-        Ok(stacks)
     }
 
     /// Counts the records of every ring into `self.counts` and `self.stats`.

@@ -20,7 +20,6 @@ const BPF_MAP_UPDATE_ELEM: i32 = 2;
 const BPF_MAP_DELETE_ELEM: i32 = 3;
 const BPF_MAP_GET_NEXT_KEY: i32 = 4;
 const BPF_PROG_LOAD: i32 = 5;
-const BPF_MAP_LOOKUP_BATCH: i32 = 24;
 const BPF_MAP_LOOKUP_AND_DELETE_BATCH: i32 = 25;
 const BPF_ENABLE_STATS: i32 = 32;
 
@@ -173,21 +172,11 @@ pub fn map_get_next_key(
     }
 }
 
-/// What a batch call does with the entries it reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Batch {
-    /// `BPF_MAP_LOOKUP_BATCH`: the entries stay in the map.
-    Lookup,
-    /// `BPF_MAP_LOOKUP_AND_DELETE_BATCH`: the entries read are deleted.
-    LookupAndDelete,
-}
-
-/// One `BPF_MAP_LOOKUP_BATCH` or `BPF_MAP_LOOKUP_AND_DELETE_BATCH` call. `keys` and `values`
-/// hold room for `capacity` entries; `cursor` is the opaque batch cursor (key-size bytes for
-/// hash maps), `first` for the first call. Returns the number of entries filled and whether
-/// the map is exhausted.
-pub fn map_batch(
-    op: Batch,
+/// One `BPF_MAP_LOOKUP_AND_DELETE_BATCH` call: the entries read are deleted. `keys` and
+/// `values` hold room for `capacity` entries; `cursor` is the opaque batch cursor (key-size
+/// bytes for hash maps), `first` for the first call. Returns the number of entries filled
+/// and whether the map is exhausted.
+pub fn map_lookup_and_delete_batch(
     map: &OwnedFd,
     cursor: &mut [u8],
     first: bool,
@@ -195,13 +184,10 @@ pub fn map_batch(
     values: &mut [u8],
     capacity: u32,
 ) -> Result<(u32, bool), CaptureError> {
-    let (cmd, call) = match op {
-        Batch::Lookup => (BPF_MAP_LOOKUP_BATCH, "bpf(BPF_MAP_LOOKUP_BATCH)"),
-        Batch::LookupAndDelete => (
-            BPF_MAP_LOOKUP_AND_DELETE_BATCH,
-            "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
-        ),
-    };
+    let (cmd, call) = (
+        BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+        "bpf(BPF_MAP_LOOKUP_AND_DELETE_BATCH)",
+    );
     let mut attr = Attr::new();
     let cursor = ptr(cursor.as_mut_ptr());
     attr.u64(0, if first { 0 } else { cursor })

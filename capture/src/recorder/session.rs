@@ -22,7 +22,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use capture_ebpf::{Backend, CaptureError, LossStats, Sampler, SamplerOptions, Target};
+use capture_ebpf::{
+    Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target, UserStack,
+};
 use profile_model::Profile;
 
 use super::process_info::ProcessInfo;
@@ -32,9 +34,12 @@ use crate::symbols::Symbolizer;
 /// How often a sleeping [`Recorder`] looks at its stop flag and its targets.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How often a [`Recorder`] looks at the stacks sampled so far in the interval, to open
-/// the binaries they need before the interval ends.
-const PEEK: Duration = Duration::from_secs(1);
+/// How often a [`Recorder`] empties the sampler within an interval. A BPF stack map holds
+/// the stacks of one drain, and of two distinct stacks that land in one bucket the second
+/// is lost (a collision): ten drains of a tenth of the stacks each lose about a tenth as
+/// many. The stacks drained also get their binaries opened and their frames looked up
+/// before the interval ends.
+const DRAIN_EVERY: Duration = Duration::from_secs(1);
 
 /// How to record.
 #[derive(Debug, Clone)]
@@ -208,6 +213,27 @@ impl Recorder {
         self.finished
     }
 
+    /// Adds what was sampled since the last drain to `counts`. Every process in it, new
+    /// or not (a daemon that woke up), gets its binaries opened and its frames looked up
+    /// now rather than at the interval's end, and its maps and labels noted while it runs.
+    fn drain_into(&mut self, counts: &mut RawCounts) -> Result<(), CaptureError> {
+        let drained = self.sampler.drain()?;
+        let stacks: Vec<UserStack> = drained
+            .stacks
+            .iter()
+            .filter(|s| !s.user.is_empty())
+            .map(|s| UserStack {
+                pid: s.pid,
+                user: s.user.clone(),
+            })
+            .collect();
+        for pid in self.symbolizer.preload_sampled(&stacks) {
+            self.processes.snapshot(pid);
+        }
+        counts.absorb(drained);
+        Ok(())
+    }
+
     /// Waits until the interval ends (or the recording is stopped), then returns its
     /// profile. Sampling goes on while the profile is built, so intervals follow each
     /// other without gaps.
@@ -218,7 +244,8 @@ impl Recorder {
         {
             end = deadline;
         }
-        let mut next_peek = Instant::now() + PEEK;
+        let mut next_drain = Instant::now() + DRAIN_EVERY;
+        let mut counts = RawCounts::default();
         loop {
             if self.stop.load(Ordering::Relaxed) || self.targets_gone() {
                 self.finished = true;
@@ -233,17 +260,9 @@ impl Recorder {
             for pid in self.symbolizer.snapshot_new_processes() {
                 self.processes.snapshot(pid);
             }
-            // Every process sampled so far, new or not (a daemon that woke up): its
-            // binaries opened and its frames looked up now rather than at the interval's
-            // end, its maps and labels noted while it runs. A failed peek costs only that
-            // head start; the drain reports what is wrong.
-            if now >= next_peek {
-                next_peek = now + PEEK;
-                if let Ok(stacks) = self.sampler.peek_user_stacks() {
-                    for pid in self.symbolizer.preload_sampled(&stacks) {
-                        self.processes.snapshot(pid);
-                    }
-                }
+            if now >= next_drain {
+                next_drain = now + DRAIN_EVERY;
+                self.drain_into(&mut counts)?;
             }
             std::thread::sleep((end - now).min(POLL));
         }
@@ -251,7 +270,7 @@ impl Recorder {
             self.finished = true;
         }
 
-        let counts = self.sampler.drain()?;
+        counts.absorb(self.sampler.drain()?);
         let drained_at = Instant::now();
         let start_nanos = self.interval_start_nanos;
         let duration_nanos = nanos_of(drained_at - self.interval_start);
