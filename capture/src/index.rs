@@ -471,9 +471,19 @@ pub fn merge<L: Sync>(
     }
     progress.set_total(entries.len());
     let mut merger = Merger::new();
+    // Profiles merged go back to the loading threads to be freed there: freeing one
+    // (thousands of strings and vectors) took a sixth of the merging thread, which
+    // the others wait for.
+    let (merged_tx, merged_rx) = mpsc::channel::<Profile>();
+    let merged_rx = std::sync::Mutex::new(merged_rx);
     load_in_order(
         entries.len(),
-        |i| load(&entries[i].locator),
+        |i| {
+            if let Ok(merged) = merged_rx.try_lock() {
+                merged.try_iter().for_each(drop);
+            }
+            load(&entries[i].locator)
+        },
         |i, loaded| {
             if progress.is_cancelled() {
                 return Err(SourceError::Cancelled);
@@ -490,6 +500,7 @@ pub fn merge<L: Sync>(
             merger
                 .add(&name(&entry.locator), &kept)
                 .map_err(|e| SourceError::Failed(e.to_string()))?;
+            let _ = merged_tx.send(kept);
             progress.step();
             Ok(())
         },
