@@ -17,15 +17,6 @@ pub struct StackCount {
     pub count: u64,
 }
 
-/// A user stack with its process: enough to know which binaries symbolizing it needs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct UserStack {
-    /// Process (thread-group) id.
-    pub pid: u32,
-    /// User-space return addresses, leaf first (never empty).
-    pub user: Vec<u64>,
-}
-
 /// Samples taken and everything that went wrong with them during one drain interval.
 /// Nothing is dropped silently: every sample that lost a stack, or was not counted at all,
 /// shows up here.

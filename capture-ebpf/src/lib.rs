@@ -47,7 +47,7 @@ mod perf;
 #[cfg(target_os = "linux")]
 mod sys;
 
-pub use counts::{LossStats, ProgramStats, RawCounts, StackCount, UserStack};
+pub use counts::{LossStats, ProgramStats, RawCounts, StackCount};
 pub use error::{CaptureError, PRIVILEGE_HINT};
 
 use std::time::Instant;

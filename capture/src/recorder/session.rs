@@ -22,9 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use capture_ebpf::{
-    Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target, UserStack,
-};
+use capture_ebpf::{Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target};
 use profile_model::Profile;
 
 use super::process_info::ProcessInfo;
@@ -218,16 +216,7 @@ impl Recorder {
     /// now rather than at the interval's end, and its maps and labels noted while it runs.
     fn drain_into(&mut self, counts: &mut RawCounts) -> Result<(), CaptureError> {
         let drained = self.sampler.drain()?;
-        let stacks: Vec<UserStack> = drained
-            .stacks
-            .iter()
-            .filter(|s| !s.user.is_empty())
-            .map(|s| UserStack {
-                pid: s.pid,
-                user: s.user.clone(),
-            })
-            .collect();
-        for pid in self.symbolizer.preload_sampled(&stacks) {
+        for pid in self.symbolizer.preload_sampled(&drained.stacks) {
             self.processes.snapshot(pid);
         }
         counts.absorb(drained);

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use capture_ebpf::UserStack;
+use capture_ebpf::StackCount;
 use elf::{ElfSymbols, SymFrame};
 use kallsyms::Kallsyms;
 use perfmap::PerfMap;
@@ -370,11 +370,12 @@ impl Symbolizer {
     /// A process's maps are read when it is first seen in the interval, and again when
     /// an address lies in none of its mappings (a library loaded since), and kept as its
     /// snapshot, so it is symbolized after it exits. Meant to be called every second or
-    /// so with the stacks sampled since the last call; returns the pids whose maps were
-    /// read for the first time in this interval (the caller may note their labels).
-    pub fn preload_sampled(&mut self, stacks: &[UserStack]) -> Vec<u32> {
+    /// so with the stacks drained since the last call (of which only the process and
+    /// the user stack matter); returns the pids whose maps were read for the first time
+    /// in this interval (the caller may note their labels).
+    pub fn preload_sampled(&mut self, stacks: &[StackCount]) -> Vec<u32> {
         let mut by_pid: HashMap<u32, Vec<&[u64]>> = HashMap::new();
-        for s in stacks {
+        for s in stacks.iter().filter(|s| !s.user.is_empty()) {
             by_pid.entry(s.pid).or_default().push(&s.user);
         }
         let mut first_seen = Vec::new();
@@ -977,9 +978,12 @@ mod tests {
                 .as_ref()
                 .is_none_or(|p| !p.pending.contains(&key))
         );
-        let stack = super::UserStack {
+        let stack = super::StackCount {
             pid,
+            tid: pid,
             user: vec![sleep.start + 0x10],
+            kernel: Vec::new(),
+            count: 1,
         };
         // Its maps are read (and kept for after it exits): its labels may be noted too.
         assert_eq!(s.preload_sampled(std::slice::from_ref(&stack)), vec![pid]);
