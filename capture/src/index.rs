@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
 use profile_model::Profile;
 use profile_model::merge::Merger;
@@ -475,7 +475,7 @@ pub fn merge<L: Sync>(
     // (thousands of strings and vectors) took a sixth of the merging thread, which
     // the others wait for.
     let (merged_tx, merged_rx) = mpsc::channel::<Profile>();
-    let merged_rx = std::sync::Mutex::new(merged_rx);
+    let merged_rx = Mutex::new(merged_rx);
     load_in_order(
         entries.len(),
         |i| {

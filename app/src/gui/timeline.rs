@@ -347,13 +347,15 @@ pub fn hms(nanos: i64) -> String {
     text.get(11..19).unwrap_or(&text).to_string()
 }
 
+/// "2026-11-30" (UTC) of a time in nanoseconds.
+fn date(nanos: i64) -> String {
+    let text = capture::time::rfc3339(nanos);
+    text.get(..10).unwrap_or(&text).to_string()
+}
+
 /// "2026-11-30 12:39:29" (UTC) of a time in nanoseconds.
 fn date_hms(nanos: i64) -> String {
-    let text = capture::time::rfc3339(nanos);
-    match (text.get(..10), text.get(11..19)) {
-        (Some(date), Some(time)) => format!("{date} {time}"),
-        _ => text,
-    }
+    format!("{} {}", date(nanos), hms(nanos))
 }
 
 /// "12:01:00–12:05:00" for a range within a day (UTC), "12:01:00" for a point; a
@@ -363,13 +365,10 @@ pub fn describe_time(time: QueryTime, step_nanos: i64) -> String {
     match time {
         QueryTime::Single(t) => hms(t),
         QueryTime::Merge(r) if r.end_nanos - r.start_nanos <= step_nanos => hms(r.start_nanos),
-        QueryTime::Merge(r) => {
-            let (start, end) = (date_hms(r.start_nanos), date_hms(r.end_nanos));
-            match (start.split_once(' '), end.split_once(' ')) {
-                (Some((d0, t0)), Some((d1, t1))) if d0 == d1 => format!("{t0}–{t1}"),
-                _ => format!("{start}–{end}"),
-            }
+        QueryTime::Merge(r) if date(r.start_nanos) == date(r.end_nanos) => {
+            format!("{}–{}", hms(r.start_nanos), hms(r.end_nanos))
         }
+        QueryTime::Merge(r) => format!("{}–{}", date_hms(r.start_nanos), date_hms(r.end_nanos)),
     }
 }
 
