@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::{Mutex, PoisonError};
+
 use profile_model::Profile;
-use profile_model::codec::DecodeOptions;
-use profile_model::merge::Merger;
+use profile_model::codec::{DecodeOptions, message_bytes};
+use profile_model::merge::{Merger, Selection};
 
 pub use capture::files::read_profile;
 
@@ -104,57 +106,54 @@ pub fn for_each_profile(
 }
 
 /// Reads files and directories as [`for_each_profile`] does and merges every profile,
-/// one at a time, as `go tool pprof` merges the files it is given.
+/// as `go tool pprof` merges the files it is given: on all cores, straight from each
+/// file's bytes ([`Merger::add_pprof`]), in file order. A single profile is kept as it
+/// is (its comments and frame regexes too, which a merge leaves out).
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
-    let mut sum = Sum::default();
-    let skipped = for_each_profile(paths, options, |path, profile| sum.add(path, profile))?;
-    let Some(profile) = sum.finish() else {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(format!("no profiles found in {}", names.join(", ")));
+    let inputs = InputFiles::list(paths)?;
+    let failed = Mutex::new(Vec::new());
+    let merger = capture::index::merge_in_runs(
+        inputs.files.len(),
+        |merger, buf, i| {
+            let (file, dir) = &inputs.files[i];
+            let name = file.display().to_string();
+            let merged = std::fs::read(file)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| {
+                    let body = message_bytes(&bytes, options, buf).map_err(|e| e.to_string())?;
+                    merger
+                        .add_pprof(&name, body, Selection::default())
+                        .map_err(|e| e.to_string())
+                });
+            match (merged, dir) {
+                (Ok(()), _) => Ok(()),
+                (Err(e), None) => Err(format!("{name}: {e}")),
+                (Err(e), Some(_)) => {
+                    failed
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((i, format!("{name}: {e}")));
+                    Ok(())
+                }
+            }
+        },
+        |e| e.to_string(),
+    )?;
+    let mut failed = failed.into_inner().unwrap_or_else(PoisonError::into_inner);
+    failed.sort();
+    let read: Vec<usize> = (0..inputs.files.len())
+        .filter(|i| failed.binary_search_by_key(i, |(f, _)| *f).is_err())
+        .collect();
+    let skipped = inputs.judge(failed)?;
+    let profile = match read[..] {
+        [] => {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            return Err(format!("no profiles found in {}", names.join(", ")));
+        }
+        [only] => read_profile(&inputs.files[only].0, options)?,
+        _ => merger.finish(),
     };
     Ok(Merged { profile, skipped })
-}
-
-/// A running sum of profiles: a single profile is kept as it is, merging starts with
-/// the second.
-#[derive(Default)]
-enum Sum {
-    #[default]
-    Empty,
-    One(PathBuf, Box<Profile>),
-    Many(Box<Merger>),
-}
-
-impl Sum {
-    fn add(&mut self, path: &Path, profile: Profile) -> Result<(), String> {
-        let merge = |merger: &mut Merger, path: &Path, profile: &Profile| {
-            merger
-                .add(&path.display().to_string(), profile)
-                .map_err(|e| e.to_string())
-        };
-        *self = match std::mem::take(self) {
-            Sum::Empty => Sum::One(path.to_path_buf(), Box::new(profile)),
-            Sum::One(first_path, first) => {
-                let mut merger = Box::new(Merger::new());
-                merge(&mut merger, &first_path, &first)?;
-                merge(&mut merger, path, &profile)?;
-                Sum::Many(merger)
-            }
-            Sum::Many(mut merger) => {
-                merge(&mut merger, path, &profile)?;
-                Sum::Many(merger)
-            }
-        };
-        Ok(())
-    }
-
-    fn finish(self) -> Option<Profile> {
-        match self {
-            Sum::Empty => None,
-            Sum::One(_, profile) => Some(*profile),
-            Sum::Many(merger) => Some(merger.finish()),
-        }
-    }
 }
 
 /// `files` minus `base` (each merged first), as `go tool pprof -diff_base BASE FILES`.

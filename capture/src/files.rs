@@ -248,9 +248,10 @@ impl ProfileSource for FileSource {
                 &selector,
                 SampleLabels::All,
                 false,
+                self.decode,
                 &progress,
                 |path| path.display().to_string(),
-                |path| read_profile(path, self.decode),
+                |path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display())),
             )
         })
     }

@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use profile_model::Profile;
-use profile_model::merge::Merger;
+use profile_model::codec::{DecodeOptions, message_bytes};
+use profile_model::merge::{KeepLabels, LabelValue, Merger, Selection};
+use profile_model::{Profile, ProfileError};
 
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, Point, Progress, QueryTime, Series, SourceError, TimeRange};
@@ -68,12 +69,35 @@ impl<L> Entry<L> {
 
 /// The labels of label set `set` of `profile`, with `base` underneath.
 pub fn set_labels(profile: &Profile, set: u32, base: &Labels, rule: SampleLabels) -> Labels {
+    let set = profile.label_sets.get(set as usize).into_iter().flatten();
+    labels_over(
+        base,
+        set.map(|l| {
+            let value = match l.str {
+                0 => LabelValue::Num(l.num),
+                s => LabelValue::Str(profile.str(s)),
+            };
+            (profile.str(l.key), value)
+        }),
+        rule,
+    )
+}
+
+/// Sample labels as series labels, with `base` underneath: numbers in decimal, or left
+/// out when `rule` takes strings only.
+fn labels_over<'a>(
+    base: &Labels,
+    sample_labels: impl Iterator<Item = (&'a str, LabelValue<'a>)>,
+    rule: SampleLabels,
+) -> Labels {
     let mut labels = base.clone();
-    for l in profile.label_sets.get(set as usize).into_iter().flatten() {
-        if rule == SampleLabels::StringsOnly && l.str == 0 {
-            continue;
-        }
-        labels.insert(profile.str(l.key).to_string(), profile.label_value(l));
+    for (key, value) in sample_labels {
+        let value = match value {
+            LabelValue::Str(s) => s.to_string(),
+            LabelValue::Num(_) if rule == SampleLabels::StringsOnly => continue,
+            LabelValue::Num(n) => n.to_string(),
+        };
+        labels.insert(key.to_string(), value);
     }
     labels
 }
@@ -102,36 +126,6 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Gr
             values,
         })
         .collect()
-}
-
-/// The samples of `profile` whose labels (over `base`) the selector selects: the same
-/// labels the index groups by, so that what the plot selects is what merges.
-pub fn select_samples(
-    profile: Profile,
-    selector: &Selector,
-    base: &Labels,
-    rule: SampleLabels,
-) -> Profile {
-    if selector.matchers.is_empty() {
-        return profile;
-    }
-    let set_selected: Vec<bool> = (0..profile.label_sets.len() as u32)
-        .map(|set| {
-            let labels = set_labels(&profile, set, base, rule);
-            selector.matches(|name| labels.get(name).map(String::as_str))
-        })
-        .collect();
-    // Often every label set is selected (the matchers name written labels): no copy.
-    let used = |set: &u32| set_selected.get(*set as usize).copied().unwrap_or(false);
-    if profile.samples.label_set.iter().all(used) {
-        return profile;
-    }
-    profile.retain_samples(|p, i| {
-        set_selected
-            .get(p.samples.label_set[i] as usize)
-            .copied()
-            .unwrap_or(false)
-    })
 }
 
 /// Calls `load(i)` for `0..count` on up to four threads and hands the results to
@@ -453,57 +447,300 @@ impl<L> Index<L> {
     }
 }
 
-/// Merges the selected samples of `entries`, loading each with `load` (in parallel);
-/// `name` names an entry in errors. With `one_type`, each profile is first cut to the
-/// selected profile type (as Parca answers). [`SourceError::NoData`] when `entries` is
-/// empty.
+/// Merges the selected samples of `entries`, loading each one's pprof bytes with `load`
+/// (gzipped or not, inflated with `decode`'s cap); `name` names an entry in errors.
+/// With `one_type`, only the selected profile type is merged (as Parca answers). The
+/// entries are merged straight from their bytes ([`Merger::add_pprof`]), never decoded
+/// into profiles: each thread merges a run of consecutive entries, and the runs are
+/// merged in order, so the result is the same as merging one entry after another.
+/// [`SourceError::NoData`] when `entries` is empty.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site per source, each naming every part"
+)]
 pub fn merge<L: Sync>(
     entries: &[&Entry<L>],
     selector: &Selector,
     rule: SampleLabels,
     one_type: bool,
+    decode: DecodeOptions,
     progress: &Progress,
-    name: impl Fn(&L) -> String,
-    load: impl Fn(&L) -> Result<Profile, String> + Sync,
+    name: impl Fn(&L) -> String + Sync,
+    load: impl Fn(&L) -> Result<Vec<u8>, String> + Sync,
 ) -> Result<Profile, SourceError> {
     if entries.is_empty() {
         return Err(SourceError::NoData);
     }
     progress.set_total(entries.len());
-    let mut merger = Merger::new();
-    // Profiles merged go back to the loading threads to be freed there: freeing one
-    // (thousands of strings and vectors) took a sixth of the merging thread, which
-    // the others wait for.
-    let (merged_tx, merged_rx) = mpsc::channel::<Profile>();
-    let merged_rx = Mutex::new(merged_rx);
-    load_in_order(
+    let merged = merge_in_runs(
         entries.len(),
-        |i| {
-            if let Ok(merged) = merged_rx.try_lock() {
-                merged.try_iter().for_each(drop);
-            }
-            load(&entries[i].locator)
-        },
-        |i, loaded| {
+        |merger, buf, i| {
             if progress.is_cancelled() {
                 return Err(SourceError::Cancelled);
             }
             let entry = entries[i];
-            let profile = loaded.map_err(SourceError::Failed)?;
-            let mut kept = select_samples(profile, selector, &entry.base_labels, rule);
-            if one_type {
-                let t = entry.type_index(&selector.profile_type).unwrap_or(0);
-                kept = kept.only_sample_type(t).ok_or_else(|| {
-                    SourceError::Failed(format!("{}: no sample type {t}", name(&entry.locator)))
-                })?;
-            }
-            merger
-                .add(&name(&entry.locator), &kept)
-                .map_err(|e| SourceError::Failed(e.to_string()))?;
-            let _ = merged_tx.send(kept);
+            merge_entry(
+                merger, buf, entry, selector, rule, one_type, decode, &name, &load,
+            )?;
             progress.step();
             Ok(())
         },
+        |e| SourceError::Failed(e.to_string()),
     )?;
-    Ok(merger.finish())
+    Ok(merged.finish())
+}
+
+/// Merges items `0..count` on up to four threads: each thread merges a run of
+/// consecutive items into a [`Merger`] of its own with `add(merger, buffer, i)` (the
+/// buffer is the thread's, for inflating), and the runs are absorbed in order, so the
+/// result is the one of adding every item in order to one merger. A thread done with
+/// its run takes the second half of what is left of the largest run as a new run, so
+/// that the threads finish together however the work lies. Once an item fails, no
+/// thread starts another; the error returned is that of the earliest item that failed.
+/// `absorb_error` turns an error of absorbing one run into another into `E`.
+pub fn merge_in_runs<E: Send>(
+    count: usize,
+    add: impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), E> + Sync,
+    absorb_error: impl Fn(ProfileError) -> E,
+) -> Result<Merger, E> {
+    let size = count.div_ceil(worker_count()).max(1);
+    let first_runs: Vec<_> = (0..count)
+        .step_by(size)
+        .map(|s| s..(s + size).min(count))
+        .collect();
+    let threads = first_runs.len();
+    let runs = Runs {
+        left: Mutex::new(first_runs),
+        failed: AtomicBool::new(false),
+    };
+    let merged: Vec<RunsMerged<E>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (runs, add) = (&runs, &add);
+                scope.spawn(move || runs.work(thread, add))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut all: Vec<(usize, Merger)> = Vec::new();
+    let mut first_error: Option<(usize, E)> = None;
+    for result in merged {
+        match result {
+            Ok(done) => all.extend(done),
+            Err((at, e)) => {
+                if first_error.as_ref().is_none_or(|(first, _)| at < *first) {
+                    first_error = Some((at, e));
+                }
+            }
+        }
+    }
+    if let Some((_, e)) = first_error {
+        return Err(e);
+    }
+    all.sort_by_key(|(start, _)| *start);
+    let mut merger = Merger::new();
+    for (_, run) in all {
+        merger.absorb(run).map_err(&absorb_error)?;
+    }
+    Ok(merger)
+}
+
+/// What one thread of [`merge_in_runs`] did: (first item, merger) of each run it
+/// merged, or the item that failed and its error.
+type RunsMerged<E> = Result<Vec<(usize, Merger)>, (usize, E)>;
+
+/// The runs of [`merge_in_runs`] not yet merged: what is left of each.
+struct Runs {
+    left: Mutex<Vec<std::ops::Range<usize>>>,
+    failed: AtomicBool,
+}
+
+impl Runs {
+    /// Merges run `run` and then runs taken from others, until none is left: the
+    /// (first item, merger) of each, or the failing item and its error.
+    fn work<E>(
+        &self,
+        mut run: usize,
+        add: &impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), E>,
+    ) -> RunsMerged<E> {
+        let mut buf = Vec::new();
+        let mut done = Vec::new();
+        loop {
+            let mut merger = Merger::new();
+            let start = self.lock()[run].start;
+            while let Some(i) = self.next(run) {
+                if let Err(e) = add(&mut merger, &mut buf, i) {
+                    self.failed.store(true, Ordering::Relaxed);
+                    return Err((i, e));
+                }
+            }
+            done.push((start, merger));
+            match self.take() {
+                Some(taken) => run = taken,
+                None => return Ok(done),
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<std::ops::Range<usize>>> {
+        self.left.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next item of run `run`, `None` when it is done or a run failed.
+    fn next(&self, run: usize) -> Option<usize> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut left = self.lock();
+        let r = &mut left[run];
+        r.next()
+    }
+
+    /// A new run: the second half of what is left of the largest run (if it is worth
+    /// taking), which keeps the first half.
+    fn take(&self) -> Option<usize> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut left = self.lock();
+        let (largest, r) = left
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, r)| r.len())
+            .map(|(i, r)| (i, r.clone()))?;
+        if r.len() < 4 {
+            return None;
+        }
+        let middle = r.start + r.len() / 2;
+        left[largest].end = middle;
+        left.push(middle..r.end);
+        Some(left.len() - 1)
+    }
+}
+
+/// Loads one entry's bytes and merges its selected samples into `merger`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one merge, passed down"
+)]
+fn merge_entry<L>(
+    merger: &mut Merger,
+    buf: &mut Vec<u8>,
+    entry: &Entry<L>,
+    selector: &Selector,
+    rule: SampleLabels,
+    one_type: bool,
+    decode: DecodeOptions,
+    name: &impl Fn(&L) -> String,
+    load: &impl Fn(&L) -> Result<Vec<u8>, String>,
+) -> Result<(), SourceError> {
+    let bytes = load(&entry.locator).map_err(SourceError::Failed)?;
+    let who = name(&entry.locator);
+    let failed = |e: ProfileError| match e {
+        ProfileError::IncompatibleSampleTypes { .. } => SourceError::Failed(e.to_string()),
+        e => SourceError::Failed(format!("{who}: {e}")),
+    };
+    let body = message_bytes(&bytes, decode, buf).map_err(failed)?;
+    let mut keep = |labels: &[(&str, LabelValue<'_>)]| {
+        let labels = labels_over(&entry.base_labels, labels.iter().copied(), rule);
+        selector.matches(|name| labels.get(name).map(String::as_str))
+    };
+    let selection = Selection {
+        sample_type: one_type.then(|| entry.type_index(&selector.profile_type).unwrap_or(0)),
+        keep: (!selector.matchers.is_empty()).then_some(&mut keep as &mut KeepLabels<'_>),
+    };
+    merger.add_pprof(&who, body, selection).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use profile_model::codec;
+
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/go");
+        std::fs::read(path.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn go_cpu() -> Vec<Vec<u8>> {
+        ["cpu.pb.gz", "cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
+            .map(fixture)
+            .into()
+    }
+
+    /// Item `i` of the test merges: a Go CPU profile, the slow ones taking longer.
+    fn add_item(
+        files: &[Vec<u8>],
+        slow: impl Fn(usize) -> bool + Sync,
+    ) -> impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), String> + Sync {
+        move |merger, buf, i| {
+            if slow(i) {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            let bytes = &files[i % files.len()];
+            let body =
+                message_bytes(bytes, DecodeOptions::default(), buf).map_err(|e| e.to_string())?;
+            merger
+                .add_pprof(&format!("item {i}"), body, Selection::default())
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn runs_taken_from_slower_threads_merge_as_one_merger_in_order() {
+        let files = go_cpu();
+        let mut expected = Merger::new();
+        for i in 0..40 {
+            let p = codec::decode(&files[i % files.len()]).expect("fixture");
+            expected.add(&format!("item {i}"), &p).expect("same types");
+        }
+        let expected = expected.finish();
+        // The first run is slow: the other threads take parts of it.
+        for slow_until in [0, 20, 35] {
+            let add = add_item(&files, |i| i < slow_until);
+            let merged = merge_in_runs(40, add, |e| e.to_string()).expect("valid");
+            assert_eq!(merged.inputs(), 40);
+            assert_eq!(merged.finish(), expected, "slow until {slow_until}");
+        }
+        // Fewer items than threads.
+        for count in 1..=3 {
+            let mut expected = Merger::new();
+            for (i, bytes) in files.iter().enumerate().take(count) {
+                let p = codec::decode(bytes).expect("fixture");
+                expected.add(&format!("item {i}"), &p).expect("same types");
+            }
+            let merged = merge_in_runs(count, add_item(&files, |_| false), |e| e.to_string());
+            assert_eq!(
+                merged.expect("valid").finish(),
+                expected.finish(),
+                "{count} items"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failing_item_is_the_error_and_no_item_after_it_is_needed() {
+        let files = go_cpu();
+        let add = add_item(&files, |_| false);
+        let failing = |merger: &mut Merger, buf: &mut Vec<u8>, i: usize| {
+            if i == 13 {
+                return Err("item 13 is broken".to_string());
+            }
+            add(merger, buf, i)
+        };
+        let err = merge_in_runs(40, failing, |e| e.to_string()).expect_err("item 13 fails");
+        assert_eq!(err, "item 13 is broken");
+        let empty = merge_in_runs(0, add_item(&files, |_| false), |e| e.to_string());
+        assert_eq!(empty.expect("nothing to merge").inputs(), 0);
+    }
 }

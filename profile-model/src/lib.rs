@@ -29,6 +29,7 @@ mod gzip;
 pub mod layout;
 pub mod merge;
 pub mod profile;
+mod sample_table;
 pub mod top;
 pub mod topsum;
 pub mod units;

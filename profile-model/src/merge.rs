@@ -1,18 +1,51 @@
 //! Merging profiles one at a time into one aggregate, as `go tool pprof` merges the
 //! files it is given: strings, functions, mappings and locations are re-interned, and
 //! samples with the same stack and labels are summed.
+//!
+//! A profile is added either decoded ([`Merger::add`]) or straight from its pprof
+//! bytes ([`Merger::add_pprof`]), which reads the tables borrowed from the message and
+//! merges each sample as it is read, never building the profile: what merging a day of
+//! files costs is then mostly inflating them and finding each sample's merged twin.
 
-use std::hash::{Hash as _, Hasher as _};
+use std::hash::Hasher as _;
 
 use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::error::ProfileError;
 use crate::profile::{
-    Function, Label, LabelSetId, Line, Location, Mapping, Profile, Samples, StrId, ValueType,
+    Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
+use crate::sample_table::{Batch, SampleTable};
+use crate::wire;
+use crate::wire::tables::{SampleBuf, Tables};
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
 pub const BASE_LABEL: &str = "pprof::base";
+
+/// A sample label's value, as [`Merger::add_pprof`]'s selection sees it: pprof's
+/// string value, or its number when the string is empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelValue<'a> {
+    /// A string label.
+    Str(&'a str),
+    /// A numeric label.
+    Num(i64),
+}
+
+/// Which samples of a pprof message [`Merger::add_pprof`] merges, and which column;
+/// the default merges every sample and column.
+#[derive(Default)]
+pub struct Selection<'k> {
+    /// The one sample type merged (the merged profile then has that column only, as
+    /// [`Profile::only_sample_type`]), or `None` for every column.
+    pub sample_type: Option<usize>,
+    /// Whether the samples with these labels are merged; asked once per distinct
+    /// label set of the profile. `None` keeps every sample.
+    pub keep: Option<&'k mut KeepLabels<'k>>,
+}
+
+/// A sample selection by labels: see [`Selection::keep`].
+pub type KeepLabels<'k> = dyn FnMut(&[(&str, LabelValue<'_>)]) -> bool + 'k;
 
 /// Accumulates profiles; memory grows with distinct stacks, not with the number of inputs.
 #[derive(Debug, Default)]
@@ -22,49 +55,151 @@ pub struct Merger {
     strings: FxHashMap<String, StrId>,
     functions: FxHashMap<Function, u32>,
     mappings: FxHashMap<Mapping, u32>,
-    locations: FxHashMap<Location, u32>,
+    locations: Chains,
     label_sets: FxHashMap<Vec<Label>, LabelSetId>,
-    samples: SampleIndex,
+    samples: SampleTable,
     inputs: usize,
+    scratch: Scratch,
 }
 
-/// Finds the merged sample with a given stack and label set, without building a key:
-/// samples are chained by the hash of (stack, labels) and compared in place.
+/// Buffers reused from one added profile to the next.
 #[derive(Debug, Default)]
-struct SampleIndex {
-    /// Hash → the last merged sample with that hash.
+struct Scratch {
+    strings: Vec<StrId>,
+    mappings: Vec<u32>,
+    functions: Vec<u32>,
+    locations: Vec<LocationId>,
+    lines: Vec<Line>,
+    batch: Batch,
+    labels: Vec<Label>,
+    pending: Pending,
+}
+
+/// The samples of one pprof message, read and checked before they are merged: stacks
+/// of the message's dense location indices, label sets interned by the message's
+/// string ids, values row by row.
+#[derive(Debug, Default)]
+struct Pending {
+    stack_offsets: Vec<u32>,
+    stack_locations: Vec<LocationId>,
+    label_set: Vec<u32>,
+    values: Vec<i64>,
+    label_sets: Vec<Vec<Label>>,
+    set_ids: FxHashMap<Vec<Label>, u32>,
+    sample: SampleBuf,
+}
+
+impl Pending {
+    /// Reads and checks every sample of `body`, replacing what was read before.
+    fn read(&mut self, tables: &Tables<'_>, body: &[u8]) -> Result<(), ProfileError> {
+        self.stack_offsets.clear();
+        self.stack_offsets.push(0);
+        self.stack_locations.clear();
+        self.label_set.clear();
+        self.values.clear();
+        self.label_sets.clear();
+        self.set_ids.clear();
+        let Pending {
+            stack_offsets,
+            stack_locations,
+            label_set,
+            values,
+            label_sets,
+            set_ids,
+            sample,
+        } = self;
+        wire::for_each_sample(body, |bytes| {
+            tables.read_sample(label_set.len(), bytes, sample)?;
+            stack_locations.extend_from_slice(&sample.locations);
+            let end = u32::try_from(stack_locations.len())
+                .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
+            stack_offsets.push(end);
+            values.extend_from_slice(&sample.values);
+            let set = match set_ids.get(sample.labels.as_slice()) {
+                Some(set) => *set,
+                None => {
+                    let set = label_sets.len() as u32;
+                    label_sets.push(sample.labels.clone());
+                    set_ids.insert(sample.labels.clone(), set);
+                    set
+                }
+            };
+            label_set.push(set);
+            Ok(())
+        })
+    }
+}
+
+/// Items found by hash without building a key: each item is chained to the previous
+/// one with the same hash, and the caller compares candidates in place.
+#[derive(Debug, Default)]
+struct Chains {
+    /// Hash → the last item with that hash.
     heads: FxHashMap<u64, u32>,
-    /// For each merged sample, the previous one with the same hash (`u32::MAX`: none).
+    /// For each item, the previous one with the same hash (`u32::MAX`: none).
     previous: Vec<u32>,
 }
 
-impl SampleIndex {
-    /// The index of the merged sample with this stack and label set, appended with
-    /// zero values when new.
-    fn find_or_insert(&mut self, out: &mut Samples, stack: &[u32], labels: LabelSetId) -> usize {
-        let mut hasher = FxHasher::default();
-        stack.hash(&mut hasher);
-        labels.hash(&mut hasher);
-        let hash = hasher.finish();
-        let head = self.heads.get(&hash).copied().unwrap_or(u32::MAX);
-        let mut cursor = head;
+impl Chains {
+    /// The first item with `hash` for which `same` is true.
+    #[inline]
+    fn find(&self, hash: u64, mut same: impl FnMut(usize) -> bool) -> Option<usize> {
+        let mut cursor = self.heads.get(&hash).copied().unwrap_or(u32::MAX);
         while cursor != u32::MAX {
             let i = cursor as usize;
-            if out.label_set[i] == labels && out.stack(i) == stack {
-                return i;
+            if same(i) {
+                return Some(i);
             }
             cursor = self.previous[i];
         }
-        out.stack_locations.extend_from_slice(stack);
-        out.stack_offsets.push(out.stack_locations.len() as u32);
-        out.label_set.push(labels);
-        for column in &mut out.values {
-            column.push(0);
-        }
-        let index = out.label_set.len() - 1;
+        None
+    }
+
+    /// Records the next item (number `previous.len()`) under `hash`.
+    #[inline]
+    fn push(&mut self, hash: u64) {
+        let index = self.previous.len() as u32;
+        let head = self.heads.insert(hash, index).unwrap_or(u32::MAX);
         self.previous.push(head);
-        self.heads.insert(hash, index as u32);
-        index
+    }
+}
+
+/// The id of `item` in `table` (its index), appended when new.
+fn intern<T: Clone + Eq + std::hash::Hash>(
+    ids: &mut FxHashMap<T, u32>,
+    table: &mut Vec<T>,
+    item: T,
+) -> u32 {
+    let next = table.len() as u32;
+    *ids.entry(item).or_insert_with_key(|item| {
+        table.push(item.clone());
+        next
+    })
+}
+
+fn hash_of(value: impl std::hash::Hash) -> u64 {
+    let mut hasher = FxHasher::default();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// What merging needs of a profile's header, from a [`Profile`] or from [`Tables`].
+struct Header<'a> {
+    sample_types: Vec<(&'a str, &'a str)>,
+    period_type: (&'a str, &'a str),
+    period: i64,
+    time_nanos: i64,
+    duration_nanos: i64,
+    default_sample_type: &'a str,
+    doc_url: &'a str,
+}
+
+impl Header<'_> {
+    fn sample_type_names(&self) -> Vec<String> {
+        self.sample_types
+            .iter()
+            .map(|(kind, unit)| format!("{kind}/{unit}"))
+            .collect()
     }
 }
 
@@ -101,39 +236,60 @@ impl Merger {
         self.add_scaled(name, p, -1, Some(BASE_LABEL))
     }
 
-    fn add_scaled(
-        &mut self,
-        name: &str,
-        p: &Profile,
-        factor: i64,
-        tag: Option<&str>,
-    ) -> Result<(), ProfileError> {
+    /// Adds everything `other` merged (on another thread): the same result as adding
+    /// `other`'s inputs here one by one, in their order, after this merger's own.
+    pub fn absorb(&mut self, other: Merger) -> Result<(), ProfileError> {
+        if other.inputs == 0 {
+            return Ok(());
+        }
+        if self.inputs == 0 {
+            *self = other;
+            return Ok(());
+        }
+        let Merger {
+            out,
+            first_name,
+            samples,
+            inputs,
+            ..
+        } = other;
+        let label_set_ids = self.add_tables(&first_name, &out, None)?;
+        for r in samples.records() {
+            self.add_sample(r.stack, label_set_ids[r.labels as usize], r.values(), 1)?;
+        }
+        self.inputs += inputs - 1;
+        self.flush()
+    }
+
+    /// Takes a profile's header: the first one's sample types, period type and start
+    /// become the merge's; later ones must have the same sample types and widen the
+    /// merge's time span.
+    fn header(&mut self, name: &str, h: &Header<'_>) -> Result<(), ProfileError> {
         if self.inputs == 0 {
             self.string("");
             self.first_name = name.to_string();
-            self.out.sample_types = p
+            self.out.sample_types = h
                 .sample_types
                 .iter()
-                .map(|t| ValueType {
-                    kind: self.string(p.str(t.kind)),
-                    unit: self.string(p.str(t.unit)),
+                .map(|(kind, unit)| ValueType {
+                    kind: self.string(kind),
+                    unit: self.string(unit),
                 })
                 .collect();
-            self.out.samples.values = vec![Vec::new(); p.sample_types.len()];
-            self.out.samples.stack_offsets = vec![0];
+            self.samples = SampleTable::new(h.sample_types.len());
             self.out.label_sets = vec![Vec::new()];
             self.label_sets.insert(Vec::new(), 0);
             self.out.period_type = ValueType {
-                kind: self.string(p.str(p.period_type.kind)),
-                unit: self.string(p.str(p.period_type.unit)),
+                kind: self.string(h.period_type.0),
+                unit: self.string(h.period_type.1),
             };
-            self.out.period = p.period;
-            self.out.time_nanos = p.time_nanos;
-            self.out.default_sample_type = self.string(p.str(p.default_sample_type));
-            self.out.doc_url = p.doc_url.clone();
+            self.out.period = h.period;
+            self.out.time_nanos = h.time_nanos;
+            self.out.default_sample_type = self.string(h.default_sample_type);
+            self.out.doc_url = h.doc_url.to_string();
         } else {
             let mine: Vec<String> = self.out.sample_type_names();
-            let theirs = p.sample_type_names();
+            let theirs = h.sample_type_names();
             if mine != theirs {
                 return Err(ProfileError::IncompatibleSampleTypes {
                     first: self.first_name.clone(),
@@ -142,120 +298,343 @@ impl Merger {
                     second_types: theirs.join(", "),
                 });
             }
-            self.out.period = self.out.period.max(p.period);
-            if p.time_nanos != 0 && (self.out.time_nanos == 0 || p.time_nanos < self.out.time_nanos)
+            self.out.period = self.out.period.max(h.period);
+            if h.time_nanos != 0 && (self.out.time_nanos == 0 || h.time_nanos < self.out.time_nanos)
             {
-                let end = self.end_nanos().max(p.time_nanos + p.duration_nanos);
-                self.out.time_nanos = p.time_nanos;
-                self.out.duration_nanos = end - p.time_nanos;
+                let end = self.end_nanos().max(h.time_nanos + h.duration_nanos);
+                self.out.time_nanos = h.time_nanos;
+                self.out.duration_nanos = end - h.time_nanos;
             }
         }
-        let end = self.end_nanos().max(p.time_nanos + p.duration_nanos);
+        let end = self.end_nanos().max(h.time_nanos + h.duration_nanos);
         if self.out.time_nanos != 0 {
             self.out.duration_nanos = end - self.out.time_nanos;
         }
         self.inputs += 1;
+        Ok(())
+    }
 
-        let strings: Vec<StrId> = p.strings.iter().map(|s| self.string(s)).collect();
-        let s = |id: StrId| strings[id as usize];
-        let mapping_ids: Vec<u32> = p
-            .mappings
-            .iter()
-            .map(|m| {
-                let m = Mapping {
-                    filename: s(m.filename),
-                    build_id: s(m.build_id),
-                    ..m.clone()
-                };
-                let next = self.out.mappings.len() as u32;
-                *self.mappings.entry(m.clone()).or_insert_with(|| {
-                    self.out.mappings.push(m);
-                    next
-                })
-            })
-            .collect();
-        let function_ids: Vec<u32> = p
-            .functions
-            .iter()
-            .map(|f| {
-                let f = Function {
-                    name: s(f.name),
-                    system_name: s(f.system_name),
-                    filename: s(f.filename),
-                    start_line: f.start_line,
-                };
-                let next = self.out.functions.len() as u32;
-                *self.functions.entry(f).or_insert_with(|| {
-                    self.out.functions.push(f);
-                    next
-                })
-            })
-            .collect();
-        let location_ids: Vec<u32> = p
-            .locations
-            .iter()
-            .map(|l| {
-                let l = Location {
-                    mapping: l.mapping.map(|m| mapping_ids[m as usize]),
-                    address: l.address,
-                    lines: l
-                        .lines
-                        .iter()
-                        .map(|ln| Line {
-                            function: function_ids[ln.function as usize],
-                            ..*ln
-                        })
-                        .collect(),
-                    is_folded: l.is_folded,
-                };
-                if let Some(id) = self.locations.get(&l) {
-                    return *id;
-                }
-                let id = self.out.locations.len() as u32;
-                self.out.locations.push(l.clone());
-                self.locations.insert(l, id);
-                id
-            })
-            .collect();
+    /// Interns a profile's string table into `scratch.strings`.
+    fn map_strings<'s>(&mut self, strings: impl Iterator<Item = &'s str>) {
+        let mut ids = std::mem::take(&mut self.scratch.strings);
+        ids.clear();
+        ids.extend(strings.map(|s| self.string(s)));
+        self.scratch.strings = ids;
+    }
+
+    /// Interns a profile's mappings (with its strings mapped) into `scratch.mappings`.
+    fn map_mappings(&mut self, mappings: &[Mapping]) {
+        let s = &self.scratch.strings;
+        self.scratch.mappings.clear();
+        for m in mappings {
+            let m = Mapping {
+                filename: s[m.filename as usize],
+                build_id: s[m.build_id as usize],
+                ..m.clone()
+            };
+            let id = intern(&mut self.mappings, &mut self.out.mappings, m);
+            self.scratch.mappings.push(id);
+        }
+    }
+
+    /// Interns a profile's functions into `scratch.functions`.
+    fn map_functions(&mut self, functions: &[Function]) {
+        let s = &self.scratch.strings;
+        self.scratch.functions.clear();
+        for f in functions {
+            let f = Function {
+                name: s[f.name as usize],
+                system_name: s[f.system_name as usize],
+                filename: s[f.filename as usize],
+                start_line: f.start_line,
+            };
+            let id = intern(&mut self.functions, &mut self.out.functions, f);
+            self.scratch.functions.push(id);
+        }
+    }
+
+    /// Interns one location whose mapping and lines are already merged ids, without
+    /// building it unless it is new.
+    fn location(&mut self, mapping: Option<u32>, address: u64, is_folded: bool) -> LocationId {
+        let lines = &self.scratch.lines;
+        let hash = hash_of((mapping, address, is_folded, lines));
+        let locations = &self.out.locations;
+        let found = self.locations.find(hash, |i| {
+            let l = &locations[i];
+            l.address == address
+                && l.mapping == mapping
+                && l.is_folded == is_folded
+                && l.lines == *lines
+        });
+        if let Some(i) = found {
+            return i as LocationId;
+        }
+        self.out.locations.push(Location {
+            mapping,
+            address,
+            lines: lines.clone(),
+            is_folded,
+        });
+        self.locations.push(hash);
+        (self.out.locations.len() - 1) as LocationId
+    }
+
+    /// Interns the locations `(mapping, address, is_folded, lines)` of a profile, its
+    /// mappings and functions already mapped, into `scratch.locations`.
+    fn map_locations<'l>(
+        &mut self,
+        locations: impl Iterator<Item = (Option<u32>, u64, bool, &'l [Line])>,
+    ) {
+        let mut ids = std::mem::take(&mut self.scratch.locations);
+        ids.clear();
+        for (mapping, address, is_folded, lines) in locations {
+            let mapping = mapping.map(|m| self.scratch.mappings[m as usize]);
+            self.scratch.lines.clear();
+            let functions = &self.scratch.functions;
+            self.scratch.lines.extend(lines.iter().map(|ln| Line {
+                function: functions[ln.function as usize],
+                ..*ln
+            }));
+            ids.push(self.location(mapping, address, is_folded));
+        }
+        self.scratch.locations = ids;
+    }
+
+    /// Interns a label set whose strings are merged ids.
+    fn label_set(&mut self, set: &[Label]) -> LabelSetId {
+        if let Some(id) = self.label_sets.get(set) {
+            return *id;
+        }
+        let id = self.out.label_sets.len() as LabelSetId;
+        self.out.label_sets.push(set.to_vec());
+        self.label_sets.insert(set.to_vec(), id);
+        id
+    }
+
+    /// Adds `factor` times `values` to the merged sample with `stack` (the current
+    /// profile's location indices) and `labels` (merged), made with zero values when
+    /// new. Samples are added in batches: [`Merger::flush`] adds what is left.
+    #[inline]
+    fn add_sample(
+        &mut self,
+        stack: &[LocationId],
+        labels: LabelSetId,
+        values: impl Iterator<Item = i64>,
+        factor: i64,
+    ) -> Result<(), ProfileError> {
+        let locations = &self.scratch.locations;
+        let batch = &mut self.scratch.batch;
+        for l in stack {
+            batch.push_location(locations[*l as usize]);
+        }
+        batch.end_sample(labels, values.map(|v| v.wrapping_mul(factor)));
+        if batch.len() >= Batch::FULL {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Adds the samples batched so far.
+    fn flush(&mut self) -> Result<(), ProfileError> {
+        let added = self.samples.add_batch(&self.scratch.batch);
+        self.scratch.batch.clear();
+        added
+    }
+
+    fn add_scaled(
+        &mut self,
+        name: &str,
+        p: &Profile,
+        factor: i64,
+        tag: Option<&str>,
+    ) -> Result<(), ProfileError> {
+        let label_set_ids = self.add_tables(name, p, tag)?;
+        for i in 0..p.samples.len() {
+            let labels = label_set_ids[p.samples.label_set[i] as usize];
+            let values = p.samples.values.iter().map(|c| c[i]);
+            self.add_sample(p.samples.stack(i), labels, values, factor)?;
+        }
+        self.flush()
+    }
+
+    /// Takes the header and tables of `p` (its label sets with `tag` added): the
+    /// merged id of each of its label sets.
+    fn add_tables(
+        &mut self,
+        name: &str,
+        p: &Profile,
+        tag: Option<&str>,
+    ) -> Result<Vec<LabelSetId>, ProfileError> {
+        self.header(
+            name,
+            &Header {
+                sample_types: p
+                    .sample_types
+                    .iter()
+                    .map(|t| (p.str(t.kind), p.str(t.unit)))
+                    .collect(),
+                period_type: (p.str(p.period_type.kind), p.str(p.period_type.unit)),
+                period: p.period,
+                time_nanos: p.time_nanos,
+                duration_nanos: p.duration_nanos,
+                default_sample_type: p.str(p.default_sample_type),
+                doc_url: &p.doc_url,
+            },
+        )?;
+        self.map_strings(p.strings.iter().map(String::as_str));
+        self.map_mappings(&p.mappings);
+        self.map_functions(&p.functions);
+        self.map_locations(
+            p.locations
+                .iter()
+                .map(|l| (l.mapping, l.address, l.is_folded, l.lines.as_slice())),
+        );
         let tag = tag.map(|key| Label {
             key: self.string(key),
             str: self.string("true"),
             ..Label::default()
         });
-        let label_set_ids: Vec<LabelSetId> = p
+        let mut labels = std::mem::take(&mut self.scratch.labels);
+        let label_set_ids = p
             .label_sets
             .iter()
             .map(|set| {
-                let set: Vec<Label> = set
-                    .iter()
-                    .map(|l| Label {
-                        key: s(l.key),
-                        str: s(l.str),
-                        num: l.num,
-                        num_unit: s(l.num_unit),
-                    })
-                    .chain(tag)
-                    .collect();
-                let next = self.out.label_sets.len() as LabelSetId;
-                *self.label_sets.entry(set.clone()).or_insert_with(|| {
-                    self.out.label_sets.push(set);
-                    next
-                })
+                let s = &self.scratch.strings;
+                labels.clear();
+                labels.extend(set.iter().map(|l| Label {
+                    key: s[l.key as usize],
+                    str: s[l.str as usize],
+                    num: l.num,
+                    num_unit: s[l.num_unit as usize],
+                }));
+                labels.extend(tag);
+                self.label_set(&labels)
             })
             .collect();
+        self.scratch.labels = labels;
+        Ok(label_set_ids)
+    }
 
-        let mut stack: Vec<u32> = Vec::new();
-        for i in 0..p.samples.len() {
-            stack.clear();
-            stack.extend(p.samples.stack(i).iter().map(|l| location_ids[*l as usize]));
-            let labels = label_set_ids[p.samples.label_set[i] as usize];
-            let out = &mut self.out.samples;
-            let index = self.samples.find_or_insert(out, &stack, labels);
-            for (column, source) in out.values.iter_mut().zip(&p.samples.values) {
-                column[index] += factor * source[i];
+    /// Adds the samples `selection` keeps of the uncompressed pprof message `body`
+    /// (`name` identifies it in errors): the same result as [`Merger::add`] of the
+    /// decoded profile cut to those samples (and to the selected sample type), and the
+    /// same errors as decoding it. Nothing is added when `body` is not a valid profile.
+    pub fn add_pprof(
+        &mut self,
+        name: &str,
+        body: &[u8],
+        selection: Selection<'_>,
+    ) -> Result<(), ProfileError> {
+        let tables = Tables::parse(body)?;
+        // Every sample is read and checked before anything is merged, so that a
+        // profile broken half-way adds nothing.
+        let mut pending = std::mem::take(&mut self.scratch.pending);
+        let read = pending.read(&tables, body);
+        let result = read.and_then(|()| self.add_pending(name, &tables, &pending, selection));
+        self.scratch.pending = pending;
+        result
+    }
+
+    /// The header, tables and samples `pending` read of one profile, into the merge.
+    fn add_pending(
+        &mut self,
+        name: &str,
+        tables: &Tables<'_>,
+        pending: &Pending,
+        selection: Selection<'_>,
+    ) -> Result<(), ProfileError> {
+        let column = match selection.sample_type {
+            Some(t) if t >= tables.sample_types.len() => {
+                return Err(ProfileError::Invalid(format!("no sample type {t}")));
+            }
+            column => column,
+        };
+        let str_pair = |t: &ValueType| (tables.str(t.kind), tables.str(t.unit));
+        let sample_types = match column {
+            Some(t) => vec![str_pair(&tables.sample_types[t])],
+            None => tables.sample_types.iter().map(str_pair).collect(),
+        };
+        self.header(
+            name,
+            &Header {
+                sample_types,
+                period_type: str_pair(&tables.period_type),
+                period: tables.period,
+                time_nanos: tables.time_nanos,
+                duration_nanos: tables.duration_nanos,
+                default_sample_type: match column {
+                    Some(_) => "",
+                    None => tables.str(tables.default_sample_type),
+                },
+                doc_url: tables.doc_url,
+            },
+        )?;
+        self.map_strings(tables.strings.iter().copied());
+        self.map_mappings(&tables.mappings);
+        self.map_functions(&tables.functions);
+        self.map_locations(
+            tables
+                .locations
+                .iter()
+                .map(|l| (l.mapping, l.address, l.is_folded, tables.lines_of(l))),
+        );
+        let mut keep = selection.keep;
+        let sets: Vec<(LabelSetId, bool)> = pending
+            .label_sets
+            .iter()
+            .map(|labels| self.sample_label_set(tables, labels, &mut keep))
+            .collect();
+        let n_types = tables.sample_types.len();
+        for (i, &local_set) in pending.label_set.iter().enumerate() {
+            let (set, kept) = sets[local_set as usize];
+            if !kept {
+                continue;
+            }
+            let stack = &pending.stack_locations
+                [pending.stack_offsets[i] as usize..pending.stack_offsets[i + 1] as usize];
+            let values = &pending.values[i * n_types..(i + 1) * n_types];
+            match column {
+                Some(t) => self.add_sample(stack, set, values[t..=t].iter().copied(), 1)?,
+                None => self.add_sample(stack, set, values.iter().copied(), 1)?,
             }
         }
-        Ok(())
+        self.flush()
+    }
+
+    /// The merged label set of a sample's labels (the profile's string ids), and
+    /// whether `keep` keeps them.
+    fn sample_label_set(
+        &mut self,
+        tables: &Tables<'_>,
+        labels: &[Label],
+        keep: &mut Option<&mut KeepLabels<'_>>,
+    ) -> (LabelSetId, bool) {
+        if let Some(keep) = keep {
+            let text: Vec<(&str, LabelValue<'_>)> = labels
+                .iter()
+                .map(|l| {
+                    let value = match l.str {
+                        0 => LabelValue::Num(l.num),
+                        s => LabelValue::Str(tables.str(s)),
+                    };
+                    (tables.str(l.key), value)
+                })
+                .collect();
+            if !keep(&text) {
+                return (0, false);
+            }
+        }
+        let s = &self.scratch.strings;
+        let merged: Vec<Label> = labels
+            .iter()
+            .map(|l| Label {
+                key: s[l.key as usize],
+                str: s[l.str as usize],
+                num: l.num,
+                num_unit: s[l.num_unit as usize],
+            })
+            .collect();
+        (self.label_set(&merged), true)
     }
 
     fn end_nanos(&self) -> i64 {
@@ -263,7 +642,10 @@ impl Merger {
     }
 
     /// The merged profile; an empty profile when nothing was added.
-    pub fn finish(self) -> Profile {
+    pub fn finish(mut self) -> Profile {
+        if self.inputs > 0 {
+            self.out.samples = self.samples.into_samples();
+        }
         self.out
     }
 }

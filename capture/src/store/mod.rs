@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
 use profile_model::Profile;
-use profile_model::codec::{self, DecodeOptions};
+use profile_model::codec::DecodeOptions;
 use tokio::sync::oneshot;
 
 use crate::index::{self, Entry, Group, Index, SampleLabels};
@@ -376,13 +376,14 @@ impl Store {
             selector,
             SampleLabels::StringsOnly,
             true,
+            DecodeOptions::default(),
             progress,
             |r| format!("segment {} offset {}", r.segment, r.offset),
             |r| {
                 let file = files
                     .get(&r.segment)
                     .ok_or_else(|| format!("segment {} is gone", r.segment))?;
-                read_profile(file, r)
+                read_body(file, r)
             },
         )
     }
@@ -392,8 +393,8 @@ fn stopped() -> SourceError {
     SourceError::Failed("the store is closed".into())
 }
 
-/// Reads, checks and decodes the profile of one record.
-fn read_profile(file: &File, r: &RecordRef) -> Result<Profile, String> {
+/// Reads and checks one record: its pprof bytes, as written.
+fn read_body(file: &File, r: &RecordRef) -> Result<Vec<u8>, String> {
     let len = usize::try_from(r.len).map_err(|e| e.to_string())?;
     let mut bytes = vec![0; len];
     file.read_exact_at(&mut bytes, r.offset)
@@ -402,7 +403,9 @@ fn read_profile(file: &File, r: &RecordRef) -> Result<Profile, String> {
     record::check_payload(frame, payload)
         .map_err(|e| format!("segment {} offset {}: {e}", r.segment, r.offset))?;
     let (_, body) = record::decode(payload)?;
-    codec::decode_with(body, DecodeOptions::default()).map_err(|e| e.to_string())
+    let start = body.as_ptr() as usize - bytes.as_ptr() as usize;
+    bytes.drain(..start);
+    Ok(bytes)
 }
 
 /// Scans one segment file: indexes its intact records, reports damaged ones, and

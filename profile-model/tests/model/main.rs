@@ -10,6 +10,7 @@ mod bad_input;
 mod codec;
 mod diff;
 mod layout;
+mod merge;
 mod topsum;
 mod tree;
 
