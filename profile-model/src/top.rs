@@ -166,8 +166,9 @@ impl Counts {
             }
             c.reach(how);
         };
-        // The last frame of the previous location with frames: called by this
-        // location's frames, unless none follows (then it is the outermost).
+        // The last frame of the previous location with frames, counted once the next
+        // location with frames shows how it is reached: called by that location's
+        // frames, or by nothing (the outermost frame).
         let mut callee: Option<FrameId> = None;
         for &loc in stack {
             let Some((&last, inlined)) = frames_of(loc).split_last() else {
@@ -179,8 +180,10 @@ impl Counts {
             for &f in inlined {
                 count(f, INLINED);
             }
-            count(last, 0);
             callee = Some(last);
+        }
+        if let Some(f) = callee {
+            count(f, 0);
         }
     }
 
