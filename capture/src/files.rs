@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use profile_model::Profile;
 use profile_model::codec::{self, DecodeOptions};
+use profile_model::{Profile, ProfileError};
 
 use crate::index::{self, Entry, Index, SampleLabels, groups_of, load_in_order};
 use crate::selector::{ProfileType, Selector};
@@ -37,8 +37,16 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Reads and decodes one pprof file; errors name the file.
 pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, String> {
+    read_with(path, |bytes| codec::decode_with(bytes, options))
+}
+
+/// Reads one pprof file and decodes it with `decode`; errors name the file.
+fn read_with(
+    path: &Path,
+    decode: impl FnOnce(&[u8]) -> Result<Profile, ProfileError>,
+) -> Result<Profile, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    codec::decode_with(&bytes, options).map_err(|e| format!("{}: {e}", path.display()))
+    decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Decodes `files` on all cores and calls `each(index, result)` in file order, while
@@ -143,8 +151,8 @@ pub struct FileSource {
 
 impl FileSource {
     /// Indexes files and directories (searched recursively). Returns the source and
-    /// one line per file that could not be read, which is skipped. Files are decoded on
-    /// all cores; `progress` counts them.
+    /// one line per file that could not be read, which is skipped. Files are read on
+    /// all cores, without their stacks; `progress` counts them.
     pub fn open(
         paths: &[PathBuf],
         decode: DecodeOptions,
@@ -161,7 +169,13 @@ impl FileSource {
         progress.set_total(files.len());
         let mut entries = Vec::new();
         let mut skipped = Vec::new();
-        decode_in_order(&files, decode, |i, decoded| {
+        // The index needs each file's header, labels and values, not its stacks.
+        let read = |i: usize| {
+            read_with(&files[i], |bytes| {
+                codec::decode_without_stacks(bytes, decode)
+            })
+        };
+        load_in_order(files.len(), read, |i, decoded| {
             if progress.is_cancelled() {
                 return Err("cancelled".to_string());
             }

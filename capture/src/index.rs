@@ -104,25 +104,34 @@ fn labels_over<'a>(
 
 /// The value sums of `profile` per series label set, in label order.
 pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Group> {
-    let set_labels: Vec<Labels> = (0..profile.label_sets.len() as u32)
-        .map(|set| set_labels(profile, set, base, rule))
-        .collect();
-    let mut by_labels: BTreeMap<&Labels, Vec<i64>> = BTreeMap::new();
+    // Summed by label set first: comparing series labels per sample cost more than
+    // reading the samples.
+    let n_types = profile.sample_types.len();
+    let mut set_sums = vec![None::<Vec<i64>>; profile.label_sets.len()];
     for i in 0..profile.samples.len() {
-        let Some(labels) = set_labels.get(profile.samples.label_set[i] as usize) else {
+        let Some(sums) = set_sums.get_mut(profile.samples.label_set[i] as usize) else {
             continue;
         };
-        let sums = by_labels
-            .entry(labels)
-            .or_insert_with(|| vec![0; profile.sample_types.len()]);
+        let sums = sums.get_or_insert_with(|| vec![0; n_types]);
         for (sum, column) in sums.iter_mut().zip(&profile.samples.values) {
             *sum += column[i];
+        }
+    }
+    let mut by_labels: BTreeMap<Labels, Vec<i64>> = BTreeMap::new();
+    for (set, sums) in set_sums.into_iter().enumerate() {
+        let Some(sums) = sums else { continue };
+        let labels = set_labels(profile, set as u32, base, rule);
+        match by_labels.get_mut(&labels) {
+            Some(total) => total.iter_mut().zip(sums).for_each(|(t, s)| *t += s),
+            None => {
+                by_labels.insert(labels, sums);
+            }
         }
     }
     by_labels
         .into_iter()
         .map(|(labels, values)| Group {
-            labels: Arc::new(labels.clone()),
+            labels: Arc::new(labels),
             values,
         })
         .collect()

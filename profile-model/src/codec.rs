@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use crate::error::ProfileError;
 use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
-use crate::profile::{Label, Location, Profile, Samples, StrId, ValueType};
+use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
 use crate::proto;
 use crate::wire;
 use crate::wire::tables::{SampleBuf, Tables};
@@ -160,6 +160,117 @@ fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
         Ok(())
     })?;
     Ok(profile)
+}
+
+/// The profile without its stacks: the header, mappings, label sets and the values of
+/// every sample (each with an empty stack), no functions or locations, and only the
+/// strings those use; every part of the input checked exactly as [`decode_with`]
+/// checks it, so the same inputs are refused with the same errors. What indexing a
+/// profile needs (its types, time and the sums per label set), for a fraction of the
+/// cost of decoding it.
+pub fn decode_without_stacks(
+    bytes: &[u8],
+    options: DecodeOptions,
+) -> Result<Profile, ProfileError> {
+    let mut buf = Vec::new();
+    let body = message_bytes(bytes, options, &mut buf)?;
+    let tables = Tables::parse(body)?;
+    let mut kept = KeptStrings {
+        new_id: vec![StrId::MAX; tables.strings.len()],
+        strings: Vec::new(),
+    };
+    let mut s = |id: StrId| kept.get(&tables, id);
+    s(0);
+    let value_type = |t: &ValueType, s: &mut dyn FnMut(StrId) -> StrId| ValueType {
+        kind: s(t.kind),
+        unit: s(t.unit),
+    };
+    let mut profile = Profile {
+        sample_types: tables
+            .sample_types
+            .iter()
+            .map(|t| value_type(t, &mut s))
+            .collect(),
+        default_sample_type: s(tables.default_sample_type),
+        period_type: value_type(&tables.period_type, &mut s),
+        period: tables.period,
+        time_nanos: tables.time_nanos,
+        duration_nanos: tables.duration_nanos,
+        drop_frames: s(tables.drop_frames),
+        keep_frames: s(tables.keep_frames),
+        comments: tables.comments.iter().map(|c| s(*c)).collect(),
+        doc_url: tables.doc_url.to_string(),
+        mappings: tables
+            .mappings
+            .iter()
+            .map(|m| Mapping {
+                filename: s(m.filename),
+                build_id: s(m.build_id),
+                ..m.clone()
+            })
+            .collect(),
+        label_sets: vec![Vec::new()],
+        samples: Samples {
+            stack_offsets: vec![0],
+            values: vec![Vec::new(); tables.sample_types.len()],
+            ..Samples::default()
+        },
+        ..Profile::default()
+    };
+    // Label sets by the message's string ids, their ids in the profile.
+    let mut label_set_ids: FxHashMap<Vec<Label>, u32> = FxHashMap::from_iter([(Vec::new(), 0)]);
+    let mut sample = SampleBuf::default();
+    wire::for_each_sample(body, |bytes| {
+        let samples = &mut profile.samples;
+        tables.read_sample(samples.len(), bytes, &mut sample)?;
+        samples.stack_offsets.push(0);
+        for (column, v) in samples.values.iter_mut().zip(&sample.values) {
+            column.push(*v);
+        }
+        let set_id = match label_set_ids.get(&sample.labels) {
+            Some(id) => *id,
+            None => {
+                let id = profile.label_sets.len() as u32;
+                let set = sample
+                    .labels
+                    .iter()
+                    .map(|l| Label {
+                        key: s(l.key),
+                        str: s(l.str),
+                        num: l.num,
+                        num_unit: s(l.num_unit),
+                    })
+                    .collect();
+                profile.label_sets.push(set);
+                label_set_ids.insert(sample.labels.clone(), id);
+                id
+            }
+        };
+        samples.label_set.push(set_id);
+        Ok(())
+    })?;
+    profile.strings = kept.strings;
+    Ok(profile)
+}
+
+/// The strings of a message that a profile without stacks keeps, numbered in the
+/// order first used.
+struct KeptStrings {
+    /// The message's string id → the kept id, `StrId::MAX` when not kept (yet).
+    new_id: Vec<StrId>,
+    strings: Vec<String>,
+}
+
+impl KeptStrings {
+    /// The kept id of the message's string `id` (checked when the tables were read).
+    fn get(&mut self, tables: &Tables<'_>, id: StrId) -> StrId {
+        let new = &mut self.new_id[id as usize];
+        if *new == StrId::MAX {
+            *new = self.strings.len() as StrId;
+            self.strings.push(tables.str(id).to_string());
+        }
+        *new
+    }
 }
 
 /// Converts the model back to the protobuf message; ids become `index + 1`.

@@ -31,7 +31,8 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
             "invalid label name {bad:?}"
         )));
     }
-    let profile = codec::decode_with(raw, DecodeOptions::default())
+    // Checked as decoding checks it; the index needs no stacks.
+    let profile = codec::decode_without_stacks(raw, DecodeOptions::default())
         .map_err(|e| SourceError::InvalidArgument(format!("cannot decode the profile: {e}")))?;
     if profile.sample_types.is_empty() {
         return Err(SourceError::InvalidArgument(

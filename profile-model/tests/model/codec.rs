@@ -154,3 +154,78 @@ fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_refused() {
     let err = decode(&bytes).expect_err("invalid UTF-8").to_string();
     assert!(err.contains("UTF-8"), "{err}");
 }
+
+/// What a profile without stacks keeps, as text: header, mappings, and per sample its
+/// labels and values.
+fn kept_parts(p: &profile_model::Profile) -> Vec<String> {
+    let mut parts = vec![
+        format!("{:?}", p.sample_type_names()),
+        format!(
+            "{}/{} {} {} {} {}",
+            p.str(p.period_type.kind),
+            p.str(p.period_type.unit),
+            p.period,
+            p.time_nanos,
+            p.duration_nanos,
+            p.str(p.default_sample_type)
+        ),
+    ];
+    parts.extend(p.comments.iter().map(|c| p.str(*c).to_string()));
+    parts.extend(p.mappings.iter().map(|m| {
+        format!(
+            "{} {} {:x}",
+            p.str(m.filename),
+            p.str(m.build_id),
+            m.memory_start
+        )
+    }));
+    for i in 0..p.samples.len() {
+        let labels: Vec<(&str, String)> = p.sample_labels(i).collect();
+        let values: Vec<i64> = p.samples.values.iter().map(|c| c[i]).collect();
+        parts.push(format!("{labels:?} {values:?}"));
+    }
+    parts
+}
+
+#[test]
+fn without_stacks_keeps_the_header_labels_and_values_of_every_sample() {
+    use profile_model::codec::{DecodeOptions, decode_without_stacks};
+    for name in [
+        "cpu.pb.gz",
+        "heap.pb.gz",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+    ] {
+        let full = fixture(name);
+        let light = decode_without_stacks(&fixture_bytes(name), DecodeOptions::default())
+            .expect("valid fixture");
+        assert_eq!(kept_parts(&light), kept_parts(&full), "{name}");
+        assert!(light.locations.is_empty() && light.functions.is_empty());
+        assert!(light.samples.stack_locations.is_empty());
+        assert!(light.strings.len() < full.strings.len() / 2, "{name}");
+        assert_eq!(light.label_sets.len(), full.label_sets.len(), "{name}");
+    }
+}
+
+#[test]
+fn without_stacks_refuses_what_decoding_refuses_alike() {
+    use profile_model::codec::{DecodeOptions, decode_without_stacks};
+    let valid = encode(&super::profile(&[
+        ("a;b;c", 3, Some("x")),
+        ("a;d", 2, None),
+    ]));
+    let cases = super::damaged_copies(&valid);
+    let mut refused = 0;
+    for bytes in &cases {
+        let decoded = decode(bytes);
+        let light = decode_without_stacks(bytes, DecodeOptions::default());
+        assert_eq!(
+            decoded.as_ref().err(),
+            light.as_ref().err(),
+            "bytes {bytes:?}"
+        );
+        refused += usize::from(decoded.is_err());
+    }
+    assert!(refused > cases.len() / 2, "{refused} of {}", cases.len());
+}

@@ -36,6 +36,20 @@ pub fn fixture(name: &str) -> Profile {
     decode(&fixture_bytes(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }
 
+/// Every cut of `valid` and copies with one byte damaged (bits flipped), for tests
+/// that two readers refuse the same inputs alike.
+pub fn damaged_copies(valid: &[u8]) -> Vec<Vec<u8>> {
+    let mut cases: Vec<Vec<u8>> = (1..valid.len()).map(|cut| valid[..cut].to_vec()).collect();
+    for at in 0..valid.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut bad = valid.to_vec();
+            bad[at] ^= flip;
+            cases.push(bad);
+        }
+    }
+    cases
+}
+
 /// A profile of `samples/count` from folded stacks (`root;…;leaf`), each with an
 /// optional `endpoint` label.
 pub fn profile(stacks: &[(&str, i64, Option<&str>)]) -> Profile {

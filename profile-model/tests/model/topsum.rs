@@ -195,14 +195,7 @@ fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
 #[test]
 fn what_decoding_refuses_the_wire_sum_refuses_alike() {
     let valid = encode(&profile(&[("a;b;c", 3, Some("x")), ("a;d", 2, None)]));
-    let mut cases: Vec<Vec<u8>> = (1..valid.len()).map(|cut| valid[..cut].to_vec()).collect();
-    for at in 0..valid.len() {
-        for flip in [0x01, 0x80, 0xff] {
-            let mut bad = valid.clone();
-            bad[at] ^= flip;
-            cases.push(bad);
-        }
-    }
+    let cases = super::damaged_copies(&valid);
     let mut refused = 0;
     for bytes in &cases {
         let decoded = decode(bytes);
