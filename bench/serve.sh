@@ -11,13 +11,14 @@
 #
 #   bench/serve.sh
 #
-# Needs hyperfine. Files go to $FLINT_BENCH_DIR (default /tmp/flint-bench).
+# FLINT_BIN names another build to measure. Needs hyperfine. Files go to
+# $FLINT_BENCH_DIR (default /tmp/flint-bench).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 cargo build --release --locked -p flint -p flint-fixture-gen
-flint="$root/target/release/flint"
+flint="${FLINT_BIN:-$root/target/release/flint}"
 workdir="${FLINT_BENCH_DIR:-${TMPDIR:-/tmp}/flint-bench}"
 hour="$workdir/hour"
 store="$workdir/serve-store"

@@ -111,6 +111,26 @@ fn sha256_is_more_and_partition_is_less_in_b() {
 }
 
 #[test]
+fn the_normal_selection_line_is_hidden_in_compare_mode() {
+    let (mut h, dir) = compare_window("selection-line");
+    let ctx = h.ctx.clone();
+    h.state_mut().compare.enabled = false;
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.run_steps(4);
+    let line = h.state().selection_text().expect("a selection outside compare mode");
+    assert!(line.starts_with("selection: "), "{line}");
+    h.get_by_label(&line);
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    assert_eq!(h.state().selection_text(), None);
+    assert!(h.query_by_label(&line).is_none(), "{line} still shown");
+    h.state_mut().compare.enabled = false;
+    h.run_steps(2);
+    assert_eq!(h.state().selection_text(), Some(line));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn legend_and_mode_note_are_shown() {
     let (mut h, dir) = compared("legend");
     let legend = compare::legend_text(DiffMode::Relative);

@@ -537,7 +537,11 @@ impl FlintApp {
     }
 
     /// The line above the flame graph: "selection: 12:01:00–12:05:00, 25 profiles, total 3 s".
+    /// None in compare mode, whose panel names A's and B's selections instead.
     pub fn selection_text(&self) -> Option<String> {
+        if self.comparing() {
+            return None;
+        }
         let tl = self.timeline.as_ref()?;
         let time = tl.selection?;
         let cur = self.current.as_ref()?;
