@@ -2,15 +2,13 @@
 //! validation of every cross reference, and lossless encoding back to pprof.
 
 use prost::Message as _;
-use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
 use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
 use crate::proto;
-use crate::wire;
-use crate::wire::tables::{SampleBuf, Tables};
+use crate::wire::tables::{ReadSamples, Tables};
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
 pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 2 << 30;
@@ -125,40 +123,10 @@ fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
             ..Samples::default()
         },
     };
-    // Every location id takes at least one byte: the body's size bounds their number.
-    // Capacity that is never written is never touched, so it costs address space only.
-    let columns = &mut profile.samples;
-    let expected = body.len() / 64;
-    columns.stack_offsets.reserve(expected);
-    columns.stack_locations.reserve_exact(body.len());
-    columns.label_set.reserve(expected);
-    for column in &mut columns.values {
-        column.reserve(expected);
-    }
-    let mut label_set_ids: FxHashMap<Vec<Label>, u32> = FxHashMap::from_iter([(Vec::new(), 0)]);
-    let mut buf = SampleBuf::default();
-    wire::for_each_sample(body, |sample| {
-        let samples = &mut profile.samples;
-        tables.read_sample(samples.len(), sample, &mut buf)?;
-        samples.stack_locations.extend_from_slice(&buf.locations);
-        let end = u32::try_from(samples.stack_locations.len())
-            .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
-        samples.stack_offsets.push(end);
-        for (column, v) in samples.values.iter_mut().zip(&buf.values) {
-            column.push(*v);
-        }
-        let set_id = match label_set_ids.get(&buf.labels) {
-            Some(id) => *id,
-            None => {
-                let id = profile.label_sets.len() as u32;
-                profile.label_sets.push(buf.labels.clone());
-                label_set_ids.insert(buf.labels.clone(), id);
-                id
-            }
-        };
-        samples.label_set.push(set_id);
-        Ok(())
-    })?;
+    let mut read = ReadSamples::default();
+    tables.read_samples(body, &mut read, true)?;
+    profile.samples = read.samples;
+    profile.label_sets = read.label_sets;
     Ok(profile)
 }
 
@@ -217,38 +185,23 @@ pub fn decode_without_stacks(
         },
         ..Profile::default()
     };
-    // Label sets by the message's string ids, their ids in the profile.
-    let mut label_set_ids: FxHashMap<Vec<Label>, u32> = FxHashMap::from_iter([(Vec::new(), 0)]);
-    let mut sample = SampleBuf::default();
-    wire::for_each_sample(body, |bytes| {
-        let samples = &mut profile.samples;
-        tables.read_sample(samples.len(), bytes, &mut sample)?;
-        samples.stack_offsets.push(0);
-        for (column, v) in samples.values.iter_mut().zip(&sample.values) {
-            column.push(*v);
-        }
-        let set_id = match label_set_ids.get(&sample.labels) {
-            Some(id) => *id,
-            None => {
-                let id = profile.label_sets.len() as u32;
-                let set = sample
-                    .labels
-                    .iter()
-                    .map(|l| Label {
-                        key: s(l.key),
-                        str: s(l.str),
-                        num: l.num,
-                        num_unit: s(l.num_unit),
-                    })
-                    .collect();
-                profile.label_sets.push(set);
-                label_set_ids.insert(sample.labels.clone(), id);
-                id
-            }
-        };
-        samples.label_set.push(set_id);
-        Ok(())
-    })?;
+    let mut read = ReadSamples::default();
+    tables.read_samples(body, &mut read, false)?;
+    profile.samples = read.samples;
+    profile.label_sets = read
+        .label_sets
+        .iter()
+        .map(|set| {
+            set.iter()
+                .map(|l| Label {
+                    key: s(l.key),
+                    str: s(l.str),
+                    num: l.num,
+                    num_unit: s(l.num_unit),
+                })
+                .collect()
+        })
+        .collect();
     profile.strings = kept.strings;
     Ok(profile)
 }

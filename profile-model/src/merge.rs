@@ -16,8 +16,7 @@ use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
 use crate::sample_table::{Batch, SampleTable};
-use crate::wire;
-use crate::wire::tables::{SampleBuf, Tables};
+use crate::wire::tables::{ReadSamples, Tables};
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
 pub const BASE_LABEL: &str = "pprof::base";
@@ -72,62 +71,8 @@ struct Scratch {
     lines: Vec<Line>,
     batch: Batch,
     labels: Vec<Label>,
-    pending: Pending,
-}
-
-/// The samples of one pprof message, read and checked before they are merged: stacks
-/// of the message's dense location indices, label sets interned by the message's
-/// string ids, values row by row.
-#[derive(Debug, Default)]
-struct Pending {
-    stack_offsets: Vec<u32>,
-    stack_locations: Vec<LocationId>,
-    label_set: Vec<u32>,
-    values: Vec<i64>,
-    label_sets: Vec<Vec<Label>>,
-    set_ids: FxHashMap<Vec<Label>, u32>,
-    sample: SampleBuf,
-}
-
-impl Pending {
-    /// Reads and checks every sample of `body`, replacing what was read before.
-    fn read(&mut self, tables: &Tables<'_>, body: &[u8]) -> Result<(), ProfileError> {
-        self.stack_offsets.clear();
-        self.stack_offsets.push(0);
-        self.stack_locations.clear();
-        self.label_set.clear();
-        self.values.clear();
-        self.label_sets.clear();
-        self.set_ids.clear();
-        let Pending {
-            stack_offsets,
-            stack_locations,
-            label_set,
-            values,
-            label_sets,
-            set_ids,
-            sample,
-        } = self;
-        wire::for_each_sample(body, |bytes| {
-            tables.read_sample(label_set.len(), bytes, sample)?;
-            stack_locations.extend_from_slice(&sample.locations);
-            let end = u32::try_from(stack_locations.len())
-                .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
-            stack_offsets.push(end);
-            values.extend_from_slice(&sample.values);
-            let set = match set_ids.get(sample.labels.as_slice()) {
-                Some(set) => *set,
-                None => {
-                    let set = label_sets.len() as u32;
-                    label_sets.push(sample.labels.clone());
-                    set_ids.insert(sample.labels.clone(), set);
-                    set
-                }
-            };
-            label_set.push(set);
-            Ok(())
-        })
-    }
+    /// The samples of the profile being added, read and checked before any is merged.
+    read: ReadSamples,
 }
 
 /// Items found by hash without building a key: each item is chained to the previous
@@ -528,19 +473,20 @@ impl Merger {
         let tables = Tables::parse(body)?;
         // Every sample is read and checked before anything is merged, so that a
         // profile broken half-way adds nothing.
-        let mut pending = std::mem::take(&mut self.scratch.pending);
-        let read = pending.read(&tables, body);
-        let result = read.and_then(|()| self.add_pending(name, &tables, &pending, selection));
-        self.scratch.pending = pending;
+        let mut read = std::mem::take(&mut self.scratch.read);
+        let result = tables
+            .read_samples(body, &mut read, true)
+            .and_then(|()| self.add_read(name, &tables, &read, selection));
+        self.scratch.read = read;
         result
     }
 
-    /// The header, tables and samples `pending` read of one profile, into the merge.
-    fn add_pending(
+    /// The header, tables and samples `read` of one profile, into the merge.
+    fn add_read(
         &mut self,
         name: &str,
         tables: &Tables<'_>,
-        pending: &Pending,
+        read: &ReadSamples,
         selection: Selection<'_>,
     ) -> Result<(), ProfileError> {
         let column = match selection.sample_type {
@@ -579,23 +525,21 @@ impl Merger {
                 .map(|l| (l.mapping, l.address, l.is_folded, tables.lines_of(l))),
         );
         let mut keep = selection.keep;
-        let sets: Vec<(LabelSetId, bool)> = pending
+        let sets: Vec<(LabelSetId, bool)> = read
             .label_sets
             .iter()
             .map(|labels| self.sample_label_set(tables, labels, &mut keep))
             .collect();
-        let n_types = tables.sample_types.len();
-        for (i, &local_set) in pending.label_set.iter().enumerate() {
+        let samples = &read.samples;
+        for (i, &local_set) in samples.label_set.iter().enumerate() {
             let (set, kept) = sets[local_set as usize];
             if !kept {
                 continue;
             }
-            let stack = &pending.stack_locations
-                [pending.stack_offsets[i] as usize..pending.stack_offsets[i + 1] as usize];
-            let values = &pending.values[i * n_types..(i + 1) * n_types];
+            let values = samples.values.iter().map(|c| c[i]);
             match column {
-                Some(t) => self.add_sample(stack, set, values[t..=t].iter().copied(), 1)?,
-                None => self.add_sample(stack, set, values.iter().copied(), 1)?,
+                Some(t) => self.add_sample(samples.stack(i), set, values.skip(t).take(1), 1)?,
+                None => self.add_sample(samples.stack(i), set, values, 1)?,
             }
         }
         self.flush()

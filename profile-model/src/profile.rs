@@ -204,43 +204,6 @@ impl Profile {
             })
     }
 
-    /// A copy holding only the samples for which `keep(profile, i)` is true; the tables
-    /// are shared as they are.
-    pub fn retain_samples(&self, keep: impl Fn(&Profile, usize) -> bool) -> Profile {
-        let mut samples = Samples {
-            stack_offsets: vec![0],
-            values: vec![Vec::new(); self.samples.values.len()],
-            ..Samples::default()
-        };
-        for i in 0..self.samples.len() {
-            if !keep(self, i) {
-                continue;
-            }
-            samples
-                .stack_locations
-                .extend_from_slice(self.samples.stack(i));
-            samples
-                .stack_offsets
-                .push(samples.stack_locations.len() as u32);
-            samples.label_set.push(self.samples.label_set[i]);
-            for (column, source) in samples.values.iter_mut().zip(&self.samples.values) {
-                column.push(source[i]);
-            }
-        }
-        Profile {
-            samples,
-            strings: self.strings.clone(),
-            sample_types: self.sample_types.clone(),
-            comments: self.comments.clone(),
-            doc_url: self.doc_url.clone(),
-            mappings: self.mappings.clone(),
-            functions: self.functions.clone(),
-            locations: self.locations.clone(),
-            label_sets: self.label_sets.clone(),
-            ..*self
-        }
-    }
-
     /// The profile with only sample type `sample_type` (as Parca answers a query for one
     /// profile type): its column kept, the other columns dropped, samples kept as they
     /// are. `None` when there is no such sample type.

@@ -117,7 +117,10 @@ fn the_normal_selection_line_is_hidden_in_compare_mode() {
     h.state_mut().compare.enabled = false;
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     h.run_steps(4);
-    let line = h.state().selection_text().expect("a selection outside compare mode");
+    let line = h
+        .state()
+        .selection_text()
+        .expect("a selection outside compare mode");
     assert!(line.starts_with("selection: "), "{line}");
     h.get_by_label(&line);
     h.state_mut().compare.enabled = true;

@@ -11,7 +11,11 @@ use super::{
     Field, Malformed, Varints, expect_bytes, expect_varint, next_field, read_sample, repeated,
 };
 use crate::error::ProfileError;
-use crate::profile::{Function, Label, Line, LocationId, Mapping, MappingId, StrId, ValueType};
+use rustc_hash::FxHashMap;
+
+use crate::profile::{
+    Function, Label, Line, LocationId, Mapping, MappingId, Samples, StrId, ValueType,
+};
 
 /// A location of [`Tables`]; its lines are `Tables::lines[lines]`, innermost first.
 #[derive(Debug, Clone)]
@@ -52,6 +56,18 @@ pub(crate) struct SampleBuf {
     pub values: Vec<i64>,
     pub labels: Vec<Label>,
     raw_labels: Vec<[i64; 4]>,
+}
+
+/// Every sample of a message, as [`Tables::read_samples`] reads them: the columns
+/// (stacks of dense location indices, or empty stacks), and the distinct label sets
+/// by the message's string ids (entry 0 the empty set), which the columns' label set
+/// ids index. Reused from message to message.
+#[derive(Debug, Default)]
+pub(crate) struct ReadSamples {
+    pub samples: Samples,
+    pub label_sets: Vec<Vec<Label>>,
+    set_ids: FxHashMap<Vec<Label>, u32>,
+    sample: SampleBuf,
 }
 
 /// A message field as the wire gave it, before its references are checked.
@@ -458,6 +474,69 @@ impl<'a> Tables<'a> {
             });
         }
         Ok(())
+    }
+}
+
+impl Tables<'_> {
+    /// Reads and checks every sample of the message `body` (whose tables these are)
+    /// into `read`, replacing what it held; with `stacks` false, every stack is left
+    /// empty (the location ids are still checked).
+    pub fn read_samples(
+        &self,
+        body: &[u8],
+        read: &mut ReadSamples,
+        stacks: bool,
+    ) -> Result<(), ProfileError> {
+        let ReadSamples {
+            samples,
+            label_sets,
+            set_ids,
+            sample,
+        } = read;
+        samples.stack_offsets.clear();
+        samples.stack_offsets.push(0);
+        samples.stack_locations.clear();
+        samples.label_set.clear();
+        samples.values.clear();
+        samples.values.resize(self.sample_types.len(), Vec::new());
+        label_sets.clear();
+        label_sets.push(Vec::new());
+        set_ids.clear();
+        set_ids.insert(Vec::new(), 0);
+        if stacks {
+            // Every location id takes at least one byte: the body's size bounds their
+            // number. Capacity never written is never touched: address space only.
+            let expected = body.len() / 64;
+            samples.stack_offsets.reserve(expected);
+            samples.stack_locations.reserve_exact(body.len());
+            samples.label_set.reserve(expected);
+            for column in &mut samples.values {
+                column.reserve(expected);
+            }
+        }
+        super::for_each_sample(body, |bytes| {
+            self.read_sample(samples.len(), bytes, sample)?;
+            if stacks {
+                samples.stack_locations.extend_from_slice(&sample.locations);
+            }
+            let end = u32::try_from(samples.stack_locations.len())
+                .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
+            samples.stack_offsets.push(end);
+            for (column, v) in samples.values.iter_mut().zip(&sample.values) {
+                column.push(*v);
+            }
+            let set = match set_ids.get(sample.labels.as_slice()) {
+                Some(set) => *set,
+                None => {
+                    let set = label_sets.len() as u32;
+                    label_sets.push(sample.labels.clone());
+                    set_ids.insert(sample.labels.clone(), set);
+                    set
+                }
+            };
+            samples.label_set.push(set);
+            Ok(())
+        })
     }
 }
 
