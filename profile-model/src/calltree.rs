@@ -85,19 +85,30 @@ impl Sequences {
     /// Indices of the sequences in lexicographic order; large inputs are sorted in two
     /// halves on two threads, then merged.
     fn sorted_order(&self) -> Vec<u32> {
+        let keys = |range: std::ops::Range<usize>| -> Vec<SortKey> {
+            range
+                .map(|k| SortKey {
+                    start: self.offsets[k] as u32,
+                    len: (self.offsets[k + 1] - self.offsets[k]) as u32,
+                    index: k as u32,
+                })
+                .collect()
+        };
         let cmp = |a: &u32, b: &u32| self.get(*a as usize).cmp(self.get(*b as usize));
-        let mut order: Vec<u32> = (0..self.len() as u32).collect();
-        if order.len() < 50_000 {
-            order.sort_unstable_by(cmp);
-            return order;
+        let indices = |keys: Vec<SortKey>| keys.into_iter().map(|k| k.index).collect::<Vec<_>>();
+        if self.len() < 50_000 {
+            let mut all = keys(0..self.len());
+            multikey_sort(&mut all, &self.ranks);
+            return indices(all);
         }
-        let (left, right) = order.split_at_mut(self.len() / 2);
+        let half = self.len() / 2;
+        let (mut left, mut right) = (keys(0..half), keys(half..self.len()));
         std::thread::scope(|scope| {
-            scope.spawn(|| left.sort_unstable_by(cmp));
-            right.sort_unstable_by(cmp);
+            scope.spawn(|| multikey_sort(&mut left, &self.ranks));
+            multikey_sort(&mut right, &self.ranks);
         });
-        let (left, right) = order.split_at(self.len() / 2);
-        let mut merged = Vec::with_capacity(order.len());
+        let (left, right) = (indices(left), indices(right));
+        let mut merged = Vec::with_capacity(self.len());
         let (mut i, mut j) = (0, 0);
         while i < left.len() && j < right.len() {
             if cmp(&right[j], &left[i]).is_lt() {
@@ -163,6 +174,77 @@ impl Sequences {
             tree.end[open as usize] = n;
         }
         tree
+    }
+}
+
+/// A sequence to sort: `ranks[start..start + len]` of [`Sequences`], and its index.
+#[derive(Debug, Clone, Copy)]
+struct SortKey {
+    start: u32,
+    len: u32,
+    index: u32,
+}
+
+impl SortKey {
+    /// The rank at `depth`, -1 past the end (a sequence sorts before its extensions).
+    #[inline]
+    fn at(&self, ranks: &[u32], depth: usize) -> i64 {
+        if depth < self.len as usize {
+            i64::from(ranks[self.start as usize + depth])
+        } else {
+            -1
+        }
+    }
+
+    fn tail<'r>(&self, ranks: &'r [u32], depth: usize) -> &'r [u32] {
+        let (start, end) = (self.start as usize, (self.start + self.len) as usize);
+        &ranks[(start + depth).min(end)..end]
+    }
+}
+
+/// Sorts `keys` in lexicographic order of their sequences: multikey quicksort
+/// (Bentley and Sedgewick), which looks at one rank of each sequence per pass instead
+/// of comparing whole common prefixes again and again, as a comparison sort does with
+/// stacks that share long prefixes. The parts still to sort are kept on a heap-allocated
+/// list, so no input, however it is ordered, can overflow the thread's stack.
+fn multikey_sort(keys: &mut [SortKey], ranks: &[u32]) {
+    // (start, end, depth): keys[start..end] agree on their first `depth` ranks.
+    let mut parts = vec![(0, keys.len(), 0)];
+    while let Some((start, end, depth)) = parts.pop() {
+        let part = &mut keys[start..end];
+        if part.len() <= 16 {
+            part.sort_unstable_by(|a, b| a.tail(ranks, depth).cmp(b.tail(ranks, depth)));
+            continue;
+        }
+        let pivot = {
+            let (a, b, c) = (
+                part[0].at(ranks, depth),
+                part[part.len() / 2].at(ranks, depth),
+                part[part.len() - 1].at(ranks, depth),
+            );
+            a.max(b).min(a.min(b).max(c))
+        };
+        // Dijkstra's three-way partition: [< pivot | = pivot | > pivot].
+        let (mut lt, mut i, mut gt) = (0, 0, part.len());
+        while i < gt {
+            let rank = part[i].at(ranks, depth);
+            if rank < pivot {
+                part.swap(lt, i);
+                lt += 1;
+                i += 1;
+            } else if rank > pivot {
+                gt -= 1;
+                part.swap(i, gt);
+            } else {
+                i += 1;
+            }
+        }
+        parts.push((start, start + lt, depth));
+        parts.push((start + gt, end, depth));
+        // Sequences that all ended at this depth are equal: nothing left to order.
+        if pivot >= 0 {
+            parts.push((start + lt, start + gt, depth + 1));
+        }
     }
 }
 
@@ -328,5 +410,60 @@ impl CallTree {
             }
         }
         sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sequences with long shared prefixes, repeats, prefixes of one another and
+    /// empty ones, from a fixed seed.
+    fn sequences(n: usize) -> Sequences {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let mut s = Sequences::new(1);
+        for _ in 0..n {
+            let len = next(40) as usize;
+            for d in 0..len {
+                // Few choices near the root, more further down, as in real stacks.
+                s.ranks.push(next(2 + d as u64 / 4) as u32);
+            }
+            s.close(std::iter::once(1));
+        }
+        s
+    }
+
+    #[test]
+    fn sorted_order_is_lexicographic_at_every_size() {
+        for n in [0, 1, 15, 17, 1_000, 60_000] {
+            let s = sequences(n);
+            let order = s.sorted_order();
+            assert_eq!(order.len(), n);
+            let mut seen = vec![false; n];
+            for &k in &order {
+                assert!(!std::mem::replace(&mut seen[k as usize], true), "{k} twice");
+            }
+            for pair in order.windows(2) {
+                let (a, b) = (s.get(pair[0] as usize), s.get(pair[1] as usize));
+                assert!(a <= b, "{a:?} before {b:?} ({n} sequences)");
+            }
+        }
+    }
+
+    #[test]
+    fn many_equal_deep_sequences_sort() {
+        let mut s = Sequences::new(1);
+        for _ in 0..100_000 {
+            s.ranks.extend(0..500);
+            s.close(std::iter::once(1));
+        }
+        let order = s.sorted_order();
+        assert_eq!(order.len(), 100_000);
     }
 }
