@@ -117,22 +117,19 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
         |merger, buf, i| {
             let (file, dir) = &inputs.files[i];
             let name = file.display().to_string();
-            let merged = std::fs::read(file)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| {
-                    let body = message_bytes(&bytes, options, buf).map_err(|e| e.to_string())?;
-                    merger
-                        .add_pprof(&name, body, Selection::default())
-                        .map_err(|e| e.to_string())
-                });
+            let merged = capture::index::read_into(file, &mut buf.stored).and_then(|()| {
+                message_bytes(&buf.stored, options, &mut buf.body)
+                    .and_then(|body| merger.add_pprof(&name, body, Selection::default()))
+                    .map_err(|e| format!("{name}: {e}"))
+            });
             match (merged, dir) {
                 (Ok(()), _) => Ok(()),
-                (Err(e), None) => Err(format!("{name}: {e}")),
+                (Err(e), None) => Err(e),
                 (Err(e), Some(_)) => {
                     failed
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .push((i, format!("{name}: {e}")));
+                        .push((i, e));
                     Ok(())
                 }
             }

@@ -265,7 +265,7 @@ impl ProfileSource for FileSource {
                 self.decode,
                 &progress,
                 |path| path.display().to_string(),
-                |path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display())),
+                |path, buf| index::read_into(path, buf).map(|()| 0),
             )
         })
     }

@@ -137,6 +137,16 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Gr
         .collect()
 }
 
+/// Reads the file at `path` into `buf`, replacing its contents; errors name the file.
+pub fn read_into(path: &std::path::Path, buf: &mut Vec<u8>) -> Result<(), String> {
+    use std::io::Read as _;
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map(drop)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Calls `load(i)` for `0..count` on up to four threads and hands the results to
 /// `each(i, result)` in order, while later ones are being loaded. An error from `each`
 /// stops the loading and is returned.
@@ -456,8 +466,10 @@ impl<L> Index<L> {
     }
 }
 
-/// Merges the selected samples of `entries`, loading each one's pprof bytes with `load`
-/// (gzipped or not, inflated with `decode`'s cap); `name` names an entry in errors.
+/// Merges the selected samples of `entries`, each loaded by `load(locator, buffer)`
+/// into a reused buffer (replacing its contents), which returns where in it the pprof
+/// bytes start (gzipped or not, inflated with `decode`'s cap); `name` names an entry in
+/// errors.
 /// With `one_type`, only the selected profile type is merged (as Parca answers). The
 /// entries are merged straight from their bytes ([`Merger::add_pprof`]), never decoded
 /// into profiles: each thread merges a run of consecutive entries, and the runs are
@@ -475,7 +487,7 @@ pub fn merge<L: Sync>(
     decode: DecodeOptions,
     progress: &Progress,
     name: impl Fn(&L) -> String + Sync,
-    load: impl Fn(&L) -> Result<Vec<u8>, String> + Sync,
+    load: impl Fn(&L, &mut Vec<u8>) -> Result<usize, String> + Sync,
 ) -> Result<Profile, SourceError> {
     if entries.is_empty() {
         return Err(SourceError::NoData);
@@ -500,8 +512,8 @@ pub fn merge<L: Sync>(
 }
 
 /// Merges items `0..count` on up to four threads: each thread merges a run of
-/// consecutive items into a [`Merger`] of its own with `add(merger, buffer, i)` (the
-/// buffer is the thread's, for inflating), and the runs are absorbed in order, so the
+/// consecutive items into a [`Merger`] of its own with `add(merger, buffers, i)` (the
+/// thread's [`RunBuffers`]), and the runs are absorbed in order, so the
 /// result is the one of adding every item in order to one merger. A thread done with
 /// its run takes the second half of what is left of the largest run as a new run, so
 /// that the threads finish together however the work lies. Once an item fails, no
@@ -509,7 +521,7 @@ pub fn merge<L: Sync>(
 /// `absorb_error` turns an error of absorbing one run into another into `E`.
 pub fn merge_in_runs<E: Send>(
     count: usize,
-    add: impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), E> + Sync,
+    add: impl Fn(&mut Merger, &mut RunBuffers, usize) -> Result<(), E> + Sync,
     absorb_error: impl Fn(ProfileError) -> E,
 ) -> Result<Merger, E> {
     let size = count.div_ceil(worker_count()).max(1);
@@ -560,6 +572,17 @@ pub fn merge_in_runs<E: Send>(
     Ok(merger)
 }
 
+/// Buffers a thread of [`merge_in_runs`] reuses from item to item: one for an item's
+/// bytes as stored, one for them inflated. Reused, so that a day of files is not a
+/// day of large allocations, each mapped and unmapped again.
+#[derive(Debug, Default)]
+pub struct RunBuffers {
+    /// The item's bytes as read.
+    pub stored: Vec<u8>,
+    /// The item's pprof message, inflated.
+    pub body: Vec<u8>,
+}
+
 /// What one thread of [`merge_in_runs`] did: (first item, merger) of each run it
 /// merged, or the item that failed and its error.
 type RunsMerged<E> = Result<Vec<(usize, Merger)>, (usize, E)>;
@@ -576,9 +599,9 @@ impl Runs {
     fn work<E>(
         &self,
         mut run: usize,
-        add: &impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), E>,
+        add: &impl Fn(&mut Merger, &mut RunBuffers, usize) -> Result<(), E>,
     ) -> RunsMerged<E> {
-        let mut buf = Vec::new();
+        let mut buf = RunBuffers::default();
         let mut done = Vec::new();
         loop {
             let mut merger = Merger::new();
@@ -640,22 +663,23 @@ impl Runs {
 )]
 fn merge_entry<L>(
     merger: &mut Merger,
-    buf: &mut Vec<u8>,
+    buf: &mut RunBuffers,
     entry: &Entry<L>,
     selector: &Selector,
     rule: SampleLabels,
     one_type: bool,
     decode: DecodeOptions,
     name: &impl Fn(&L) -> String,
-    load: &impl Fn(&L) -> Result<Vec<u8>, String>,
+    load: &impl Fn(&L, &mut Vec<u8>) -> Result<usize, String>,
 ) -> Result<(), SourceError> {
-    let bytes = load(&entry.locator).map_err(SourceError::Failed)?;
+    let start = load(&entry.locator, &mut buf.stored).map_err(SourceError::Failed)?;
     let who = name(&entry.locator);
     let failed = |e: ProfileError| match e {
         ProfileError::IncompatibleSampleTypes { .. } => SourceError::Failed(e.to_string()),
         e => SourceError::Failed(format!("{who}: {e}")),
     };
-    let body = message_bytes(&bytes, decode, buf).map_err(failed)?;
+    let stored = buf.stored.get(start..).unwrap_or_default();
+    let body = message_bytes(stored, decode, &mut buf.body).map_err(failed)?;
     let mut keep = |labels: &[(&str, LabelValue<'_>)]| {
         let labels = labels_over(&entry.base_labels, labels.iter().copied(), rule);
         selector.matches(|name| labels.get(name).map(String::as_str))
@@ -691,14 +715,14 @@ mod tests {
     fn add_item(
         files: &[Vec<u8>],
         slow: impl Fn(usize) -> bool + Sync,
-    ) -> impl Fn(&mut Merger, &mut Vec<u8>, usize) -> Result<(), String> + Sync {
+    ) -> impl Fn(&mut Merger, &mut RunBuffers, usize) -> Result<(), String> + Sync {
         move |merger, buf, i| {
             if slow(i) {
                 std::thread::sleep(Duration::from_millis(3));
             }
             let bytes = &files[i % files.len()];
-            let body =
-                message_bytes(bytes, DecodeOptions::default(), buf).map_err(|e| e.to_string())?;
+            let body = message_bytes(bytes, DecodeOptions::default(), &mut buf.body)
+                .map_err(|e| e.to_string())?;
             merger
                 .add_pprof(&format!("item {i}"), body, Selection::default())
                 .map_err(|e| e.to_string())
@@ -741,7 +765,7 @@ mod tests {
     fn a_failing_item_is_the_error_and_no_item_after_it_is_needed() {
         let files = go_cpu();
         let add = add_item(&files, |_| false);
-        let failing = |merger: &mut Merger, buf: &mut Vec<u8>, i: usize| {
+        let failing = |merger: &mut Merger, buf: &mut RunBuffers, i: usize| {
             if i == 13 {
                 return Err("item 13 is broken".to_string());
             }

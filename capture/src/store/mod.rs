@@ -379,11 +379,11 @@ impl Store {
             DecodeOptions::default(),
             progress,
             |r| format!("segment {} offset {}", r.segment, r.offset),
-            |r| {
+            |r, buf| {
                 let file = files
                     .get(&r.segment)
                     .ok_or_else(|| format!("segment {} is gone", r.segment))?;
-                read_body(file, r)
+                read_body(file, r, buf)
             },
         )
     }
@@ -393,19 +393,19 @@ fn stopped() -> SourceError {
     SourceError::Failed("the store is closed".into())
 }
 
-/// Reads and checks one record: its pprof bytes, as written.
-fn read_body(file: &File, r: &RecordRef) -> Result<Vec<u8>, String> {
+/// Reads and checks one record into `bytes` (replacing its contents): where in it its
+/// pprof bytes, as written, start.
+fn read_body(file: &File, r: &RecordRef, bytes: &mut Vec<u8>) -> Result<usize, String> {
     let len = usize::try_from(r.len).map_err(|e| e.to_string())?;
-    let mut bytes = vec![0; len];
-    file.read_exact_at(&mut bytes, r.offset)
+    bytes.clear();
+    bytes.resize(len, 0);
+    file.read_exact_at(bytes, r.offset)
         .map_err(|e| format!("segment {} offset {}: {e}", r.segment, r.offset))?;
     let (frame, payload) = bytes.split_at(record::FRAME_BYTES.min(len));
     record::check_payload(frame, payload)
         .map_err(|e| format!("segment {} offset {}: {e}", r.segment, r.offset))?;
     let (_, body) = record::decode(payload)?;
-    let start = body.as_ptr() as usize - bytes.as_ptr() as usize;
-    bytes.drain(..start);
-    Ok(bytes)
+    Ok(body.as_ptr() as usize - bytes.as_ptr() as usize)
 }
 
 /// Scans one segment file: indexes its intact records, reports damaged ones, and
