@@ -53,7 +53,8 @@ pub struct ViewArgs {
     /// are merged. Or one server, `grpc://HOST:PORT` or `https://HOST` (see --query).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Subtract these profiles (merged) from FILEs, as `go tool pprof -diff_base`.
+    /// Subtract these profiles (merged) from FILEs, as `go tool pprof -diff_base`;
+    /// it takes every path after it, so end the list with `--` before the FILEs.
     #[arg(long = "diff-base", value_name = "BASE", num_args = 1..)]
     diff_base: Vec<PathBuf>,
     /// Sample type by name (`cpu`, `alloc_space`) or index; default: as pprof, the last.
@@ -196,11 +197,28 @@ pub fn usage_error(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
-    let rendered = e.render().to_string();
-    let first = rendered.lines().next().unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("error: {first} (see flint --help)");
+    eprintln!(
+        "error: {} (see flint --help)",
+        usage_line(&e.render().to_string())
+    );
     ExitCode::from(2)
+}
+
+/// The first paragraph of a rendered clap error as one line: the message with what it
+/// lists (e.g. the missing arguments, which clap puts on the lines below it).
+fn usage_line(rendered: &str) -> String {
+    let paragraph: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = paragraph.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    if line.is_empty() {
+        "invalid arguments".to_string()
+    } else {
+        line.to_string()
+    }
 }
 
 /// Runs the chosen subcommand, or the window.
@@ -250,7 +268,27 @@ fn write_stdout(text: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use clap::Parser as _;
+
+    use super::{Cli, parse_size, usage_line};
+
+    #[test]
+    fn a_usage_error_names_what_is_missing_on_its_one_line() {
+        let e = Cli::try_parse_from(["flint", "top", "--diff-base", "a.pb.gz", "b.pb.gz"])
+            .expect_err("the files went to --diff-base");
+        let line = usage_line(&e.render().to_string());
+        assert_eq!(
+            line,
+            "the following required arguments were not provided: <FILE>..."
+        );
+        let e = Cli::try_parse_from(["flint", "top", "--nope", "x"]).expect_err("unknown flag");
+        let line = usage_line(&e.render().to_string());
+        assert!(
+            line.starts_with("unexpected argument '--nope' found"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
 
     #[test]
     fn sizes_parse_with_binary_and_decimal_suffixes() {
