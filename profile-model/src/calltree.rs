@@ -49,14 +49,41 @@ impl Iterator for Children<'_> {
 
 /// Stacks to build a tree from: sequences of frame name ranks, outermost first, each
 /// with one value per sample type.
-struct Sequences {
+struct Sequences<R> {
     offsets: Vec<usize>,
-    ranks: Vec<u32>,
+    ranks: Vec<R>,
     values: Vec<i64>,
     types: usize,
 }
 
-impl Sequences {
+/// A frame's name rank as [`Sequences`] keep it: `u16` when every frame's rank fits,
+/// which halves the memory of the sequences of almost every profile, else `u32`.
+trait Rank: Copy + Ord + Send + Sync {
+    /// The rank `r` (which fits: see [`CallTree::build`]).
+    fn of(r: usize) -> Self;
+    /// The rank as an index.
+    fn index(self) -> usize;
+}
+
+impl Rank for u16 {
+    fn of(r: usize) -> Self {
+        r as u16
+    }
+    fn index(self) -> usize {
+        usize::from(self)
+    }
+}
+
+impl Rank for u32 {
+    fn of(r: usize) -> Self {
+        r as u32
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl<R: Rank> Sequences<R> {
     fn new(types: usize) -> Self {
         Self {
             offsets: vec![0],
@@ -78,7 +105,7 @@ impl Sequences {
         self.offsets.len() - 1
     }
 
-    fn get(&self, k: usize) -> &[u32] {
+    fn get(&self, k: usize) -> &[R] {
         &self.ranks[self.offsets[k]..self.offsets[k + 1]]
     }
 
@@ -139,7 +166,7 @@ impl Sequences {
             end: vec![0],
         };
         let mut path: Vec<NodeId> = Vec::new();
-        let mut previous: &[u32] = &[];
+        let mut previous: &[R] = &[];
         for k in order {
             let k = k as usize;
             let sequence = self.get(k);
@@ -154,7 +181,7 @@ impl Sequences {
             }
             for &rank in &sequence[common..] {
                 let id = tree.frame.len() as NodeId;
-                tree.frame.push(by_rank[rank as usize]);
+                tree.frame.push(by_rank[rank.index()]);
                 tree.parent
                     .push(path.last().copied().unwrap_or(CallTree::ROOT));
                 tree.depth.push(path.len() as u32 + 1);
@@ -188,15 +215,15 @@ struct SortKey {
 impl SortKey {
     /// The rank at `depth`, -1 past the end (a sequence sorts before its extensions).
     #[inline]
-    fn at(&self, ranks: &[u32], depth: usize) -> i64 {
+    fn at<R: Rank>(&self, ranks: &[R], depth: usize) -> i64 {
         if depth < self.len as usize {
-            i64::from(ranks[self.start as usize + depth])
+            ranks[self.start as usize + depth].index() as i64
         } else {
             -1
         }
     }
 
-    fn tail<'r>(&self, ranks: &'r [u32], depth: usize) -> &'r [u32] {
+    fn tail<'r, R>(&self, ranks: &'r [R], depth: usize) -> &'r [R] {
         let (start, end) = (self.start as usize, (self.start + self.len) as usize);
         &ranks[(start + depth).min(end)..end]
     }
@@ -207,7 +234,7 @@ impl SortKey {
 /// of comparing whole common prefixes again and again, as a comparison sort does with
 /// stacks that share long prefixes. The parts still to sort are kept on a heap-allocated
 /// list, so no input, however it is ordered, can overflow the thread's stack.
-fn multikey_sort(keys: &mut [SortKey], ranks: &[u32]) {
+fn multikey_sort<R: Rank>(keys: &mut [SortKey], ranks: &[R]) {
     // (start, end, depth): keys[start..end] agree on their first `depth` ranks.
     let mut parts = vec![(0, keys.len(), 0)];
     while let Some((start, end, depth)) = parts.pop() {
@@ -249,12 +276,12 @@ fn multikey_sort(keys: &mut [SortKey], ranks: &[u32]) {
 }
 
 /// Ranks of frames by name (ties by id), and the frame of every rank.
-fn name_ranks(frames: &FrameTable) -> (Vec<u32>, Vec<FrameId>) {
+fn name_ranks<R: Rank>(frames: &FrameTable) -> (Vec<R>, Vec<FrameId>) {
     let mut by_rank: Vec<FrameId> = (0..frames.len() as FrameId).collect();
     by_rank.sort_unstable_by(|a, b| frames.get(*a).name.cmp(&frames.get(*b).name).then(a.cmp(b)));
-    let mut rank = vec![0u32; frames.len()];
+    let mut rank = vec![R::of(0); frames.len()];
     for (r, f) in by_rank.iter().enumerate() {
-        rank[*f as usize] = r as u32;
+        rank[*f as usize] = R::of(r);
     }
     (rank, by_rank)
 }
@@ -267,7 +294,16 @@ impl CallTree {
 
     /// Builds the tree of the samples that `filter` keeps.
     pub fn build(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
-        let (rank, by_rank) = name_ranks(frames);
+        if frames.len() <= usize::from(u16::MAX) {
+            Self::build_ranked::<u16>(profile, frames, filter)
+        } else {
+            Self::build_ranked::<u32>(profile, frames, filter)
+        }
+    }
+
+    /// [`CallTree::build`] with ranks of type `R`.
+    fn build_ranked<R: Rank>(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
+        let (rank, by_rank) = name_ranks::<R>(frames);
         let mut sequences = Sequences::new(profile.sample_types.len());
         for i in 0..profile.samples.len() {
             if !filter.keeps(profile, i) {
@@ -286,7 +322,16 @@ impl CallTree {
 
     /// The bottom-up (inverted) tree: leaves become roots, callers become children.
     pub fn inverted(&self, frames: &FrameTable) -> Self {
-        let (rank, by_rank) = name_ranks(frames);
+        if frames.len() <= usize::from(u16::MAX) {
+            self.inverted_ranked::<u16>(frames)
+        } else {
+            self.inverted_ranked::<u32>(frames)
+        }
+    }
+
+    /// [`CallTree::inverted`] with ranks of type `R`.
+    fn inverted_ranked<R: Rank>(&self, frames: &FrameTable) -> Self {
+        let (rank, by_rank) = name_ranks::<R>(frames);
         let mut sequences = Sequences::new(self.types);
         for node in 1..self.len() as NodeId {
             let values = self.self_values_of(node);
@@ -419,7 +464,7 @@ mod tests {
 
     /// Sequences with long shared prefixes, repeats, prefixes of one another and
     /// empty ones, from a fixed seed.
-    fn sequences(n: usize) -> Sequences {
+    fn sequences<R: Rank>(n: usize) -> Sequences<R> {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |below: u64| {
             state ^= state << 13;
@@ -432,17 +477,16 @@ mod tests {
             let len = next(40) as usize;
             for d in 0..len {
                 // Few choices near the root, more further down, as in real stacks.
-                s.ranks.push(next(2 + d as u64 / 4) as u32);
+                s.ranks.push(R::of(next(2 + d as u64 / 4) as usize));
             }
             s.close(std::iter::once(1));
         }
         s
     }
 
-    #[test]
-    fn sorted_order_is_lexicographic_at_every_size() {
+    fn assert_sorted<R: Rank + std::fmt::Debug>() {
         for n in [0, 1, 15, 17, 1_000, 60_000] {
-            let s = sequences(n);
+            let s = sequences::<R>(n);
             let order = s.sorted_order();
             assert_eq!(order.len(), n);
             let mut seen = vec![false; n];
@@ -457,8 +501,14 @@ mod tests {
     }
 
     #[test]
+    fn sorted_order_is_lexicographic_at_every_size_and_rank_width() {
+        assert_sorted::<u16>();
+        assert_sorted::<u32>();
+    }
+
+    #[test]
     fn many_equal_deep_sequences_sort() {
-        let mut s = Sequences::new(1);
+        let mut s = Sequences::<u16>::new(1);
         for _ in 0..100_000 {
             s.ranks.extend(0..500);
             s.close(std::iter::once(1));
