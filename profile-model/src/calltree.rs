@@ -109,99 +109,114 @@ impl<R: Rank> Sequences<R> {
         &self.ranks[self.offsets[k]..self.offsets[k + 1]]
     }
 
-    /// Indices of the sequences in lexicographic order; large inputs are sorted in two
-    /// halves on two threads, then merged.
-    fn sorted_order(&self) -> Vec<u32> {
-        let keys = |range: std::ops::Range<usize>| -> Vec<SortKey> {
-            range
-                .map(|k| SortKey {
-                    start: self.offsets[k] as u32,
-                    len: (self.offsets[k + 1] - self.offsets[k]) as u32,
-                    index: k as u32,
-                })
-                .collect()
-        };
-        let cmp = |a: &u32, b: &u32| self.get(*a as usize).cmp(self.get(*b as usize));
-        let indices = |keys: Vec<SortKey>| keys.into_iter().map(|k| k.index).collect::<Vec<_>>();
-        if self.len() < 50_000 {
-            let mut all = keys(0..self.len());
-            multikey_sort(&mut all, &self.ranks);
-            return indices(all);
-        }
-        let half = self.len() / 2;
-        let (mut left, mut right) = (keys(0..half), keys(half..self.len()));
-        std::thread::scope(|scope| {
-            scope.spawn(|| multikey_sort(&mut left, &self.ranks));
-            multikey_sort(&mut right, &self.ranks);
-        });
-        let (left, right) = (indices(left), indices(right));
-        let mut merged = Vec::with_capacity(self.len());
-        let (mut i, mut j) = (0, 0);
-        while i < left.len() && j < right.len() {
-            if cmp(&right[j], &left[i]).is_lt() {
-                merged.push(right[j]);
-                j += 1;
-            } else {
-                merged.push(left[i]);
-                i += 1;
-            }
-        }
-        merged.extend_from_slice(&left[i..]);
-        merged.extend_from_slice(&right[j..]);
-        merged
+    /// The values of sequence `k`.
+    fn values_of(&self, k: usize) -> &[i64] {
+        &self.values[k * self.types..(k + 1) * self.types]
     }
 
-    /// The tree of these stacks. Sorting the sequences puts stacks with a common prefix
-    /// next to each other, so one pass creates each node exactly once, in depth-first
-    /// order, with siblings in name order, and with no hash look-ups.
-    fn into_tree(self, by_rank: &[FrameId]) -> CallTree {
-        let types = self.types;
-        let order = self.sorted_order();
-        let mut tree = CallTree {
-            frame: vec![CallTree::NO_FRAME],
-            parent: vec![CallTree::ROOT],
-            depth: vec![0],
-            self_values: vec![0; types],
-            types,
-            end: vec![0],
-        };
-        let mut path: Vec<NodeId> = Vec::new();
-        let mut previous: &[R] = &[];
-        for k in order {
-            let k = k as usize;
-            let sequence = self.get(k);
-            let common = previous
-                .iter()
-                .zip(sequence)
-                .take_while(|(a, b)| a == b)
-                .count();
-            let next_id = tree.frame.len() as NodeId;
-            for closed in path.drain(common..) {
-                tree.end[closed as usize] = next_id;
-            }
-            for &rank in &sequence[common..] {
-                let id = tree.frame.len() as NodeId;
-                tree.frame.push(by_rank[rank.index()]);
-                tree.parent
-                    .push(path.last().copied().unwrap_or(CallTree::ROOT));
-                tree.depth.push(path.len() as u32 + 1);
-                tree.self_values.extend(std::iter::repeat_n(0, types));
-                tree.end.push(0);
-                path.push(id);
-            }
-            let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
-            let values = &self.values[k * types..(k + 1) * types];
-            for (slot, v) in tree.self_values[node * types..].iter_mut().zip(values) {
-                *slot += v;
-            }
-            previous = sequence;
-        }
-        let n = tree.frame.len() as NodeId;
-        for open in path.into_iter().chain([CallTree::ROOT]) {
-            tree.end[open as usize] = n;
-        }
-        tree
+    /// Indices of the sequences in lexicographic order.
+    fn sorted_order(&self) -> Vec<u32> {
+        let mut keys: Vec<SortKey> = (0..self.len())
+            .map(|k| SortKey {
+                start: self.offsets[k] as u32,
+                len: (self.offsets[k + 1] - self.offsets[k]) as u32,
+                index: k as u32,
+            })
+            .collect();
+        multikey_sort(&mut keys, &self.ranks);
+        keys.into_iter().map(|k| k.index).collect()
     }
+}
+
+/// Sequences with the order that sorts them.
+type Sorted<R> = (Sequences<R>, Vec<u32>);
+
+/// The sequences of items `0..count`, made by `fill(range)` and sorted: large inputs in
+/// two halves, each made and sorted on a thread of its own.
+fn sorted_parts<R: Rank>(
+    count: usize,
+    fill: impl Fn(std::ops::Range<usize>) -> Sequences<R> + Sync,
+) -> Vec<Sorted<R>> {
+    let sorted = |range| {
+        let sequences = fill(range);
+        let order = sequences.sorted_order();
+        (sequences, order)
+    };
+    if count < 50_000 {
+        return vec![sorted(0..count)];
+    }
+    let half = count / 2;
+    std::thread::scope(|scope| {
+        let left = scope.spawn(|| sorted(0..half));
+        let right = sorted(half..count);
+        let left = left
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        vec![left, right]
+    })
+}
+
+/// The tree of sorted parts' sequences, taken in lexicographic order across the parts.
+/// Sorting puts stacks with a common prefix next to each other, so one pass creates
+/// each node exactly once, in depth-first order, with siblings in name order, and with
+/// no hash look-ups.
+fn tree_of<R: Rank>(parts: &[Sorted<R>], by_rank: &[FrameId], types: usize) -> CallTree {
+    let mut tree = CallTree {
+        frame: vec![CallTree::NO_FRAME],
+        parent: vec![CallTree::ROOT],
+        depth: vec![0],
+        self_values: vec![0; types],
+        types,
+        end: vec![0],
+    };
+    let mut path: Vec<NodeId> = Vec::new();
+    let mut previous: &[R] = &[];
+    let mut cursors = vec![0usize; parts.len()];
+    loop {
+        // The part whose next sequence comes first (the earlier part on a tie).
+        let mut next: Option<(usize, &[R])> = None;
+        for (p, (sequences, order)) in parts.iter().enumerate() {
+            if let Some(&k) = order.get(cursors[p]) {
+                let candidate = sequences.get(k as usize);
+                if next.is_none_or(|(_, best)| candidate < best) {
+                    next = Some((p, candidate));
+                }
+            }
+        }
+        let Some((p, sequence)) = next else { break };
+        let k = parts[p].1[cursors[p]] as usize;
+        cursors[p] += 1;
+        let common = previous
+            .iter()
+            .zip(sequence)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let next_id = tree.frame.len() as NodeId;
+        for closed in path.drain(common..) {
+            tree.end[closed as usize] = next_id;
+        }
+        for &rank in &sequence[common..] {
+            let id = tree.frame.len() as NodeId;
+            tree.frame.push(by_rank[rank.index()]);
+            tree.parent
+                .push(path.last().copied().unwrap_or(CallTree::ROOT));
+            tree.depth.push(path.len() as u32 + 1);
+            tree.self_values.extend(std::iter::repeat_n(0, types));
+            tree.end.push(0);
+            path.push(id);
+        }
+        let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
+        let values = parts[p].0.values_of(k);
+        for (slot, v) in tree.self_values[node * types..].iter_mut().zip(values) {
+            *slot += v;
+        }
+        previous = sequence;
+    }
+    let n = tree.frame.len() as NodeId;
+    for open in path.into_iter().chain([CallTree::ROOT]) {
+        tree.end[open as usize] = n;
+    }
+    tree
 }
 
 /// A sequence to sort: `ranks[start..start + len]` of [`Sequences`], and its index.
@@ -302,22 +317,30 @@ impl CallTree {
     }
 
     /// [`CallTree::build`] with ranks of type `R`.
-    fn build_ranked<R: Rank>(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
+    fn build_ranked<R: Rank>(
+        profile: &Profile,
+        frames: &FrameTable,
+        filter: &SampleFilter,
+    ) -> Self {
         let (rank, by_rank) = name_ranks::<R>(frames);
-        let mut sequences = Sequences::new(profile.sample_types.len());
-        for i in 0..profile.samples.len() {
-            if !filter.keeps(profile, i) {
-                continue;
+        let types = profile.sample_types.len();
+        let parts = sorted_parts(profile.samples.len(), |samples| {
+            let mut sequences = Sequences::new(types);
+            for i in samples {
+                if !filter.keeps(profile, i) {
+                    continue;
+                }
+                for &loc in profile.samples.stack(i).iter().rev() {
+                    let outermost_first = frames.of_location(loc).iter().rev();
+                    sequences
+                        .ranks
+                        .extend(outermost_first.map(|f| rank[*f as usize]));
+                }
+                sequences.close(profile.samples.values.iter().map(|c| c[i]));
             }
-            for &loc in profile.samples.stack(i).iter().rev() {
-                let outermost_first = frames.of_location(loc).iter().rev();
-                sequences
-                    .ranks
-                    .extend(outermost_first.map(|f| rank[*f as usize]));
-            }
-            sequences.close(profile.samples.values.iter().map(|c| c[i]));
-        }
-        sequences.into_tree(&by_rank)
+            sequences
+        });
+        tree_of(&parts, &by_rank, types)
     }
 
     /// The bottom-up (inverted) tree: leaves become roots, callers become children.
@@ -332,20 +355,24 @@ impl CallTree {
     /// [`CallTree::inverted`] with ranks of type `R`.
     fn inverted_ranked<R: Rank>(&self, frames: &FrameTable) -> Self {
         let (rank, by_rank) = name_ranks::<R>(frames);
-        let mut sequences = Sequences::new(self.types);
-        for node in 1..self.len() as NodeId {
-            let values = self.self_values_of(node);
-            if values.iter().all(|v| *v == 0) {
-                continue;
+        let parts = sorted_parts(self.len(), |nodes| {
+            let mut sequences = Sequences::new(self.types);
+            for node in nodes.filter(|n| *n > 0) {
+                let node = node as NodeId;
+                let values = self.self_values_of(node);
+                if values.iter().all(|v| *v == 0) {
+                    continue;
+                }
+                let mut cursor = node;
+                while cursor != Self::ROOT {
+                    sequences.ranks.push(rank[self.frame(cursor) as usize]);
+                    cursor = self.parent(cursor);
+                }
+                sequences.close(values.iter().copied());
             }
-            let mut cursor = node;
-            while cursor != Self::ROOT {
-                sequences.ranks.push(rank[self.frame(cursor) as usize]);
-                cursor = self.parent(cursor);
-            }
-            sequences.close(values.iter().copied());
-        }
-        sequences.into_tree(&by_rank)
+            sequences
+        });
+        tree_of(&parts, &by_rank, self.types)
     }
 
     /// Number of nodes, the root included.
@@ -504,6 +531,35 @@ mod tests {
     fn sorted_order_is_lexicographic_at_every_size_and_rank_width() {
         assert_sorted::<u16>();
         assert_sorted::<u32>();
+    }
+
+    #[test]
+    fn the_tree_of_two_sorted_halves_is_the_tree_of_all() {
+        let all = sequences::<u16>(60_000);
+        let fill = |range: std::ops::Range<usize>| {
+            let mut part = Sequences::new(1);
+            for k in range {
+                part.ranks.extend_from_slice(all.get(k));
+                part.close(all.values_of(k).iter().copied());
+            }
+            part
+        };
+        let halves = sorted_parts(all.len(), fill);
+        assert_eq!(halves.len(), 2, "large inputs are sorted in halves");
+        let whole = fill(0..all.len());
+        let order = whole.sorted_order();
+        let by_rank: Vec<FrameId> = (0..16).collect();
+        let (two, one) = (
+            tree_of(&halves, &by_rank, 1),
+            tree_of(&[(whole, order)], &by_rank, 1),
+        );
+        assert!(two.len() > 60_000, "{} nodes", two.len());
+        assert_eq!(two.frame, one.frame);
+        assert_eq!(two.parent, one.parent);
+        assert_eq!(two.depth, one.depth);
+        assert_eq!(two.end, one.end);
+        assert_eq!(two.self_values, one.self_values);
+        assert_eq!(two.self_values.iter().sum::<i64>(), 60_000);
     }
 
     #[test]
