@@ -16,8 +16,17 @@ mod tree;
 
 use std::path::PathBuf;
 
-use profile_model::codec::{decode, from_proto};
-use profile_model::{Profile, proto};
+use profile_model::codec::{decode, encode, from_proto};
+use profile_model::{Profile, ProfileError, proto};
+
+/// Every profile under `tests/fixtures/go/`.
+pub const GO_PROFILES: [&str; 5] = [
+    "cpu.pb.gz",
+    "heap.pb.gz",
+    "cpu-1.pb.gz",
+    "cpu-2.pb.gz",
+    "cpu-3.pb.gz",
+];
 
 /// Path of a file under `tests/fixtures/go/`.
 pub fn fixture_path(name: &str) -> PathBuf {
@@ -36,18 +45,26 @@ pub fn fixture(name: &str) -> Profile {
     decode(&fixture_bytes(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }
 
-/// Every cut of `valid` and copies with one byte damaged (bits flipped), for tests
-/// that two readers refuse the same inputs alike.
-pub fn damaged_copies(valid: &[u8]) -> Vec<Vec<u8>> {
+/// Every cut of a small valid profile, and copies of it with one byte damaged (bits
+/// flipped), each with what decoding makes of it, handed to `check`: for tests that
+/// another reader refuses the same inputs alike. Most of the copies are refused.
+pub fn for_each_damaged(mut check: impl FnMut(&[u8], Result<Profile, ProfileError>)) {
+    let valid = encode(&profile(&[("a;b;c", 3, Some("x")), ("a;d", 2, None)]));
     let mut cases: Vec<Vec<u8>> = (1..valid.len()).map(|cut| valid[..cut].to_vec()).collect();
     for at in 0..valid.len() {
         for flip in [0x01, 0x80, 0xff] {
-            let mut bad = valid.to_vec();
+            let mut bad = valid.clone();
             bad[at] ^= flip;
             cases.push(bad);
         }
     }
-    cases
+    let mut refused = 0;
+    for bytes in &cases {
+        let decoded = decode(bytes);
+        refused += usize::from(decoded.is_err());
+        check(bytes, decoded);
+    }
+    assert!(refused > cases.len() / 2, "{refused} of {}", cases.len());
 }
 
 /// A profile of `samples/count` from folded stacks (`root;…;leaf`), each with an
