@@ -25,7 +25,8 @@ const ALL_TIME: TimeRange = TimeRange {
 
 /// The helper: `busy SECS` spends 3/4 of its time in `spin_hot` and 1/4 in `spin_cold`;
 /// `jit SECS` runs a machine-code loop from an anonymous mapping named by a perf map;
-/// `syscalls SECS` writes single bytes to /dev/null. Each prints `ready` first.
+/// `syscalls SECS` writes a 64 KiB block over and over into an unlinked file. Each
+/// prints `ready` first.
 const HELPER: &str = r#"
 use std::hint::black_box;
 use std::io::Write;
@@ -89,12 +90,17 @@ fn main() {
             let _ = std::fs::remove_file(&map);
         }
         "syscalls" => {
-            let mut null = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+            use std::os::unix::fs::FileExt;
+            // A file unlinked at once (nothing is left behind when the helper is
+            // killed), written over in 64 KiB blocks: the time goes to copying in
+            // vfs_write, not to syscall entry and exit as with single bytes.
+            let path = std::env::temp_dir().join(format!("flint-busy-{}", std::process::id()));
+            let file = std::fs::File::create(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            let block = vec![b'x'; 64 << 10];
             ready();
             while Instant::now() < end {
-                for _ in 0..1000 {
-                    null.write_all(b"x").unwrap();
-                }
+                file.write_all_at(&block, 0).unwrap();
             }
         }
         other => panic!("unknown mode {other}"),
@@ -372,10 +378,12 @@ fn kernel_frames_are_named_from_kallsyms() {
         unnamed * 10 <= kernel_frames,
         "{unnamed} of {kernel_frames} kernel frames unnamed"
     );
-    // The rest of a write loop is syscall entry and exit, and the user-space side.
+    // A loop writing 64 KiB blocks spends most of its time copying inside vfs_write
+    // (91-92% of the samples here); the rest is syscall entry and exit, and user space.
     let (total, hits) = shares(&profile, &pid, &["vfs_write"]);
+    eprintln!("vfs_write in {} of {total} samples", hits[0]);
     assert!(
-        hits[0] * 5 >= total,
+        hits[0] * 2 >= total,
         "vfs_write in {} of {total} samples of a write loop",
         hits[0]
     );
