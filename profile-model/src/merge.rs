@@ -7,15 +7,13 @@
 //! merges each sample as it is read, never building the profile: what merging a day of
 //! files costs is then mostly inflating them and finding each sample's merged twin.
 
-use std::hash::Hasher as _;
-
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
 use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
-use crate::sample_table::{Batch, SampleTable};
+use crate::sample_table::{Batch, SampleTable, hash_of};
 use crate::wire::tables::{ReadSamples, Tables};
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
@@ -120,12 +118,6 @@ fn intern<T: Clone + Eq + std::hash::Hash>(
         table.push(item.clone());
         next
     })
-}
-
-fn hash_of(value: impl std::hash::Hash) -> u64 {
-    let mut hasher = FxHasher::default();
-    value.hash(&mut hasher);
-    hasher.finish()
 }
 
 /// What merging needs of a profile's header, from a [`Profile`] or from [`Tables`].

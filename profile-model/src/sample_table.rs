@@ -11,6 +11,16 @@
 use crate::error::ProfileError;
 use crate::profile::{LabelSetId, LocationId, Samples};
 
+/// The Fx hash of `value`: of (stack, label set) for the table, and of a location's
+/// parts where merging interns locations.
+#[inline]
+pub(crate) fn hash_of(value: impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher as _;
+    let mut hasher = rustc_hash::FxHasher::default();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Words of a record before its values: hash (2), label set, stack length.
 const HEADER: usize = 4;
 
@@ -64,7 +74,7 @@ impl Batch {
         }
         let start = *self.offsets.last().unwrap_or(&0) as usize;
         let stack = &self.stacks[start..];
-        self.hashes.push(SampleTable::hash(stack, labels));
+        self.hashes.push(hash_of((stack, labels)));
         self.offsets.push(self.stacks.len() as u32);
         self.labels.push(labels);
         self.values.extend(values);
@@ -106,7 +116,7 @@ impl SampleTable {
     }
 
     /// Adds `values` to the sample with `stack` and `labels` (made with zero values
-    /// when new); `hash` is [`SampleTable::hash`] of the two.
+    /// when new); `hash` is [`hash_of`] the two.
     #[inline]
     fn add(
         &mut self,
@@ -179,16 +189,6 @@ impl SampleTable {
             self.add(batch.hashes[i], stack, batch.labels[i], values)?;
         }
         Ok(())
-    }
-
-    /// The hash [`SampleTable::add`] wants for a sample.
-    #[inline]
-    fn hash(stack: &[LocationId], labels: LabelSetId) -> u64 {
-        use std::hash::{Hash as _, Hasher as _};
-        let mut hasher = rustc_hash::FxHasher::default();
-        stack.hash(&mut hasher);
-        labels.hash(&mut hasher);
-        hasher.finish()
     }
 
     /// Whether the record at `offset` has `stack` and `labels`.
