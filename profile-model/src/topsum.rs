@@ -13,8 +13,9 @@ use rustc_hash::FxHashMap;
 use crate::error::ProfileError;
 use crate::frames::{FrameId, FrameTable, address_name, frame_key};
 use crate::merge::BASE_LABEL;
+use crate::profile::StrId;
 use crate::top::{Counts, Reached, Top, pprof_key};
-use crate::wire;
+
 use crate::wire::tables::{SampleBuf, Tables};
 
 /// A row of a [`TopSum`]: a frame known by its name.
@@ -293,18 +294,32 @@ impl WireState {
             ..
         } = self;
         let (mut total, mut base_total) = (0i64, 0i64);
+        // The string ids of the base label's key and value (none in most profiles):
+        // labels are then told apart by their ids, not by their strings.
+        let ids_of = |text: &str| -> Vec<StrId> {
+            (0..tables.strings.len() as StrId)
+                .filter(|&id| tables.str(id) == text)
+                .collect()
+        };
+        let base_keys = ids_of(BASE_LABEL);
+        let trues = if base_keys.is_empty() {
+            Vec::new()
+        } else {
+            ids_of("true")
+        };
         let mut i = 0;
-        wire::for_each_sample(body, |bytes| {
+        tables.for_each_sample(body, |bytes| {
             tables.read_sample(i, bytes, sample)?;
             i += 1;
             let Some(&value) = sample.values.get(sample_type) else {
                 return Ok(());
             };
             total += value.abs();
-            if sample
-                .labels
-                .iter()
-                .any(|l| tables.str(l.key) == BASE_LABEL && tables.str(l.str) == "true")
+            if !base_keys.is_empty()
+                && sample
+                    .labels
+                    .iter()
+                    .any(|l| base_keys.contains(&l.key) && trues.contains(&l.str))
             {
                 base_total += value.abs();
             }

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    Field, Malformed, Varints, expect_bytes, expect_varint, next_field, read_sample, repeated,
+    Field, Labels, Malformed, Varints, expect_bytes, expect_varint, next_field, read_sample,
+    repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -45,6 +46,10 @@ pub(crate) struct Tables<'a> {
     pub locations: Vec<TableLocation>,
     pub lines: Vec<Line>,
     location_ids: IdIndex,
+    /// The bytes of the message that hold all its sample fields: the run of them all
+    /// when nothing else lies between (as every writer lays them out), so that reading
+    /// them need not step over the tables again; else the whole message.
+    sample_fields: Range<usize>,
 }
 
 /// One sample as [`Tables::read_sample`] leaves it: dense location indices (leaf
@@ -55,7 +60,6 @@ pub(crate) struct SampleBuf {
     pub locations: Vec<LocationId>,
     pub values: Vec<i64>,
     pub labels: Vec<Label>,
-    raw_labels: Vec<[i64; 4]>,
 }
 
 /// Every sample of a message, as [`Tables::read_samples`] reads them: the columns
@@ -297,8 +301,20 @@ impl<'a> Tables<'a> {
         let mut functions = Vec::new();
         let mut locations = Vec::new();
         let mut lines: Vec<RawLine> = Vec::new();
-        fields(body, |field| {
+        // The bytes from the first sample field to the last, and whether other fields
+        // lie between them.
+        let mut sample_run: Option<Range<usize>> = None;
+        let mut samples_apart = false;
+        let mut pos = 0;
+        while pos < body.len() {
+            let start = pos;
+            let field = next_field(body, &mut pos)?;
             match field.number() {
+                2 => match &mut sample_run {
+                    Some(run) if run.end == start => run.end = pos,
+                    Some(_) => samples_apart = true,
+                    None => sample_run = Some(start..pos),
+                },
                 1 => {
                     let mut t = (0, 0);
                     value_type(bytes(&field)?, &mut t)?;
@@ -318,8 +334,7 @@ impl<'a> Tables<'a> {
                 15 => doc_url = utf8(bytes(&field)?)?,
                 _ => {}
             }
-            Ok(())
-        })?;
+        }
         let mut strings = checked_strings(body, &string_spans)?;
         if strings.is_empty() {
             strings.push("");
@@ -422,6 +437,10 @@ impl<'a> Tables<'a> {
             locations,
             lines: checked_lines,
             location_ids,
+            sample_fields: match sample_run {
+                Some(run) if !samples_apart => run,
+                _ => 0..body.len(),
+            },
         })
     }
 
@@ -435,6 +454,16 @@ impl<'a> Tables<'a> {
         &self.lines[l.lines.clone()]
     }
 
+    /// Calls `f` with the encoded body of every sample of `body`, the message these
+    /// tables were read from.
+    pub fn for_each_sample(
+        &self,
+        body: &[u8],
+        f: impl FnMut(&[u8]) -> Result<(), ProfileError>,
+    ) -> Result<(), ProfileError> {
+        super::for_each_sample(body.get(self.sample_fields.clone()).unwrap_or(body), f)
+    }
+
     /// Reads sample number `i` from its wire bytes into `buf`, checking its location
     /// ids, its number of values and its label strings.
     pub fn read_sample(
@@ -444,14 +473,21 @@ impl<'a> Tables<'a> {
         buf: &mut SampleBuf,
     ) -> Result<(), ProfileError> {
         buf.locations.clear();
+        buf.labels.clear();
         let ids = &self.location_ids;
         let mut locations = Locations {
+            dense_len: if ids.dense { ids.len as u64 } else { 0 },
             ids,
             out: &mut buf.locations,
             unknown: None,
         };
-        read_sample(sample, &mut locations, &mut buf.values, &mut buf.raw_labels)?;
-        let unknown = locations.unknown;
+        let mut labels = CheckedLabels {
+            strings: self.strings.len() as u64,
+            out: &mut buf.labels,
+            bad: None,
+        };
+        read_sample(sample, &mut locations, &mut buf.values, &mut labels)?;
+        let (unknown, bad) = (locations.unknown, labels.bad);
         let n_types = self.sample_types.len();
         if buf.values.len() != n_types {
             return Err(ProfileError::Invalid(format!(
@@ -462,16 +498,8 @@ impl<'a> Tables<'a> {
         if let Some(id) = unknown {
             ids.get(id, || format!("sample {i}"))?;
         }
-        buf.labels.clear();
-        let s = Strings(self.strings.len());
-        for &[key, str, num, num_unit] in &buf.raw_labels {
-            let who = || format!("a label of sample {i}");
-            buf.labels.push(Label {
-                key: s.get(key, &who)?,
-                str: s.get(str, &who)?,
-                num,
-                num_unit: s.get(num_unit, &who)?,
-            });
+        if let Some(index) = bad {
+            Strings(self.strings.len()).get(index, &|| format!("a label of sample {i}"))?;
         }
         Ok(())
     }
@@ -514,7 +542,7 @@ impl Tables<'_> {
                 column.reserve(expected);
             }
         }
-        super::for_each_sample(body, |bytes| {
+        self.for_each_sample(body, |bytes| {
             self.read_sample(samples.len(), bytes, sample)?;
             if stacks {
                 samples.stack_locations.extend_from_slice(&sample.locations);
@@ -542,21 +570,64 @@ impl Tables<'_> {
 
 /// Turns a sample's location ids into dense indices as they are read.
 struct Locations<'b> {
+    /// The number of locations when their ids are 1..=n (kept here, by value, so
+    /// that the loop need not load it again after every store), else 0.
+    dense_len: u64,
     ids: &'b IdIndex,
     out: &'b mut Vec<LocationId>,
     /// The first id that names no location, reported after the wire checks.
     unknown: Option<u64>,
 }
 
+impl Locations<'_> {
+    /// The index of location `id`, noting the first unknown one.
+    #[inline(always)]
+    fn index(&mut self, id: u64) -> Option<LocationId> {
+        if id.wrapping_sub(1) < self.dense_len {
+            Some((id - 1) as LocationId)
+        } else if let Some(&loc) = self.ids.map.get(&id) {
+            Some(loc)
+        } else {
+            self.unknown.get_or_insert(id);
+            None
+        }
+    }
+}
+
 impl Varints for Locations<'_> {
     #[inline(always)]
     fn push(&mut self, id: u64) {
-        if self.ids.dense && id.wrapping_sub(1) < self.ids.len as u64 {
-            self.out.push((id - 1) as u32);
-        } else if let Some(&loc) = self.ids.map.get(&id) {
+        if let Some(loc) = self.index(id) {
             self.out.push(loc);
-        } else if self.unknown.is_none() {
-            self.unknown = Some(id);
+        }
+    }
+}
+
+/// Checks a sample's label string indices as the labels are read, keeping the labels
+/// as [`Label`]s.
+struct CheckedLabels<'b> {
+    /// The string table's size.
+    strings: u64,
+    out: &'b mut Vec<Label>,
+    /// The first index (of key, str and unit, in that order, label by label) that
+    /// names no string, reported after the wire checks.
+    bad: Option<i64>,
+}
+
+impl Labels for CheckedLabels<'_> {
+    #[inline(always)]
+    fn push(&mut self, [key, str, num, num_unit]: [i64; 4]) {
+        let strings = self.strings;
+        let fits = |index: i64| (index as u64) < strings;
+        if fits(key) && fits(str) && fits(num_unit) {
+            self.out.push(Label {
+                key: key as StrId,
+                str: str as StrId,
+                num,
+                num_unit: num_unit as StrId,
+            });
+        } else if self.bad.is_none() {
+            self.bad = [key, str, num_unit].into_iter().find(|i| !fits(*i));
         }
     }
 }
