@@ -105,9 +105,10 @@ struct WireState {
     /// Per profile: the frame number of each function (when it has a name),
     /// [`NO_FRAME`] else.
     function_frame: Vec<FrameId>,
-    /// Per profile: `location_frames[offsets[l]..offsets[l + 1]]` are location l's
-    /// frame numbers.
-    offsets: Vec<usize>,
+    /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
+    /// location l's frame numbers (32-bit, as [`Tables::parse`] bounds them; one
+    /// load per location).
+    spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
     sample: SampleBuf,
 }
@@ -214,17 +215,17 @@ impl TopSum {
 }
 
 impl WireState {
-    /// Fills `offsets` and `location_frames` with the frames of every location,
+    /// Fills `spans` and `location_frames` with the frames of every location,
     /// innermost first, as [`FrameTable::build`] names them at function granularity;
     /// frames seen for the first time get their row in `rows`.
     fn location_frames(&mut self, tables: &Tables<'_>, rows: &mut Rows) {
         let w = self;
         w.function_frame.clear();
         w.function_frame.resize(tables.functions.len(), NO_FRAME);
-        w.offsets.clear();
-        w.offsets.push(0);
+        w.spans.clear();
         w.location_frames.clear();
         for loc in &tables.locations {
+            let start = w.location_frames.len() as u32;
             let mapping = loc.mapping.map(|m| &tables.mappings[m as usize]);
             let binary = mapping.map_or("", |m| tables.str(m.filename));
             let unsymbolized = || address_name(mapping, |id| tables.str(id), loc.address);
@@ -252,7 +253,7 @@ impl WireState {
                 };
                 w.location_frames.push(frame);
             }
-            w.offsets.push(w.location_frames.len());
+            w.spans.push((start, w.location_frames.len() as u32));
         }
     }
 
@@ -288,7 +289,7 @@ impl WireState {
     ) -> Result<(i64, i64), ProfileError> {
         let WireState {
             counts,
-            offsets,
+            spans,
             location_frames,
             sample,
             ..
@@ -325,7 +326,8 @@ impl WireState {
             }
             if value != 0 {
                 counts.add(value, &sample.locations, |l| {
-                    &location_frames[offsets[l as usize]..offsets[l as usize + 1]]
+                    let (a, b) = spans[l as usize];
+                    &location_frames[a as usize..b as usize]
                 });
             }
             Ok(())

@@ -344,7 +344,11 @@ impl<'a> Tables<'a> {
                 "string table entry 0 is not empty".into(),
             ));
         }
-        if u32::try_from(strings.len()).is_err() || u32::try_from(locations.len()).is_err() {
+        // Dense indices are 32-bit, and so are the offsets of every location's frames
+        // (at most one per line or per location without lines).
+        if u32::try_from(strings.len()).is_err()
+            || u32::try_from(locations.len() + lines.len()).is_err()
+        {
             return Err(ProfileError::Invalid("tables are too large".into()));
         }
         let s = Strings(strings.len());
