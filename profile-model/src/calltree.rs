@@ -182,13 +182,16 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
     };
     // Every rank of every sequence makes at most one node. Room for all is address
     // space only (what is never written is never touched), and no node is copied as
-    // the tree grows.
+    // the tree grows; where the system refuses that much address space, the columns
+    // grow as they are written instead.
     let most = 1 + parts.iter().map(|p| p.ranks.len()).sum::<usize>();
-    tree.frame.reserve_exact(most);
-    tree.parent.reserve_exact(most);
-    tree.depth.reserve_exact(most);
-    tree.end.reserve_exact(most);
-    tree.self_values.reserve_exact(most * types);
+    let _ = tree.frame.try_reserve_exact(most);
+    let _ = tree.parent.try_reserve_exact(most);
+    let _ = tree.depth.try_reserve_exact(most);
+    let _ = tree.end.try_reserve_exact(most);
+    let _ = tree
+        .self_values
+        .try_reserve_exact(most.saturating_mul(types));
     let mut path: Vec<NodeId> = Vec::new();
     let mut previous: &[R] = &[];
     let mut cursors = vec![0usize; parts.len()];

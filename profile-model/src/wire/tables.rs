@@ -539,10 +539,11 @@ impl Tables<'_> {
         set_ids.insert(Vec::new(), 0);
         if stacks {
             // Every location id takes at least one byte: the body's size bounds their
-            // number. Capacity never written is never touched: address space only.
+            // number. Capacity never written is never touched: address space only
+            // (and where the system refuses that much, the stacks grow as read).
             let expected = body.len() / 64;
             samples.stack_offsets.reserve(expected);
-            samples.stack_locations.reserve_exact(body.len());
+            let _ = samples.stack_locations.try_reserve_exact(body.len());
             samples.label_set.reserve(expected);
             for column in &mut samples.values {
                 column.reserve(expected);
