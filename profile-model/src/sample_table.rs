@@ -229,6 +229,10 @@ impl SampleTable {
     }
 
     /// Doubles the table and places every record again.
+    #[expect(
+        clippy::slow_vector_initialization,
+        reason = "the slots are written out on purpose: see below"
+    )]
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(1024);
         // Written out, not allocated zeroed: a zeroed allocation maps its pages to the
