@@ -15,7 +15,6 @@ use crate::frames::{FrameId, FrameTable, address_name, frame_key};
 use crate::merge::BASE_LABEL;
 use crate::profile::StrId;
 use crate::top::{Counts, Reached, Top, pprof_key};
-
 use crate::wire::tables::{SampleBuf, Tables};
 
 /// A row of a [`TopSum`]: a frame known by its name.

@@ -178,16 +178,6 @@ pub(crate) fn for_each_sample(
 pub(crate) trait Varints {
     /// Takes the next varint.
     fn push(&mut self, v: u64);
-
-    /// Takes every varint of a packed field.
-    #[inline(always)]
-    fn push_packed(&mut self, packed: &[u8]) -> Result<(), Malformed> {
-        let mut pos = 0;
-        while pos < packed.len() {
-            self.push(varint(packed, &mut pos)?);
-        }
-        Ok(())
-    }
 }
 
 impl Varints for Vec<u64> {
@@ -209,7 +199,12 @@ impl Varints for Vec<i64> {
 fn repeated(field: Field<'_>, out: &mut impl Varints) -> Result<(), Malformed> {
     match field {
         Field::Varint(_, v) => out.push(v),
-        Field::Bytes(_, packed) => out.push_packed(packed)?,
+        Field::Bytes(_, packed) => {
+            let mut pos = 0;
+            while pos < packed.len() {
+                out.push(varint(packed, &mut pos)?);
+            }
+        }
         Field::Fixed(_) => {}
     }
     Ok(())
@@ -221,6 +216,7 @@ pub(crate) trait Labels {
     fn push(&mut self, label: [i64; 4]);
 }
 
+#[cfg(test)]
 impl Labels for Vec<[i64; 4]> {
     #[inline(always)]
     fn push(&mut self, label: [i64; 4]) {

@@ -586,27 +586,20 @@ struct Locations<'b> {
     unknown: Option<u64>,
 }
 
-impl Locations<'_> {
-    /// The index of location `id`, noting the first unknown one.
-    #[inline(always)]
-    fn index(&mut self, id: u64) -> Option<LocationId> {
-        if id.wrapping_sub(1) < self.dense_len {
-            Some((id - 1) as LocationId)
-        } else if let Some(&loc) = self.ids.map.get(&id) {
-            Some(loc)
-        } else {
-            self.unknown.get_or_insert(id);
-            None
-        }
-    }
-}
-
 impl Varints for Locations<'_> {
     #[inline(always)]
     fn push(&mut self, id: u64) {
-        if let Some(loc) = self.index(id) {
-            self.out.push(loc);
-        }
+        // One push for both kinds of id: with two push sites, `flint top` of the
+        // 2,000-sample day took 3% longer (hyperfine, same run).
+        let loc = if id.wrapping_sub(1) < self.dense_len {
+            (id - 1) as LocationId
+        } else if let Some(&loc) = self.ids.map.get(&id) {
+            loc
+        } else {
+            self.unknown.get_or_insert(id);
+            return;
+        };
+        self.out.push(loc);
     }
 }
 
