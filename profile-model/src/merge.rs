@@ -14,7 +14,7 @@ use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
 use crate::sample_table::{Batch, SampleTable, hash_of};
-use crate::wire::tables::{ReadSamples, Tables};
+use crate::wire::tables::{RawTables, ReadSamples, Tables};
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
 pub const BASE_LABEL: &str = "pprof::base";
@@ -71,6 +71,7 @@ struct Scratch {
     labels: Vec<Label>,
     /// The samples of the profile being added, read and checked before any is merged.
     read: ReadSamples,
+    raw: RawTables,
 }
 
 /// Items found by hash without building a key: each item is chained to the previous
@@ -462,7 +463,7 @@ impl Merger {
         body: &[u8],
         selection: Selection<'_>,
     ) -> Result<(), ProfileError> {
-        let tables = Tables::parse(body)?;
+        let tables = Tables::parse_with(body, &mut self.scratch.raw)?;
         // Every sample is read and checked before anything is merged, so that a
         // profile broken half-way adds nothing.
         let mut read = std::mem::take(&mut self.scratch.read);

@@ -15,7 +15,7 @@ use crate::frames::{FrameId, FrameTable, address_name, frame_key};
 use crate::merge::BASE_LABEL;
 use crate::profile::StrId;
 use crate::top::{Counts, Reached, Top, pprof_key};
-use crate::wire::tables::{SampleBuf, Tables};
+use crate::wire::tables::{RawTables, SampleBuf, Tables};
 
 /// A row of a [`TopSum`]: a frame known by its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +110,7 @@ struct WireState {
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
     sample: SampleBuf,
+    raw: RawTables,
 }
 
 const NO_FRAME: FrameId = FrameId::MAX;
@@ -150,8 +151,8 @@ impl TopSum {
         sample_type: usize,
         sign: i64,
     ) -> Result<PprofSummary, ProfileError> {
-        let tables = Tables::parse(body)?;
         let w = &mut self.wire;
+        let tables = Tables::parse_with(body, &mut w.raw)?;
         w.location_frames(&tables, &mut self.rows);
         let counted = w.count_samples(&tables, body, sample_type);
         if counted.is_ok() {

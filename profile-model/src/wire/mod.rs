@@ -67,6 +67,21 @@ fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
 /// address would otherwise escape to this out-of-line call) stay in registers.
 #[inline(never)]
 fn varint_long(buf: &[u8], mut pos: usize) -> Result<(u64, usize), Malformed> {
+    // Up to 8 bytes at once when as many are left: the last byte is the first without
+    // the high bit, and the 7-bit groups are packed together in three steps.
+    if let Some(bytes) = buf.get(pos..).and_then(|b| b.first_chunk::<8>()) {
+        let word = u64::from_le_bytes(*bytes);
+        let ends = !word & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            let len = (ends.trailing_zeros() / 8 + 1) as usize;
+            let kept = u64::MAX >> (64 - 8 * len);
+            let mut x = word & kept & 0x7f7f_7f7f_7f7f_7f7f;
+            x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+            x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+            x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+            return Ok((x, pos + len));
+        }
+    }
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&byte) = buf.get(pos) else {
@@ -385,6 +400,31 @@ mod tests {
         })
         .expect("valid bytes");
         assert_eq!(seen, 2);
+    }
+
+    #[test]
+    fn varints_of_every_length_read_alike_in_and_near_the_end_of_a_buffer() {
+        let mut values: Vec<u64> = (0..64).flat_map(|b| [1u64 << b, (1u64 << b) - 1]).collect();
+        values.extend([u64::MAX, 0x0123_4567_89ab_cdef, 300, 70_000]);
+        for v in values {
+            let mut encoded = Vec::new();
+            put_varint(&mut encoded, v);
+            // Followed by nothing, and by enough bytes for the 8-byte read.
+            for tail in [&[][..], &[0x7f; 9][..], &[0xff; 9][..]] {
+                let buf = [&encoded[..], tail].concat();
+                let mut pos = 0;
+                assert_eq!(varint(&buf, &mut pos), Ok(v), "{v:#x} then {tail:?}");
+                assert_eq!(pos, encoded.len(), "{v:#x}");
+            }
+            for cut in 0..encoded.len() {
+                assert_eq!(
+                    varint(&encoded[..cut], &mut 0),
+                    Err(Malformed::TruncatedVarint),
+                    "{v:#x} cut at {cut}"
+                );
+            }
+        }
+        assert_eq!(varint(&[0x80; 11], &mut 0), Err(Malformed::LongVarint));
     }
 
     #[test]

@@ -204,3 +204,33 @@ fn without_stacks_refuses_what_decoding_refuses_alike() {
         assert_eq!(decoded.err(), light.err(), "bytes {bytes:?}");
     });
 }
+
+#[test]
+fn sparse_ids_decode_as_the_dense_ids_they_stand_for() {
+    use prost::Message as _;
+    // Go writes ids 1..n, which the reader turns into indices without a look-up; any
+    // other numbering is looked up, and must give the same profile.
+    let bytes = fixture_bytes("cpu.pb.gz");
+    let dense = decode(&bytes).expect("dense");
+    let mut m = profile_model::codec::decode_message(&bytes, Default::default()).expect("message");
+    let sparse = |id: u64| if id == 0 { 0 } else { 1_000_003 - 7 * id };
+    for mapping in &mut m.mapping {
+        mapping.id = sparse(mapping.id);
+    }
+    for function in &mut m.function {
+        function.id = sparse(function.id);
+    }
+    for location in &mut m.location {
+        location.id = sparse(location.id);
+        location.mapping_id = sparse(location.mapping_id);
+        for line in &mut location.line {
+            line.function_id = sparse(line.function_id);
+        }
+    }
+    for sample in &mut m.sample {
+        for id in &mut sample.location_id {
+            *id = sparse(*id);
+        }
+    }
+    assert_eq!(decode(&m.encode_to_vec()).expect("sparse"), dense);
+}
