@@ -24,9 +24,17 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
                 continue;
             }
             let path = entry.path();
-            if path.is_dir() {
+            // The entry's type comes with the directory listing (no call per file);
+            // a symbolic link is followed to what it names.
+            let kind = entry.file_type().map_err(|e| format!("{}: {e}", path.display()))?;
+            let (dir, file) = if kind.is_symlink() {
+                (path.is_dir(), path.is_file())
+            } else {
+                (kind.is_dir(), kind.is_file())
+            };
+            if dir {
                 pending.push(path);
-            } else if path.is_file() {
+            } else if file {
                 files.push(path);
             }
         }

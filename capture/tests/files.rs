@@ -247,3 +247,32 @@ fn numeric_labels_match_in_series_and_merge_alike() {
     .expect("merge");
     assert_eq!(merged.total(0), 42);
 }
+
+#[test]
+fn directories_are_searched_through_links_and_without_hidden_entries() {
+    let dir = std::env::temp_dir().join(format!("flint-files-under-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (real, elsewhere) = (dir.join("real"), dir.join("elsewhere"));
+    std::fs::create_dir_all(real.join("sub")).expect("dirs");
+    std::fs::create_dir_all(elsewhere.join("linked-dir")).expect("dirs");
+    for file in [
+        real.join("b.pb.gz"),
+        real.join("sub/a.pb.gz"),
+        real.join(".hidden.pb.gz"),
+        elsewhere.join("target.pb.gz"),
+        elsewhere.join("linked-dir/c.pb.gz"),
+    ] {
+        std::fs::write(&file, b"x").expect("write");
+    }
+    std::os::unix::fs::symlink(elsewhere.join("target.pb.gz"), real.join("link.pb.gz"))
+        .expect("file link");
+    std::os::unix::fs::symlink(elsewhere.join("linked-dir"), real.join("linked")).expect("dir link");
+    std::os::unix::fs::symlink(dir.join("missing"), real.join("dangling")).expect("dangling link");
+    let found = capture::files::files_under(&real).expect("listed");
+    let names: Vec<String> = found
+        .iter()
+        .map(|p| p.strip_prefix(&real).expect("under").display().to_string())
+        .collect();
+    assert_eq!(names, ["b.pb.gz", "link.pb.gz", "linked/c.pb.gz", "sub/a.pb.gz"]);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
