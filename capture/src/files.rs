@@ -26,7 +26,9 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
             let path = entry.path();
             // The entry's type comes with the directory listing (no call per file);
             // a symbolic link is followed to what it names.
-            let kind = entry.file_type().map_err(|e| format!("{}: {e}", path.display()))?;
+            let kind = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             let (dir, file) = if kind.is_symlink() {
                 (path.is_dir(), path.is_file())
             } else {

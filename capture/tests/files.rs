@@ -266,13 +266,17 @@ fn directories_are_searched_through_links_and_without_hidden_entries() {
     }
     std::os::unix::fs::symlink(elsewhere.join("target.pb.gz"), real.join("link.pb.gz"))
         .expect("file link");
-    std::os::unix::fs::symlink(elsewhere.join("linked-dir"), real.join("linked")).expect("dir link");
+    std::os::unix::fs::symlink(elsewhere.join("linked-dir"), real.join("linked"))
+        .expect("dir link");
     std::os::unix::fs::symlink(dir.join("missing"), real.join("dangling")).expect("dangling link");
     let found = capture::files::files_under(&real).expect("listed");
     let names: Vec<String> = found
         .iter()
         .map(|p| p.strip_prefix(&real).expect("under").display().to_string())
         .collect();
-    assert_eq!(names, ["b.pb.gz", "link.pb.gz", "linked/c.pb.gz", "sub/a.pb.gz"]);
+    assert_eq!(
+        names,
+        ["b.pb.gz", "link.pb.gz", "linked/c.pb.gz", "sub/a.pb.gz"]
+    );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }

@@ -62,6 +62,21 @@ fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
     }
 }
 
+/// [`varint`] for values that take one byte as often as two (ids, string indices):
+/// those two lengths are read without a branch on which, a branch that a mix of both
+/// makes hard to predict (elsewhere, as for keys and lengths, the branch is cheaper).
+#[inline(always)]
+fn mixed_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
+    match buf.get(*pos..).and_then(|b| b.first_chunk::<2>()) {
+        Some(&[b0, b1]) if b0 & b1 < 0x80 => {
+            let two = u64::from(b0 >> 7);
+            *pos += 1 + two as usize;
+            Ok(u64::from(b0 & 0x7f) | (u64::from(b1 & 0x7f) << 7 & two.wrapping_neg()))
+        }
+        _ => varint(buf, pos),
+    }
+}
+
 /// [`varint`] of more than one byte, read from `pos`: its value and the position
 /// after it. Positions go in and out by value, so that the callers' positions (whose
 /// address would otherwise escape to this out-of-line call) stay in registers.
@@ -159,6 +174,17 @@ fn expect_varint(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>,
     }
 }
 
+/// [`expect_varint`] for a value read by [`mixed_varint`].
+#[inline(always)]
+fn expect_mixed(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
+    if buf.get(*pos) == Some(&(number << 3 | VARINT as u8)) {
+        *pos += 1;
+        mixed_varint(buf, pos).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// [`expect_varint`] for the LEN field `number`: its payload.
 #[inline(always)]
 fn expect_bytes<'a>(
@@ -217,7 +243,7 @@ fn repeated(field: Field<'_>, out: &mut impl Varints) -> Result<(), Malformed> {
         Field::Bytes(_, packed) => {
             let mut pos = 0;
             while pos < packed.len() {
-                out.push(varint(packed, &mut pos)?);
+                out.push(mixed_varint(packed, &mut pos)?);
             }
         }
         Field::Fixed(_) => {}
@@ -425,6 +451,35 @@ mod tests {
             }
         }
         assert_eq!(varint(&[0x80; 11], &mut 0), Err(Malformed::LongVarint));
+    }
+
+    #[test]
+    fn packed_varints_of_mixed_lengths_read_as_written() {
+        let values: Vec<u64> = (0..2000u64)
+            .map(|i| match i % 7 {
+                0 => i % 128,
+                1 | 2 => 128 + i * 37 % 16_000,
+                3 => 16_384 + i * 1_000_003 % 2_000_000,
+                4 => u64::MAX - i,
+                _ => i * 7919 % 20_000,
+            })
+            .collect();
+        let mut packed = Vec::new();
+        for &v in &values {
+            put_varint(&mut packed, v);
+        }
+        let mut read = Vec::<u64>::new();
+        repeated(Field::Bytes(1, &packed), &mut read).expect("valid");
+        assert_eq!(read, values);
+        // A two-byte varint cut after its first byte, at the end or before a long one.
+        for bytes in [&[0x05, 0x85][..], &[0x85, 0x85, 0x85]] {
+            let mut out = Vec::<u64>::new();
+            assert_eq!(
+                repeated(Field::Bytes(1, bytes), &mut out),
+                Err(Malformed::TruncatedVarint),
+                "{bytes:?}"
+            );
+        }
     }
 
     #[test]

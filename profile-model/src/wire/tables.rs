@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    Field, Labels, Malformed, Varints, expect_bytes, expect_varint, next_field, read_sample,
-    repeated,
+    Field, Labels, Malformed, Varints, expect_bytes, expect_mixed, expect_varint, next_field,
+    read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -216,17 +216,17 @@ fn mapping(message: &[u8]) -> Result<RawMapping, Malformed> {
 fn function(message: &[u8]) -> Result<RawFunction, Malformed> {
     let mut f = RawFunction::default();
     let mut pos = 0;
-    let mut take = |number| expect_varint(message, &mut pos, number);
-    if let Some(v) = take(1)? {
+    if let Some(v) = expect_varint(message, &mut pos, 1)? {
         f.id = v;
     }
+    // String indices and lines: one byte as often as two.
     for (number, field) in (2..).zip([
         &mut f.name,
         &mut f.system_name,
         &mut f.filename,
         &mut f.start_line,
     ]) {
-        if let Some(v) = take(number)? {
+        if let Some(v) = expect_mixed(message, &mut pos, number)? {
             *field = v as i64;
         }
     }
@@ -278,10 +278,11 @@ fn location(message: &[u8], lines: &mut Vec<RawLine>) -> Result<RawLocation, Mal
 fn read_line(message: &[u8]) -> Result<RawLine, Malformed> {
     let mut line: RawLine = (0, 0, 0);
     let mut pos = 0;
-    if let Some(v) = expect_varint(message, &mut pos, 1)? {
+    // Function ids and lines: one byte as often as two.
+    if let Some(v) = expect_mixed(message, &mut pos, 1)? {
         line.0 = v;
     }
-    if let Some(v) = expect_varint(message, &mut pos, 2)? {
+    if let Some(v) = expect_mixed(message, &mut pos, 2)? {
         line.1 = v as i64;
     }
     if let Some(v) = expect_varint(message, &mut pos, 3)? {
