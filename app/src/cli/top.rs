@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use clap::Args;
-use std::io::Read as _;
 use std::ops::ControlFlow;
 
 use profile_model::codec::{DecodeOptions, message_bytes};
@@ -351,13 +350,11 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
     let reference = inputs.as_ref().map(|i| i.sample_type_names.clone());
     let workers = capture::index::fold_in_parallel(all.len(), WireWorker::default, |w, i| {
         let (path, sign, named) = all[i];
-        let added = read_into(path, &mut w.file)
-            .map_err(|e| e.to_string())
-            .and_then(|()| {
-                message_bytes(&w.file, decode, &mut w.body)
-                    .and_then(|body| w.sum.add_pprof(body, sample_type, sign))
-                    .map_err(|e| e.to_string())
-            });
+        let added = capture::index::read_into(path, &mut w.file).and_then(|()| {
+            message_bytes(&w.file, decode, &mut w.body)
+                .and_then(|body| w.sum.add_pprof(body, sample_type, sign))
+                .map_err(|e| format!("{}: {e}", path.display()))
+        });
         match added {
             Ok(summary) => {
                 if reference
@@ -377,7 +374,7 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
                 ));
             }
             Err(e) => {
-                w.failed.push((i, format!("{}: {e}", path.display())));
+                w.failed.push((i, e));
                 if named {
                     return ControlFlow::Break(());
                 }
@@ -428,13 +425,6 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
         )?,
     );
     Ok((sum, inputs, skipped))
-}
-
-/// Reads the file at `path` into `buf`, reusing its allocation.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    buf.clear();
-    std::fs::File::open(path)?.read_to_end(buf)?;
-    Ok(())
 }
 
 fn pct(value: i64, total: i64) -> f64 {
