@@ -166,20 +166,26 @@ fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, Malformed
 /// come, with a compare per field instead of a jump table on wire types and numbers.
 #[inline(always)]
 fn expect_varint(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
-    if buf.get(*pos) == Some(&(number << 3 | VARINT as u8)) {
-        *pos += 1;
-        varint(buf, pos).map(Some)
-    } else {
-        Ok(None)
-    }
+    expect_varint_read(buf, pos, number, varint)
 }
 
 /// [`expect_varint`] for a value read by [`mixed_varint`].
 #[inline(always)]
 fn expect_mixed(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
+    expect_varint_read(buf, pos, number, mixed_varint)
+}
+
+/// [`expect_varint`] with the value read by `read`.
+#[inline(always)]
+fn expect_varint_read(
+    buf: &[u8],
+    pos: &mut usize,
+    number: u8,
+    read: impl FnOnce(&[u8], &mut usize) -> Result<u64, Malformed>,
+) -> Result<Option<u64>, Malformed> {
     if buf.get(*pos) == Some(&(number << 3 | VARINT as u8)) {
         *pos += 1;
-        mixed_varint(buf, pos).map(Some)
+        read(buf, pos).map(Some)
     } else {
         Ok(None)
     }

@@ -475,7 +475,7 @@ impl<'a> Tables<'a> {
             unknown: None,
         };
         let mut labels = CheckedLabels {
-            strings: self.strings.len() as u64,
+            strings: Strings(self.strings.len()),
             out: &mut buf.labels,
             bad: None,
         };
@@ -593,8 +593,7 @@ impl Varints for Locations<'_> {
 /// Checks a sample's label string indices as the labels are read, keeping the labels
 /// as [`Label`]s.
 struct CheckedLabels<'b> {
-    /// The string table's size.
-    strings: u64,
+    strings: Strings,
     out: &'b mut Vec<Label>,
     /// The first index (of key, str and unit, in that order, label by label) that
     /// names no string, reported after the wire checks.
@@ -604,8 +603,7 @@ struct CheckedLabels<'b> {
 impl Labels for CheckedLabels<'_> {
     #[inline(always)]
     fn push(&mut self, [key, str, num, num_unit]: [i64; 4]) {
-        let strings = self.strings;
-        let fits = |index: i64| (index as u64) < strings;
+        let fits = |index: i64| self.strings.holds(index);
         if fits(key) && fits(str) && fits(num_unit) {
             self.out.push(Label {
                 key: key as StrId,
@@ -622,10 +620,9 @@ impl Labels for CheckedLabels<'_> {
 /// The functions with their string indices checked. When every index is in the
 /// table (as every writer leaves them), one conversion with no check per index.
 fn checked_functions(raw: &[RawFunction], s: &Strings) -> Result<Vec<Function>, ProfileError> {
-    let in_table = |index: i64| (index as u64) < s.0 as u64;
     if raw
         .iter()
-        .all(|f| in_table(f.name) && in_table(f.system_name) && in_table(f.filename))
+        .all(|f| s.holds(f.name) && s.holds(f.system_name) && s.holds(f.filename))
     {
         return Ok(raw
             .iter()
@@ -651,21 +648,20 @@ fn checked_functions(raw: &[RawFunction], s: &Strings) -> Result<Vec<Function>, 
 }
 
 /// The locations and their lines with mapping and function ids turned into dense
-/// indices. When those ids are 1..n and every reference is in range (as every writer
-/// leaves them), one conversion with no look-up per reference.
+/// indices. When every referenced id is one of 1..n (as every writer leaves them), one
+/// conversion with no look-up per reference.
 fn checked_locations(
     raw: &[RawLocation],
     raw_lines: &[RawLine],
     mapping_ids: &IdIndex,
     function_ids: &IdIndex,
 ) -> Result<(Vec<TableLocation>, Vec<Line>), ProfileError> {
-    let (mappings, functions) = (mapping_ids.len as u64, function_ids.len as u64);
-    if mapping_ids.dense
-        && function_ids.dense
-        && raw.iter().all(|l| l.mapping_id <= mappings)
+    if raw
+        .iter()
+        .all(|l| l.mapping_id == 0 || mapping_ids.dense_index(l.mapping_id).is_some())
         && raw_lines
             .iter()
-            .all(|&(f, _, _)| f.wrapping_sub(1) < functions)
+            .all(|&(f, _, _)| function_ids.dense_index(f).is_some())
     {
         // Each location's lines are the next run of `raw_lines`, as read.
         let locations = raw
@@ -752,10 +748,16 @@ impl IdIndex {
         })
     }
 
+    /// The index of `id` when ids are 1..=n: `id - 1`, if it names one.
+    #[inline]
+    fn dense_index(&self, id: u64) -> Option<u32> {
+        (self.dense && id.wrapping_sub(1) < self.len as u64).then(|| (id - 1) as u32)
+    }
+
     /// The index of `id`; `user` names the referrer in the error, built only on failure.
     fn get(&self, id: u64, user: impl Fn() -> String) -> Result<u32, ProfileError> {
         let found = if self.dense {
-            (id >= 1 && id <= self.len as u64).then(|| (id - 1) as u32)
+            self.dense_index(id)
         } else {
             self.map.get(&id).copied()
         };
@@ -770,11 +772,19 @@ impl IdIndex {
 }
 
 /// Checks a string index against the table size.
+#[derive(Debug, Clone, Copy)]
 struct Strings(usize);
 
 impl Strings {
+    /// Whether `index` names a string of the table.
+    #[inline(always)]
+    fn holds(self, index: i64) -> bool {
+        // A negative index is above every table size as u64.
+        (index as u64) < self.0 as u64
+    }
+
     fn get(&self, index: i64, user: &dyn Fn() -> String) -> Result<StrId, ProfileError> {
-        if index >= 0 && (index as u64) < self.0 as u64 {
+        if self.holds(index) {
             Ok(index as StrId)
         } else {
             Err(ProfileError::Invalid(format!(
