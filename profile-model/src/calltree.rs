@@ -17,7 +17,9 @@ pub type NodeId = u32;
 pub struct CallTree {
     frame: Vec<FrameId>,
     parent: Vec<NodeId>,
-    depth: Vec<u32>,
+    /// Depth of the deepest node (a node's own depth is found through its parents:
+    /// a column of depths was 4 bytes a node, 26 MB of a merged day's tree).
+    max_depth: u32,
     /// `self_values[node * types + t]`.
     self_values: Vec<i64>,
     types: usize,
@@ -175,7 +177,7 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
     let mut tree = CallTree {
         frame: vec![CallTree::NO_FRAME],
         parent: vec![CallTree::ROOT],
-        depth: vec![0],
+        max_depth: 0,
         self_values: vec![0; types],
         types,
         end: vec![0],
@@ -187,7 +189,6 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
     let most = 1 + parts.iter().map(|p| p.ranks.len()).sum::<usize>();
     let _ = tree.frame.try_reserve_exact(most);
     let _ = tree.parent.try_reserve_exact(most);
-    let _ = tree.depth.try_reserve_exact(most);
     let _ = tree.end.try_reserve_exact(most);
     let _ = tree
         .self_values
@@ -223,11 +224,11 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
             tree.frame.push(by_rank[rank.index()]);
             tree.parent
                 .push(path.last().copied().unwrap_or(CallTree::ROOT));
-            tree.depth.push(path.len() as u32 + 1);
             tree.self_values.extend(std::iter::repeat_n(0, types));
             tree.end.push(0);
             path.push(id);
         }
+        tree.max_depth = tree.max_depth.max(path.len() as u32);
         let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
         let values = parts[p].values_of(k);
         for (slot, v) in tree.self_values[node * types..].iter_mut().zip(values) {
@@ -241,7 +242,6 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
     }
     tree.frame.shrink_to_fit();
     tree.parent.shrink_to_fit();
-    tree.depth.shrink_to_fit();
     tree.end.shrink_to_fit();
     tree.self_values.shrink_to_fit();
     tree
@@ -335,23 +335,50 @@ impl CallTree {
     /// The frame id of the root node.
     pub const NO_FRAME: FrameId = FrameId::MAX;
 
-    /// Builds the tree of the samples that `filter` keeps.
+    /// Builds the tree of the samples that `filter` keeps, with a value for every
+    /// sample type.
     pub fn build(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
+        Self::build_columns(profile, frames, filter, None)
+    }
+
+    /// [`CallTree::build`] with the values of one sample type only (the tree's one
+    /// column, 0): what a view of that type shows, at half the memory of two columns.
+    pub fn build_one(
+        profile: &Profile,
+        frames: &FrameTable,
+        filter: &SampleFilter,
+        sample_type: usize,
+    ) -> Self {
+        Self::build_columns(profile, frames, filter, Some(sample_type))
+    }
+
+    /// The tree with every column, or only `one`.
+    fn build_columns(
+        profile: &Profile,
+        frames: &FrameTable,
+        filter: &SampleFilter,
+        one: Option<usize>,
+    ) -> Self {
         if frames.len() <= usize::from(u16::MAX) {
-            Self::build_ranked::<u16>(profile, frames, filter)
+            Self::build_ranked::<u16>(profile, frames, filter, one)
         } else {
-            Self::build_ranked::<u32>(profile, frames, filter)
+            Self::build_ranked::<u32>(profile, frames, filter, one)
         }
     }
 
-    /// [`CallTree::build`] with ranks of type `R`.
+    /// [`CallTree::build_columns`] with ranks of type `R`.
     fn build_ranked<R: Rank>(
         profile: &Profile,
         frames: &FrameTable,
         filter: &SampleFilter,
+        one: Option<usize>,
     ) -> Self {
         let (rank, by_rank) = name_ranks::<R>(frames);
-        let types = profile.sample_types.len();
+        let columns = match one {
+            Some(t) => profile.samples.values.get(t..=t).unwrap_or_default(),
+            None => &profile.samples.values[..],
+        };
+        let types = one.map_or(profile.sample_types.len(), |_| 1);
         let parts = sorted_parts(profile.samples.len(), |samples| {
             let mut sequences = Sequences::new(types);
             for i in samples {
@@ -364,7 +391,7 @@ impl CallTree {
                         .ranks
                         .extend(outermost_first.map(|f| rank[*f as usize]));
                 }
-                sequences.close(profile.samples.values.iter().map(|c| c[i]));
+                sequences.close(columns.iter().map(|c| c[i]));
             }
             sequences
         });
@@ -428,9 +455,22 @@ impl CallTree {
         self.parent[node as usize]
     }
 
-    /// Depth of a node: 0 for the root, 1 for outermost frames.
+    /// Depth of a node: 0 for the root, 1 for outermost frames. Found by walking up to
+    /// the root (as many steps as the depth): walks that visit many nodes carry the
+    /// depth along instead.
     pub fn depth(&self, node: NodeId) -> u32 {
-        self.depth[node as usize]
+        let mut depth = 0;
+        let mut cursor = node;
+        while cursor != Self::ROOT {
+            depth += 1;
+            cursor = self.parent(cursor);
+        }
+        depth
+    }
+
+    /// Depth of the deepest node (0 for a tree of only the root).
+    pub fn max_depth(&self) -> u32 {
+        self.max_depth
     }
 
     /// Children of a node, ordered by frame name.
@@ -476,7 +516,7 @@ impl CallTree {
 
     /// The path from the root's child down to `node`, outermost first.
     pub fn path(&self, node: NodeId) -> Vec<NodeId> {
-        let mut path = Vec::with_capacity(self.depth(node) as usize);
+        let mut path = Vec::new();
         let mut cursor = node;
         while cursor != Self::ROOT {
             path.push(cursor);
@@ -583,7 +623,14 @@ mod tests {
         assert!(two.len() > 60_000, "{} nodes", two.len());
         assert_eq!(two.frame, one.frame);
         assert_eq!(two.parent, one.parent);
-        assert_eq!(two.depth, one.depth);
+        assert_eq!(two.max_depth, one.max_depth);
+        let depths: Vec<u32> = (0..one.len() as NodeId).map(|n| one.depth(n)).collect();
+        assert_eq!(depths.iter().max().copied(), Some(one.max_depth));
+        for (node, &depth) in depths.iter().enumerate().skip(1) {
+            let parent = one.parent(node as NodeId);
+            assert_eq!(depth, depths[parent as usize] + 1, "node {node}");
+            assert_eq!(one.path(node as NodeId).len(), depth as usize);
+        }
         assert_eq!(two.end, one.end);
         assert_eq!(two.self_values, one.self_values);
         assert_eq!(two.self_values.iter().sum::<i64>(), 60_000);

@@ -8,10 +8,16 @@ use crate::frames::FrameTable;
 pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> String {
     let mut out = String::new();
     let mut names: Vec<&str> = Vec::new();
+    // The subtree ends of the nodes on `names`: a node is below those whose subtree
+    // it lies in.
+    let mut ends: Vec<NodeId> = Vec::new();
     // Node ids are in depth-first order with siblings by name: the order of the lines.
     for node in 1..tree.len() as NodeId {
-        let depth = tree.depth(node) as usize;
-        names.truncate(depth - 1);
+        while ends.last().is_some_and(|&end| end <= node) {
+            ends.pop();
+            names.pop();
+        }
+        ends.push(tree.subtree_end(node));
         names.push(frames.get(tree.frame(node)).name.as_str());
         let value = tree
             .self_values_of(node)

@@ -61,34 +61,37 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
     if zoom_total <= 0 || params.width <= 0.0 {
         return rects;
     }
-    let full = |node: NodeId| FlameRect {
+    let full = |node: NodeId, row: u32| FlameRect {
         kind: RectKind::Node(node),
-        row: tree.depth(node),
+        row,
         x0: 0.0,
         x1: params.width,
         value: totals[node as usize],
         hidden: 0,
     };
     // Ancestors of the zoomed node, full width.
+    let zoom_row = tree.depth(params.zoom);
     let mut cursor = params.zoom;
+    let mut row = zoom_row;
     while cursor != CallTree::ROOT {
         cursor = tree.parent(cursor);
-        if params.rows.contains(&tree.depth(cursor)) {
-            rects.push(full(cursor));
+        row -= 1;
+        if params.rows.contains(&row) {
+            rects.push(full(cursor, row));
         }
     }
     rects.reverse();
     let scale = f64::from(params.width) / zoom_total as f64;
     let min_width = f64::from(params.min_width);
-    // (node, left edge, index of its rectangle if emitted)
-    let mut stack: Vec<(NodeId, f64, Option<usize>)> = Vec::new();
-    let zoom_rect = params.rows.contains(&tree.depth(params.zoom)).then(|| {
-        rects.push(full(params.zoom));
+    // (node, its row, left edge, index of its rectangle if emitted)
+    let mut stack: Vec<(NodeId, u32, f64, Option<usize>)> = Vec::new();
+    let zoom_rect = params.rows.contains(&zoom_row).then(|| {
+        rects.push(full(params.zoom, zoom_row));
         rects.len() - 1
     });
-    stack.push((params.zoom, 0.0, zoom_rect));
-    while let Some((node, x0, rect_index)) = stack.pop() {
-        let child_row = tree.depth(node) + 1;
+    stack.push((params.zoom, zoom_row, 0.0, zoom_rect));
+    while let Some((node, row, x0, rect_index)) = stack.pop() {
+        let child_row = row + 1;
         if child_row >= params.rows.end {
             continue;
         }
@@ -118,7 +121,7 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
                 });
                 rects.len() - 1
             });
-            stack.push((child, x, index));
+            stack.push((child, child_row, x, index));
             x += w;
         }
         if hidden > 0 {

@@ -43,4 +43,10 @@ impl View {
     pub fn call_tree(&self, profile: &Profile) -> CallTree {
         CallTree::build(profile, &self.frames, &self.filter)
     }
+
+    /// The call tree of the kept samples with the values of `sample_type` only (its
+    /// column 0).
+    pub fn call_tree_of(&self, profile: &Profile, sample_type: usize) -> CallTree {
+        CallTree::build_one(profile, &self.frames, &self.filter, sample_type)
+    }
 }

@@ -31,8 +31,6 @@ pub struct DiffLoaded {
     pub totals_b: Vec<i64>,
     /// Table of differences, sorted by |delta|.
     pub rows: Vec<DiffRow>,
-    /// Depth of the deepest node.
-    pub max_depth: u32,
     /// Unit of both sides.
     pub unit: String,
     /// A's and B's own views (frames, call tree, totals) under the same settings.
@@ -151,10 +149,6 @@ fn diff_only(
     let totals_a = tree.totals(diff::A);
     let totals_b = tree.totals(diff::B);
     let rows = diff::diff_rows(&view, &combined);
-    let max_depth = (0..tree.len() as u32)
-        .map(|n| tree.depth(n))
-        .max()
-        .unwrap_or(0);
     let unit = combined
         .sample_types
         .get(diff::B)
@@ -168,7 +162,6 @@ fn diff_only(
         totals_a,
         totals_b,
         rows,
-        max_depth,
         unit,
         sides: [None, None],
     })))

@@ -174,7 +174,7 @@ impl FlintApp {
             label,
             self.compare.zooms[i].zoom,
             self.flame.flipped,
-            cur.max_depth,
+            cur.tree.max_depth(),
         );
         if let Some(h) = out.hovered {
             self.compare.side_hovered = Some((side, h));
@@ -367,7 +367,7 @@ impl FlintApp {
             "diff flame graph",
             self.compare.zooms[DIFF_GRAPH].zoom,
             self.flame.flipped,
-            res.max_depth,
+            res.tree.max_depth(),
         );
         self.compare.hovered = out.hovered;
         if let Some(clicked) = out.clicked

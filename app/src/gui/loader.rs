@@ -81,14 +81,13 @@ pub struct Loaded {
     pub sample_type: usize,
     /// Frames at the chosen granularity.
     pub frames: FrameTable,
-    /// The call tree (inverted when `settings.invert`).
+    /// The call tree (inverted when `settings.invert`), with one column: the values of
+    /// `sample_type`.
     pub tree: CallTree,
     /// Totals of every node for `sample_type`.
     pub totals: Vec<i64>,
     /// The top table for `sample_type`.
     pub top: Top,
-    /// Depth of the deepest node.
-    pub max_depth: u32,
     /// Number of samples kept by the filters.
     pub kept_samples: usize,
 }
@@ -168,7 +167,7 @@ pub fn compute(
                 .count();
             (top, kept_samples)
         });
-        let mut tree = view.call_tree(&profile);
+        let mut tree = view.call_tree_of(&profile, sample_type);
         if settings.invert && !cancelled() {
             tree = tree.inverted(&view.frames);
         }
@@ -181,11 +180,7 @@ pub fn compute(
         return Ok(None);
     }
     stage(4);
-    let totals = tree.totals(sample_type);
-    let max_depth = (0..tree.len() as u32)
-        .map(|n| tree.depth(n))
-        .max()
-        .unwrap_or(0);
+    let totals = tree.totals(0);
     if cancelled() {
         return Ok(None);
     }
@@ -202,7 +197,6 @@ pub fn compute(
         tree,
         totals,
         top,
-        max_depth,
         kept_samples,
     })))
 }

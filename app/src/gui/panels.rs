@@ -74,7 +74,7 @@ impl FlintApp {
             &input,
             self.flame.zoom,
             self.flame.flipped,
-            cur.max_depth,
+            cur.tree.max_depth(),
         );
         self.flame.frame_time = started.elapsed();
         if self.job.is_none()

@@ -233,3 +233,25 @@ fn folded_lines_are_root_first_with_self_values() {
         "main;a 1\nmain;a;x 5\nmain;b 4\n"
     );
 }
+
+#[test]
+fn a_tree_of_one_sample_type_is_that_column_of_the_tree_of_all() {
+    // A Go heap profile: four sample types, each with its own values.
+    let p = super::fixture("heap.pb.gz");
+    assert_eq!(p.sample_types.len(), 4);
+    let view = View::new(&p, &ViewOptions::default());
+    let all = view.call_tree(&p);
+    for t in 0..p.sample_types.len() {
+        let one = view.call_tree_of(&p, t);
+        assert_eq!(one.sample_types(), 1);
+        assert_eq!(one.len(), all.len());
+        assert_eq!(one.max_depth(), all.max_depth());
+        for n in 0..all.len() as u32 {
+            assert_eq!(one.frame(n), all.frame(n));
+            assert_eq!(one.parent(n), all.parent(n));
+            assert_eq!(one.subtree_end(n), all.subtree_end(n));
+            assert_eq!(one.self_values_of(n), &all.self_values_of(n)[t..=t]);
+        }
+        assert_eq!(one.totals(0), all.totals(t), "sample type {t}");
+    }
+}
