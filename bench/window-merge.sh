@@ -7,6 +7,9 @@
 #
 #   bench/window-merge.sh [RUNS] [DIR]
 #
+# MERGES=2 clicks Merge a second time once the first merged view is shown (the view
+# shown is then replaced by a new merge of the same range) and reports the time and the
+# peak RSS after each click.
 # FLINT_BIN names another build to measure (e.g. the previous commit's). Needs Xvfb and
 # xdotool. The Merge button is clicked at its place in a fresh
 # 1250×870 window (a new settings folder is used, so no saved size moves it).
@@ -51,12 +54,16 @@ for run in $(seq "$runs"); do
   window=$(xdotool search --sync --pid "$pid" --name flint | head -n 1)
   indexed=$(until_idle "$pid")
   eval "$(xdotool getwindowgeometry --shell "$window")"
-  xdotool mousemove $((X + 688)) $((Y + 115)) click 1
-  merged=$(until_idle "$pid")
-  hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  line="run $run: indexed in ${indexed} s"
+  for click in $(seq "${MERGES:-1}"); do
+    xdotool mousemove $((X + 688)) $((Y + 115)) click 1
+    merged=$(until_idle "$pid")
+    hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+    line+="; Merge $click clicked → idle in ${merged} s, peak RSS $((hwm / 1024)) MiB"
+  done
   kill "$pid"
   wait "$pid" 2> /dev/null || true
-  echo "run $run: indexed in ${indexed} s; Merge clicked → idle in ${merged} s; peak RSS $((hwm / 1024)) MiB"
+  echo "$line"
 done
 start=$(date +%s.%N)
 find "$dir" -type f -exec cat {} + | gzip -dc > /dev/null

@@ -34,6 +34,21 @@ pub struct SettingsKey {
     pub sample_type: Option<usize>,
 }
 
+/// Call-tree nodes from which the shown view is set aside while a job builds another
+/// (a merged day of profiles: 6.5 million nodes, ~450 MB with its profile and totals).
+pub const SET_ASIDE_NODES: usize = 1 << 21;
+
+/// A view set aside while a job builds the next one: what rebuilds it if that job
+/// fails or is cancelled (its profile, settings and zoom), and not its call tree,
+/// totals or top table, so that the window never holds two large views at once.
+struct SetAside {
+    source: Source,
+    key: SettingsKey,
+    zoom: Vec<String>,
+    /// Whether the job running now is the one that rebuilds it.
+    restoring: bool,
+}
+
 /// Flame graph view state.
 #[derive(Debug, Default)]
 pub struct FlameState {
@@ -74,6 +89,10 @@ pub struct FlintApp {
     pub(super) job: Option<Job>,
     job_key: SettingsKey,
     pub(super) pending: Vec<Source>,
+    /// The shown view while a job replaces it, when it was large.
+    set_aside: Option<SetAside>,
+    /// Call-tree nodes from which the shown view is set aside ([`SET_ASIDE_NODES`]).
+    pub set_aside_nodes: usize,
     /// Run jobs on the UI thread (tests).
     pub sync_jobs: bool,
     /// Sample type chosen.
@@ -127,6 +146,8 @@ impl FlintApp {
             job: None,
             job_key: SettingsKey::default(),
             pending: Vec::new(),
+            set_aside: None,
+            set_aside_nodes: SET_ASIDE_NODES,
             sync_jobs: false,
             sample_type: None,
             invert: false,
@@ -200,6 +221,7 @@ impl FlintApp {
         if let Some(job) = self.job.take() {
             job.cancel();
         }
+        self.set_aside_large_view();
         self.job_key = key;
         if self.sync_jobs {
             let started = Instant::now();
@@ -220,6 +242,71 @@ impl FlintApp {
         }
     }
 
+    /// Sets the shown view aside when it has at least `set_aside_nodes` nodes: held
+    /// beside the view the job builds, it would about double the window's memory at
+    /// the job's peak (a second merge of a day went from 0.8 to 1.3 GB). The central
+    /// panel shows the job's progress meanwhile (or the time query's, which sets the
+    /// view aside when it starts); if the job or query fails or is cancelled,
+    /// [`FlintApp::poll`] rebuilds the view from its profile.
+    pub(super) fn set_aside_large_view(&mut self) {
+        if self
+            .current
+            .as_ref()
+            .is_none_or(|cur| cur.tree.len() < self.set_aside_nodes)
+        {
+            return;
+        }
+        let zoom = self.zoom_names();
+        let Some(cur) = self.current.take() else {
+            return;
+        };
+        self.flame.hovered = None;
+        self.flame.last = None;
+        self.set_aside = Some(SetAside {
+            source: Source::Profile {
+                name: cur.name.clone(),
+                path: cur.path.clone(),
+                profile: Arc::clone(&cur.profile),
+            },
+            key: self.current_key.clone(),
+            zoom,
+            restoring: false,
+        });
+    }
+
+    /// Rebuilds the view set aside when no job or time query is left to replace it;
+    /// gives up when rebuilding it failed too.
+    fn restore_set_aside(&mut self, ctx: &Context) {
+        let querying = self
+            .timeline
+            .as_ref()
+            .is_some_and(|tl| tl.querying.is_some());
+        if self.job.is_some() || !self.pending.is_empty() || self.current.is_some() || querying {
+            return;
+        }
+        let Some(aside) = &mut self.set_aside else {
+            return;
+        };
+        if aside.restoring {
+            self.set_aside = None;
+            return;
+        }
+        aside.restoring = true;
+        let (source, key) = (aside.source.clone(), aside.key.clone());
+        self.settings_back_to(key.clone());
+        self.start(ctx, source, key);
+    }
+
+    /// Puts the settings being edited back to `key` (so that a view rebuilt or kept
+    /// with them is not recomputed at once).
+    fn settings_back_to(&mut self, key: SettingsKey) {
+        self.filters = key.filters.clone();
+        self.applied_filters = key.filters;
+        self.granularity = key.granularity;
+        self.invert = key.invert;
+        self.sample_type = key.sample_type;
+    }
+
     /// Installs the result of a job started at `started`.
     fn finish(
         &mut self,
@@ -230,10 +317,11 @@ impl FlintApp {
     ) {
         match result {
             Ok(Some(loaded)) => {
-                let zoom_path = if new_file {
-                    Vec::new()
-                } else {
-                    self.zoom_names()
+                let set_aside = self.set_aside.take();
+                let zoom_path = match set_aside {
+                    _ if new_file => Vec::new(),
+                    Some(aside) => aside.zoom,
+                    None => self.zoom_names(),
                 };
                 self.sample_type = Some(loaded.sample_type);
                 let mut key = self.job_key.clone();
@@ -303,6 +391,7 @@ impl FlintApp {
                 self.start(ctx, source, wanted);
             }
         }
+        self.restore_set_aside(ctx);
     }
 
     fn refresh_caches(&mut self, dark: bool) {
@@ -355,12 +444,7 @@ impl FlintApp {
         };
         job.cancel();
         if !job.new_file {
-            let key = self.current_key.clone();
-            self.filters = key.filters.clone();
-            self.applied_filters = key.filters;
-            self.granularity = key.granularity;
-            self.invert = key.invert;
-            self.sample_type = key.sample_type;
+            self.settings_back_to(self.current_key.clone());
         }
         self.message = Some(("cancelled".to_string(), false));
     }

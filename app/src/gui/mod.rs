@@ -1,6 +1,7 @@
 //! The desktop window: a flame graph (icicle by default) with a top table, search,
 //! filters and export, over profiles loaded and recomputed on background threads.
 
+mod allocator;
 pub mod app;
 pub mod colors;
 pub mod compare;
@@ -59,6 +60,7 @@ pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
 pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
     let launched = std::time::Instant::now();
+    allocator::map_large_blocks();
     let server = initial
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned())

@@ -225,6 +225,32 @@ fn failed_load_keeps_previous_profile() {
 }
 
 #[test]
+fn large_view_set_aside_is_rebuilt_when_its_replacement_fails() {
+    let mut h = harness();
+    h.state_mut().set_aside_nodes = 0;
+    let (nodes, total) = {
+        let cur = h.state().current.clone().unwrap();
+        (cur.tree.len(), cur.totals[0])
+    };
+    let (_, pos) = find_rect(&h, "main.fib", 50.0);
+    click_at(&mut h, pos);
+    let zoom = h.state().zoom_names();
+    assert_eq!(zoom.last().map(String::as_str), Some("main.fib"));
+    h.state_mut().open(Source::Bytes {
+        name: "garbage.pb.gz".to_string(),
+        bytes: Arc::from(&b"this is not a pprof profile at all"[..]),
+    });
+    h.run_steps(4);
+    h.get_by_label_contains("error: garbage.pb.gz: ");
+    let app = h.state();
+    let cur = app.current.as_ref().expect("the view set aside is rebuilt");
+    assert_eq!(cur.name, "cpu.pb.gz");
+    assert_eq!((cur.tree.len(), cur.totals[0]), (nodes, total));
+    assert_eq!(app.zoom_names(), zoom, "zoom kept");
+    assert!(app.flame.last.as_ref().is_some_and(|l| !l.2.is_empty()));
+}
+
+#[test]
 fn background_load_and_recompute() {
     let mut app = FlintApp::new(DecodeOptions::default());
     app.open(fixture_source());
@@ -274,6 +300,48 @@ fn background_load_and_recompute() {
     assert!(!cur.settings.invert);
     assert!(cur.top.rows.iter().all(|r| r.cum > 0));
     assert!(cur.totals[0] < codec::decode(FIXTURE).unwrap().total(cur.sample_type));
+}
+
+#[test]
+fn large_view_set_aside_is_rebuilt_when_its_replacement_is_cancelled() {
+    let mut app = FlintApp::new(DecodeOptions::default());
+    app.set_aside_nodes = 0;
+    app.open(fixture_source());
+    let mut h = Harness::builder()
+        .with_size(vec2(1200.0, 800.0))
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    let wait = |h: &mut Harness<'_, FlintApp>| {
+        for _ in 0..1000 {
+            h.step();
+            if !h.state().is_loading() && h.state().current.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        h.step();
+        assert!(!h.state().is_loading());
+    };
+    wait(&mut h);
+    let nodes = h.state().current.as_ref().unwrap().tree.len();
+    // Invert: the job starts, the view is set aside and the panel shows progress.
+    h.state_mut().invert = true;
+    h.step();
+    assert!(h.state().job.is_some(), "recompute started");
+    assert!(
+        h.state().current.is_none(),
+        "view set aside while the job runs"
+    );
+    h.state_mut().cancel_job();
+    wait(&mut h);
+    let cur = h.state().current.clone().expect("rebuilt");
+    assert!(!cur.settings.invert, "the view as it was");
+    assert!(!h.state().invert, "settings put back");
+    assert_eq!(cur.tree.len(), nodes);
+    h.get_by_label("cancelled");
+    // Not cancelled, the job's view replaces the one set aside.
+    h.state_mut().invert = true;
+    wait(&mut h);
+    assert!(h.state().current.as_ref().unwrap().settings.invert);
 }
 
 #[test]

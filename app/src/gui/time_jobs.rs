@@ -317,13 +317,22 @@ impl FlintApp {
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
         self.sync_side_selector(ctx);
         let target = self.comparing().then_some(self.compare.target);
-        let Some(tl) = &mut self.timeline else {
+        let Some(tl) = &self.timeline else {
             return;
         };
         let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
         let side = target.map(|s| (s, selector.matchers.clone()));
+        if side.is_none() {
+            // The merge's tables and the view it becomes are as large as the view
+            // shown: a large one is set aside from now on, not only once the merge is
+            // done.
+            self.set_aside_large_view();
+        }
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
         if let Some(p) = tl.querying.take() {
             p.cancel();
         }

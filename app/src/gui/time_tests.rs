@@ -11,7 +11,7 @@ use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use profile_model::codec;
 use profile_model::units;
 
-use super::app::FlintApp;
+use super::app::{FlintApp, SET_ASIDE_NODES};
 use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
@@ -62,8 +62,16 @@ fn range_over_all_files_merges_their_totals() {
 
 #[test]
 fn empty_selection_keeps_the_view_and_says_so() {
+    // Also with the view set aside while the query runs (as a large one is).
+    for set_aside_nodes in [SET_ASIDE_NODES, 0] {
+        empty_selection_keeps_the_view(set_aside_nodes);
+    }
+}
+
+fn empty_selection_keeps_the_view(set_aside_nodes: usize) {
     let dir = fixture_dir("empty");
     let mut h = harness(dir.clone());
+    h.state_mut().set_aside_nodes = set_aside_nodes;
     let span = h.state().timeline.as_ref().unwrap().span;
     let ctx = h.ctx.clone();
     h.state_mut().select_time(&ctx, QueryTime::Merge(span));
