@@ -8,7 +8,7 @@ use std::sync::Arc;
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::{Profile, ProfileError};
 
-use crate::index::{self, Entry, Index, SampleLabels, groups_of, load_in_order};
+use crate::index::{self, Entry, Index, Interner, SampleLabels, groups_of, load_in_order};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, ProfileSource, Progress, QueryTime, Series, SourceFuture, TimeRange};
 
@@ -115,8 +115,10 @@ pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
         .collect()
 }
 
-/// The index entry of one file.
-fn entry(path: &Path, profile: &Profile) -> Entry<PathBuf> {
+/// The index entry of one file: its groups hold only their sample labels, shared with
+/// every file's groups with the same ones through `interner`, and its path and binary
+/// are its base labels.
+fn entry(interner: &mut Interner, path: &Path, profile: &Profile) -> Entry<PathBuf> {
     let time_nanos = if profile.time_nanos != 0 {
         profile.time_nanos
     } else {
@@ -137,9 +139,16 @@ fn entry(path: &Path, profile: &Profile) -> Entry<PathBuf> {
         locator: path.to_path_buf(),
         time_nanos,
         duration_nanos: profile.duration_nanos,
-        types: profile_types_of(profile).into(),
-        groups: groups_of(profile, &file_labels, SampleLabels::All),
+        types: interner.types(profile_types_of(profile)),
+        groups: groups_of(profile, &Labels::new(), SampleLabels::All)
+            .into_iter()
+            .map(|g| index::Group {
+                labels: interner.labels(Arc::unwrap_or_clone(g.labels)),
+                values: g.values,
+            })
+            .collect(),
         base_labels: Arc::new(file_labels),
+        groups_over_base: true,
     }
 }
 
@@ -178,6 +187,7 @@ impl FileSource {
         }
         progress.set_total(files.len());
         let mut entries = Vec::new();
+        let mut interner = Interner::default();
         let mut skipped = Vec::new();
         // The index needs each file's header, labels and values, not its stacks.
         let read = |i: usize| {
@@ -191,7 +201,7 @@ impl FileSource {
             }
             progress.step();
             match decoded {
-                Ok(p) => entries.push(entry(&files[i], &p)),
+                Ok(p) => entries.push(entry(&mut interner, &files[i], &p)),
                 Err(e) => skipped.push(e),
             }
             Ok(())

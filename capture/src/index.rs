@@ -3,6 +3,7 @@
 //! [`crate::ProfileSource`] answered over it. [`crate::FileSource`] locates a profile's
 //! bytes by file path, [`crate::store::Store`] by record; the rest is shared.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,7 +29,8 @@ pub enum SampleLabels {
 /// The samples of one label set of one profile, summed per profile type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
-    /// The series labels: the profile's labels with the sample labels over them.
+    /// The series labels, or only the sample labels when the entry's groups are over
+    /// its base labels ([`Entry::groups_over_base`]); [`Entry::label`] reads them.
     pub labels: Arc<Labels>,
     /// One sum per profile type of the entry.
     pub values: Vec<i64>,
@@ -49,6 +51,11 @@ pub struct Entry<L> {
     pub base_labels: Arc<Labels>,
     /// Value sums per distinct series label set.
     pub groups: Vec<Group>,
+    /// Whether the groups hold only their sample labels, the series labels being the
+    /// base labels with those over them: a file's, so that the groups of every file
+    /// with the same sample labels share one copy (a file's base labels name its
+    /// path). Else the groups hold the series labels whole (a store's).
+    pub groups_over_base: bool,
 }
 
 impl<L> Entry<L> {
@@ -57,13 +64,70 @@ impl<L> Entry<L> {
         self.types.iter().position(|x| x == t)
     }
 
+    /// Series label `name` of `group` (one of this entry's groups).
+    pub fn label<'a>(&'a self, group: &'a Group, name: &str) -> Option<&'a String> {
+        let own = group.labels.get(name);
+        match self.groups_over_base {
+            true => own.or_else(|| self.base_labels.get(name)),
+            false => own,
+        }
+    }
+
+    /// Series label names of `group` (one of this entry's groups), perhaps repeated.
+    fn label_names<'a>(&'a self, group: &'a Group) -> impl Iterator<Item = &'a String> + 'a {
+        let base = self.groups_over_base.then(|| self.base_labels.keys());
+        group.labels.keys().chain(base.into_iter().flatten())
+    }
+
+    /// The series labels of `group` (one of this entry's groups).
+    pub fn series_labels<'a>(&'a self, group: &'a Group) -> Cow<'a, Labels> {
+        if !self.groups_over_base {
+            return Cow::Borrowed(&group.labels);
+        }
+        let mut labels = self.base_labels.as_ref().clone();
+        labels.extend(group.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Cow::Owned(labels)
+    }
+
+    /// Whether the selector selects `group` (one of this entry's groups).
+    fn selects(&self, selector: &Selector, group: &Group) -> bool {
+        selector.matches(|name| self.label(group, name).map(String::as_str))
+    }
+
     /// Whether the selector selects any group of this entry.
     fn any_selected(&self, selector: &Selector) -> bool {
         self.type_index(&selector.profile_type).is_some()
-            && self
-                .groups
-                .iter()
-                .any(|g| selector.matches(|name| g.labels.get(name).map(String::as_str)))
+            && self.groups.iter().any(|g| self.selects(selector, g))
+    }
+}
+
+/// One copy of each distinct label set and type list, shared by the entries of an
+/// index.
+#[derive(Debug, Default)]
+pub struct Interner {
+    labels: BTreeSet<Arc<Labels>>,
+    types: BTreeSet<Arc<[ProfileType]>>,
+}
+
+impl Interner {
+    /// The shared copy of `labels`.
+    pub fn labels(&mut self, labels: Labels) -> Arc<Labels> {
+        if let Some(l) = self.labels.get(&labels) {
+            return l.clone();
+        }
+        let l = Arc::new(labels);
+        self.labels.insert(l.clone());
+        l
+    }
+
+    /// The shared copy of `types`.
+    pub fn types(&mut self, types: Vec<ProfileType>) -> Arc<[ProfileType]> {
+        if let Some(t) = self.types.get(types.as_slice()) {
+            return t.clone();
+        }
+        let t: Arc<[ProfileType]> = types.into();
+        self.types.insert(t.clone());
+        t
     }
 }
 
@@ -341,9 +405,7 @@ impl<L> Index<L> {
             .iter()
             .filter_map(move |e| e.type_index(&selector.profile_type).map(|t| (e, t)))
             .flat_map(|(e, t)| e.groups.iter().map(move |g| (e, t, g)))
-            .filter(move |(_, _, g)| {
-                selector.matches(|name| g.labels.get(name).map(String::as_str))
-            })
+            .filter(move |(e, _, g)| e.selects(selector, g))
     }
 
     /// The profile types with data in the range, sorted.
@@ -360,7 +422,7 @@ impl<L> Index<L> {
     pub fn labels(&self, selector: &Selector, range: TimeRange) -> Vec<String> {
         let names: BTreeSet<&String> = self
             .selected(selector, range)
-            .flat_map(|(_, _, g)| g.labels.keys())
+            .flat_map(|(e, _, g)| e.label_names(g))
             .collect();
         names.into_iter().cloned().collect()
     }
@@ -369,7 +431,7 @@ impl<L> Index<L> {
     pub fn values(&self, name: &str, selector: &Selector, range: TimeRange) -> Vec<String> {
         let values: BTreeSet<&String> = self
             .selected(selector, range)
-            .filter_map(|(_, _, g)| g.labels.get(name))
+            .filter_map(|(e, _, g)| e.label(g, name))
             .collect();
         values.into_iter().cloned().collect()
     }
@@ -412,16 +474,19 @@ impl<L> Index<L> {
             current = Some(entry);
             let value = group.values.get(t).copied().unwrap_or(0);
             match sum_by {
-                None => match this_entry.get_mut(group.labels.as_ref()) {
-                    Some(sum) => *sum += value,
-                    None => {
-                        this_entry.insert(group.labels.as_ref().clone(), value);
+                None => {
+                    let labels = entry.series_labels(group);
+                    match this_entry.get_mut(labels.as_ref()) {
+                        Some(sum) => *sum += value,
+                        None => {
+                            this_entry.insert(labels.into_owned(), value);
+                        }
                     }
-                },
+                }
                 Some(names) => {
                     let key: Labels = names
                         .iter()
-                        .filter_map(|k| group.labels.get(k).map(|v| (k.clone(), v.clone())))
+                        .filter_map(|k| entry.label(group, k).map(|v| (k.clone(), v.clone())))
                         .collect();
                     *this_entry.entry(key).or_insert(0) += value;
                 }

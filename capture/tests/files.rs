@@ -280,3 +280,47 @@ fn directories_are_searched_through_links_and_without_hidden_entries() {
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+#[test]
+fn series_labels_are_the_files_labels_with_the_sample_labels_over_them() {
+    let (fs, _) = source();
+    let series = block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, None)).expect("series");
+    let p = decoded("cpu-1.pb.gz");
+    let endpoints = (0..p.label_sets.len() as u32)
+        .filter(|&s| {
+            p.label_sets[s as usize]
+                .iter()
+                .any(|l| p.str(l.key) == "endpoint")
+        })
+        .count();
+    let of_cpu_1: Vec<_> = series
+        .iter()
+        .filter(|s| {
+            s.labels
+                .get("path")
+                .is_some_and(|p| p.ends_with("/cpu-1.pb.gz"))
+        })
+        .collect();
+    assert!(of_cpu_1.len() >= 2 && endpoints >= 2, "{series:?}");
+    for s in &of_cpu_1 {
+        assert!(s.labels.contains_key("binary"), "{:?}", s.labels);
+        assert!(s.labels.contains_key("endpoint"), "{:?}", s.labels);
+    }
+    // A file's label selects its series only; a sample label selects across files.
+    let one_file =
+        block_on(fs.query_range(cpu("{path=~\".*/cpu-1.pb.gz\"}"), TimeRange::ALL, 1, None))
+            .expect("series");
+    assert_eq!(one_file.len(), of_cpu_1.len());
+    let hash = block_on(fs.query_range(cpu("{endpoint=\"/api/hash\"}"), TimeRange::ALL, 1, None))
+        .expect("series");
+    let files: std::collections::BTreeSet<_> =
+        hash.iter().filter_map(|s| s.labels.get("path")).collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    let values = block_on(fs.values(
+        "path".into(),
+        cpu("{endpoint=\"/api/hash\"}"),
+        TimeRange::ALL,
+    ))
+    .expect("values");
+    assert_eq!(values.len(), 3, "{values:?}");
+}

@@ -26,7 +26,7 @@ use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
 use tokio::sync::oneshot;
 
-use crate::index::{self, Entry, Group, Index, SampleLabels};
+use crate::index::{self, Entry, Group, Index, Interner, SampleLabels};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, SourceFuture,
@@ -102,48 +102,24 @@ struct Queue {
     closed: bool,
 }
 
-/// One copy of each distinct label set and type list, shared by the entries.
-#[derive(Debug, Default)]
-struct Interner {
-    labels: BTreeSet<Arc<Labels>>,
-    types: BTreeSet<Arc<[ProfileType]>>,
-}
-
-impl Interner {
-    fn labels(&mut self, labels: Labels) -> Arc<Labels> {
-        if let Some(l) = self.labels.get(&labels) {
-            return l.clone();
-        }
-        let l = Arc::new(labels);
-        self.labels.insert(l.clone());
-        l
-    }
-
-    fn types(&mut self, types: Vec<ProfileType>) -> Arc<[ProfileType]> {
-        if let Some(t) = self.types.get(types.as_slice()) {
-            return t.clone();
-        }
-        let t: Arc<[ProfileType]> = types.into();
-        self.types.insert(t.clone());
-        t
-    }
-
-    fn entry(&mut self, locator: RecordRef, header: Header) -> Entry<RecordRef> {
-        Entry {
-            locator,
-            time_nanos: header.time_nanos,
-            duration_nanos: header.duration_nanos,
-            types: self.types(header.types),
-            base_labels: self.labels(header.labels),
-            groups: header
-                .groups
-                .into_iter()
-                .map(|(labels, values)| Group {
-                    labels: self.labels(labels),
-                    values,
-                })
-                .collect(),
-        }
+/// The index entry of a record at `locator` with `header`, its label sets and type
+/// list shared through `interner`.
+fn entry_of(interner: &mut Interner, locator: RecordRef, header: Header) -> Entry<RecordRef> {
+    Entry {
+        locator,
+        time_nanos: header.time_nanos,
+        duration_nanos: header.duration_nanos,
+        types: interner.types(header.types),
+        base_labels: interner.labels(header.labels),
+        groups: header
+            .groups
+            .into_iter()
+            .map(|(labels, values)| Group {
+                labels: interner.labels(labels),
+                values,
+            })
+            .collect(),
+        groups_over_base: false,
     }
 }
 
@@ -434,7 +410,7 @@ fn recover_segment(
             len: (payload.end - offset) as u64,
         };
         match record::decode(&bytes[payload]) {
-            Ok((header, _)) => entries.push(interner.entry(locator, header)),
+            Ok((header, _)) => entries.push(entry_of(interner, locator, header)),
             Err(e) => warnings.push(format!(
                 "{}: skipped the record at offset {offset}: {e}",
                 path.display()
@@ -575,7 +551,7 @@ impl Shared {
         let mut interner = lock(&self.interner);
         let mut index = self.write_index();
         for (locator, header) in placed {
-            index.insert(interner.entry(locator, header.clone()));
+            index.insert(entry_of(&mut interner, locator, header.clone()));
         }
         Ok(())
     }
