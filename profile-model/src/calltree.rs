@@ -52,7 +52,8 @@ impl Iterator for Children<'_> {
 /// Stacks to build a tree from: sequences of frame name ranks, outermost first, each
 /// with one value per sample type.
 struct Sequences<R> {
-    offsets: Vec<usize>,
+    /// Where each sequence starts in `ranks` (32 bits, as [`SortKey`] keeps them).
+    offsets: Vec<u32>,
     ranks: Vec<R>,
     values: Vec<i64>,
     types: usize,
@@ -97,7 +98,7 @@ impl<R: Rank> Sequences<R> {
 
     /// Ends the sequence whose ranks were pushed since the last call.
     fn close(&mut self, values: impl Iterator<Item = i64>) {
-        self.offsets.push(self.ranks.len());
+        self.offsets.push(self.ranks.len() as u32);
         let start = self.values.len();
         self.values.extend(values.take(self.types));
         self.values.resize(start + self.types, 0);
@@ -108,7 +109,7 @@ impl<R: Rank> Sequences<R> {
     }
 
     fn get(&self, k: usize) -> &[R] {
-        &self.ranks[self.offsets[k]..self.offsets[k + 1]]
+        &self.ranks[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
 
     /// The values of sequence `k`.
@@ -120,8 +121,8 @@ impl<R: Rank> Sequences<R> {
     fn sorted_order(&self) -> Vec<u32> {
         let mut keys: Vec<SortKey> = (0..self.len())
             .map(|k| SortKey {
-                start: self.offsets[k] as u32,
-                len: (self.offsets[k + 1] - self.offsets[k]) as u32,
+                start: self.offsets[k],
+                len: self.offsets[k + 1] - self.offsets[k],
                 index: k as u32,
             })
             .collect();
@@ -141,7 +142,7 @@ impl<R: Rank> Sequences<R> {
         sorted.values.reserve(self.values.len());
         for &k in &order {
             sorted.ranks.extend_from_slice(self.get(k as usize));
-            sorted.offsets.push(sorted.ranks.len());
+            sorted.offsets.push(sorted.ranks.len() as u32);
             sorted.values.extend_from_slice(self.values_of(k as usize));
         }
         sorted

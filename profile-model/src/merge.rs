@@ -192,9 +192,10 @@ impl Merger {
             ..
         } = other;
         let label_set_ids = self.add_tables(&first_name, &out, None)?;
-        for r in samples.records() {
-            self.add_sample(r.stack, label_set_ids[r.labels as usize], r.values(), 1)?;
-        }
+        // Each of `other`'s chunks of records is freed once added here: the two tables
+        // are never held whole at once.
+        samples
+            .drain(|r| self.add_sample(r.stack, label_set_ids[r.labels as usize], r.values(), 1))?;
         self.inputs += inputs - 1;
         self.flush()
     }

@@ -1,5 +1,5 @@
 //! The samples of a merge while it runs: each distinct (stack, label set) is one
-//! record in one arena, its values and stack side by side, found through an
+//! record in an arena, its values and stack side by side, found through an
 //! open-addressing table of tagged offsets.
 //!
 //! Finding a sample's merged twin is most of a merge of many profiles: with columns
@@ -7,6 +7,12 @@
 //! there costs a cache miss in each; here it costs one in the table and one in the
 //! record. The records become [`Samples`] columns, in the order they were first
 //! added, at the end.
+//!
+//! The arena is a list of chunks of at most [`CHUNK_WORDS`] words, a record never
+//! straddling two: reading the records to the end (making the columns, or absorbing
+//! a table merged on another thread) frees each chunk once it is read, so that a
+//! table and what is made of it are never both held whole (a day of 2,000-sample
+//! files: 200 MB less at the end of its merge).
 
 use crate::error::ProfileError;
 use crate::profile::{LabelSetId, LocationId, Samples};
@@ -24,6 +30,15 @@ pub(crate) fn hash_of(value: impl std::hash::Hash) -> u64 {
 /// Words of a record before its values: hash (2), label set, stack length.
 const HEADER: usize = 4;
 
+/// `log2` of [`CHUNK_WORDS`].
+const CHUNK_SHIFT: u32 = 20;
+
+/// Most words in a chunk of the arena (4 MiB).
+pub(crate) const CHUNK_WORDS: usize = 1 << CHUNK_SHIFT;
+
+/// Most chunks: every record's offset, plus one, fits in 32 bits.
+const MAX_CHUNKS: usize = (1 << (32 - CHUNK_SHIFT)) - 1;
+
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct SampleTable {
@@ -33,9 +48,13 @@ pub(crate) struct SampleTable {
     slots: Vec<u64>,
     /// Number of records.
     len: usize,
-    /// The records, one after another: hash (low, high word), label set, stack length,
-    /// each value (low, high word), then the stack's location ids.
-    arena: Vec<u32>,
+    /// Location ids in all records' stacks.
+    stack_words: usize,
+    /// The records, one after another in chunks: hash (low, high word), label set,
+    /// stack length, each value (low, high word), then the stack's location ids. A
+    /// record's offset is its chunk's number times [`CHUNK_WORDS`] plus its place in
+    /// the chunk.
+    chunks: Vec<Vec<u32>>,
 }
 
 /// Samples on their way into a [`SampleTable`]: stacks in merged location ids, one
@@ -115,6 +134,18 @@ impl SampleTable {
         }
     }
 
+    /// The words of the chunk holding the record at `offset`, from that record on.
+    #[inline]
+    fn record_words(&self, offset: usize) -> &[u32] {
+        &self.chunks[offset >> CHUNK_SHIFT][offset & (CHUNK_WORDS - 1)..]
+    }
+
+    /// [`SampleTable::record_words`], to write.
+    #[inline]
+    fn record_words_mut(&mut self, offset: usize) -> &mut [u32] {
+        &mut self.chunks[offset >> CHUNK_SHIFT][offset & (CHUNK_WORDS - 1)..]
+    }
+
     /// Adds `values` to the sample with `stack` and `labels` (made with zero values
     /// when new); `hash` is [`hash_of`] the two.
     #[inline]
@@ -146,7 +177,8 @@ impl SampleTable {
             }
             at = (at + 1) & mask;
         };
-        let words = &mut self.arena[offset + HEADER..offset + HEADER + 2 * self.n_types];
+        let n_types = self.n_types;
+        let words = &mut self.record_words_mut(offset)[HEADER..HEADER + 2 * n_types];
         for (w, v) in words.chunks_exact_mut(2).zip(values) {
             let sum = ((u64::from(w[0]) | u64::from(w[1]) << 32) as i64).wrapping_add(*v) as u64;
             w[0] = sum as u32;
@@ -174,9 +206,9 @@ impl SampleTable {
         for &hash in &batch.hashes {
             let slot = self.slots[hash as usize & mask];
             if slot != 0 {
-                let offset = (slot as u32 - 1) as usize;
-                touched = touched.wrapping_add(u64::from(self.arena[offset]));
-                if let Some(w) = self.arena.get(offset + 16) {
+                let record = self.record_words((slot as u32 - 1) as usize);
+                touched = touched.wrapping_add(u64::from(record[0]));
+                if let Some(w) = record.get(16) {
                     touched = touched.wrapping_add(u64::from(*w));
                 }
             }
@@ -194,12 +226,12 @@ impl SampleTable {
     /// Whether the record at `offset` has `stack` and `labels`.
     #[inline]
     fn is(&self, offset: usize, stack: &[LocationId], labels: LabelSetId) -> bool {
-        let header = &self.arena[offset..offset + HEADER];
-        if header[2] != labels || header[3] as usize != stack.len() {
+        let record = self.record_words(offset);
+        if record[2] != labels || record[3] as usize != stack.len() {
             return false;
         }
-        let start = offset + HEADER + 2 * self.n_types;
-        self.arena[start..start + stack.len()] == *stack
+        let start = HEADER + 2 * self.n_types;
+        record[start..start + stack.len()] == *stack
     }
 
     /// Appends a record with zero values; its offset.
@@ -209,22 +241,40 @@ impl SampleTable {
         stack: &[LocationId],
         labels: LabelSetId,
     ) -> Result<usize, ProfileError> {
-        let offset = self.arena.len();
         let size = HEADER + 2 * self.n_types + stack.len();
-        if offset + size >= u32::MAX as usize {
-            return Err(ProfileError::Invalid(
-                "the merged profile has too many stack frames".into(),
-            ));
+        if size > CHUNK_WORDS {
+            return Err(ProfileError::Invalid(format!(
+                "a stack of {} frames is too deep to merge",
+                stack.len()
+            )));
         }
-        self.arena.extend_from_slice(&[
-            hash as u32,
-            (hash >> 32) as u32,
-            labels,
-            stack.len() as u32,
-        ]);
-        self.arena.extend(std::iter::repeat_n(0, 2 * self.n_types));
-        self.arena.extend_from_slice(stack);
+        if self
+            .chunks
+            .last()
+            .is_none_or(|chunk| chunk.len() + size > CHUNK_WORDS)
+        {
+            if self.chunks.len() == MAX_CHUNKS {
+                return Err(ProfileError::Invalid(
+                    "the merged profile has too many stack frames".into(),
+                ));
+            }
+            // The first chunk grows as a vector does (a small merge stays small); the
+            // next ones are as large as a chunk gets from the start.
+            let room = if self.chunks.is_empty() {
+                0
+            } else {
+                CHUNK_WORDS
+            };
+            self.chunks.push(Vec::with_capacity(room));
+        }
+        let number = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[number];
+        let offset = number << CHUNK_SHIFT | chunk.len();
+        chunk.extend_from_slice(&[hash as u32, (hash >> 32) as u32, labels, stack.len() as u32]);
+        chunk.extend(std::iter::repeat_n(0, 2 * self.n_types));
+        chunk.extend_from_slice(stack);
         self.len += 1;
+        self.stack_words += stack.len();
         Ok(offset)
     }
 
@@ -241,83 +291,79 @@ impl SampleTable {
         let mut slots = Vec::with_capacity(size);
         slots.resize(size, 0u64);
         let mask = size - 1;
-        for offset in self.offsets() {
-            let hash = u64::from(self.arena[offset]) | u64::from(self.arena[offset + 1]) << 32;
-            let mut at = hash as usize & mask;
-            while slots[at] != 0 {
-                at = (at + 1) & mask;
+        for (number, chunk) in self.chunks.iter().enumerate() {
+            for at in record_starts(chunk, self.n_types) {
+                let hash = u64::from(chunk[at]) | u64::from(chunk[at + 1]) << 32;
+                let mut slot = hash as usize & mask;
+                while slots[slot] != 0 {
+                    slot = (slot + 1) & mask;
+                }
+                let offset = number << CHUNK_SHIFT | at;
+                slots[slot] = hash >> 32 << 32 | (offset as u64 + 1);
             }
-            slots[at] = hash >> 32 << 32 | (offset as u64 + 1);
         }
         self.slots = slots;
     }
 
-    /// The offset of every record, in the order they were made.
-    fn offsets(&self) -> impl Iterator<Item = usize> + '_ {
-        let mut offset = 0;
-        std::iter::from_fn(move || {
-            (offset < self.arena.len()).then(|| {
-                let at = offset;
-                offset += HEADER + 2 * self.n_types + self.arena[at + 3] as usize;
-                at
-            })
-        })
-    }
-
-    /// Every record, in the order they were made.
-    pub fn records(&self) -> impl Iterator<Item = Record<'_>> + '_ {
-        self.offsets().map(|offset| {
-            let values = offset + HEADER;
-            let stack = values + 2 * self.n_types;
-            Record {
-                labels: self.arena[offset + 2],
-                values: &self.arena[values..stack],
-                stack: &self.arena[stack..stack + self.arena[offset + 3] as usize],
-            }
-        })
-    }
-
-    /// The samples as columns, in the order they were first added. The stacks are
-    /// moved to the front of the arena, which becomes the stack column, so the
-    /// samples are never held twice.
-    pub fn into_samples(self) -> Samples {
+    /// Every record, in the order they were made, each chunk freed once its records
+    /// are read: `each` is called with every record until it returns an error.
+    pub fn drain<E>(self, mut each: impl FnMut(Record<'_>) -> Result<(), E>) -> Result<(), E> {
         let SampleTable {
-            n_types,
-            slots,
-            len,
-            mut arena,
+            n_types, chunks, ..
         } = self;
-        drop(slots);
+        for chunk in chunks {
+            for at in record_starts(&chunk, n_types) {
+                each(record_at(&chunk, at, n_types))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The samples as columns, in the order they were first added; each chunk of
+    /// records is freed once it is read, so the samples are never held twice.
+    pub fn into_samples(self) -> Samples {
         let mut samples = Samples {
-            stack_offsets: Vec::with_capacity(len + 1),
-            stack_locations: Vec::new(),
-            values: vec![Vec::with_capacity(len); n_types],
-            label_set: Vec::with_capacity(len),
+            stack_offsets: Vec::with_capacity(self.len + 1),
+            stack_locations: Vec::with_capacity(self.stack_words),
+            values: vec![Vec::with_capacity(self.len); self.n_types],
+            label_set: Vec::with_capacity(self.len),
         };
         samples.stack_offsets.push(0);
-        let (mut read, mut written) = (0, 0);
-        while read < arena.len() {
-            let depth = arena[read + 3] as usize;
-            samples.label_set.push(arena[read + 2]);
-            let values = read + HEADER;
-            for (column, w) in samples
-                .values
-                .iter_mut()
-                .zip(arena[values..values + 2 * n_types].chunks_exact(2))
-            {
-                column.push((u64::from(w[0]) | u64::from(w[1]) << 32) as i64);
+        let Ok(()) = self.drain(|r| -> Result<(), std::convert::Infallible> {
+            samples.label_set.push(r.labels);
+            for (column, v) in samples.values.iter_mut().zip(r.values()) {
+                column.push(v);
             }
-            let stack = values + 2 * n_types;
-            // The record's stack lies after everything written so far.
-            arena.copy_within(stack..stack + depth, written);
-            written += depth;
-            samples.stack_offsets.push(written as u32);
-            read = stack + depth;
-        }
-        arena.truncate(written);
-        arena.shrink_to_fit();
-        samples.stack_locations = arena;
+            samples.stack_locations.extend_from_slice(r.stack);
+            samples
+                .stack_offsets
+                .push(samples.stack_locations.len() as u32);
+            Ok(())
+        });
         samples
+    }
+}
+
+/// Where each record of `chunk` starts, in order.
+fn record_starts(chunk: &[u32], n_types: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        (at < chunk.len()).then(|| {
+            let start = at;
+            at += HEADER + 2 * n_types + chunk[start + 3] as usize;
+            start
+        })
+    })
+}
+
+/// The record of `chunk` starting at `at`.
+fn record_at(chunk: &[u32], at: usize, n_types: usize) -> Record<'_> {
+    let values = at + HEADER;
+    let stack = values + 2 * n_types;
+    Record {
+        labels: chunk[at + 2],
+        values: &chunk[values..stack],
+        stack: &chunk[stack..stack + chunk[at + 3] as usize],
     }
 }
 
@@ -360,6 +406,65 @@ mod tests {
         assert_eq!(s.values[0][5], 0);
         assert_eq!(s.values[0].iter().sum::<i64>(), 2999);
         assert_eq!(s.stack(2999), [2999, 3000]);
+    }
+
+    #[test]
+    fn records_across_chunks_are_found_summed_and_drained_in_order() {
+        let mut t = SampleTable::new(2);
+        // 1,000-frame stacks: about a thousand records a chunk, five chunks.
+        let stack = |i: u32| -> Vec<u32> { (0..1000).map(|d| i * 7 + d).collect() };
+        for round in 0..2 {
+            for i in 0..5000u32 {
+                let mut batch = Batch::default();
+                stack(i).iter().for_each(|l| batch.push_location(*l));
+                batch.end_sample(i % 5, [1, i64::from(i) << 33].into_iter());
+                t.add_batch(&batch).expect("fits");
+            }
+            assert_eq!(t.len, 5000, "round {round}: found again, not added");
+        }
+        assert!(t.chunks.len() >= 5, "{} chunks", t.chunks.len());
+        assert!(t.chunks.iter().all(|c| c.len() <= CHUNK_WORDS));
+        let mut seen = 0u32;
+        t.drain(|r| -> Result<(), ()> {
+            assert_eq!(r.stack, stack(seen));
+            assert_eq!(r.labels, seen % 5);
+            assert_eq!(r.values().collect::<Vec<_>>(), [2, i64::from(seen) << 34]);
+            seen += 1;
+            Ok(())
+        })
+        .expect("every record");
+        assert_eq!(seen, 5000);
+    }
+
+    #[test]
+    fn the_columns_of_a_table_of_many_chunks_are_its_records() {
+        let mut t = SampleTable::new(1);
+        for i in 0..3000u32 {
+            let depth = 1 + (i as usize * 997) % 2000;
+            let stack: Vec<u32> = (0..depth as u32).map(|d| d ^ i).collect();
+            t.add(hash_of((&stack[..], 0u32)), &stack, 0, &[i64::from(i)])
+                .expect("fits");
+        }
+        assert!(t.chunks.len() > 1);
+        let s = t.into_samples();
+        assert_eq!(s.len(), 3000);
+        for i in 0..3000u32 {
+            let depth = 1 + (i as usize * 997) % 2000;
+            assert_eq!(s.stack(i as usize).len(), depth);
+            assert_eq!(s.stack(i as usize)[depth - 1], (depth as u32 - 1) ^ i);
+            assert_eq!(s.values[0][i as usize], i64::from(i));
+        }
+    }
+
+    #[test]
+    fn a_stack_too_deep_for_a_chunk_is_an_error() {
+        let mut t = SampleTable::new(1);
+        let deep: Vec<u32> = vec![3; CHUNK_WORDS];
+        let mut batch = Batch::default();
+        deep.iter().for_each(|l| batch.push_location(*l));
+        batch.end_sample(0, std::iter::once(1));
+        let e = t.add_batch(&batch).expect_err("too deep");
+        assert!(e.to_string().contains("too deep"), "{e}");
     }
 
     #[test]
