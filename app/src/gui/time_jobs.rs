@@ -519,6 +519,7 @@ impl FlintApp {
                         tl.selection = Some(time);
                         tl.selection_profiles = count;
                         let name = tl.selection_name(time);
+                        self.release_set_aside();
                         self.open(Source::Profile {
                             name,
                             path: None,

@@ -39,12 +39,23 @@ fn default_total(name: &str) -> (i64, String) {
 
 #[test]
 fn range_over_all_files_merges_their_totals() {
+    // Also with the view shown set aside while the merge runs (as a large one is).
+    for set_aside_nodes in [SET_ASIDE_NODES, 0] {
+        range_over_all_files_merges(set_aside_nodes);
+    }
+}
+
+fn range_over_all_files_merges(set_aside_nodes: usize) {
     let dir = fixture_dir("merge");
     let mut h = harness(dir.clone());
+    h.state_mut().set_aside_nodes = set_aside_nodes;
     let span = h.state().timeline.as_ref().unwrap().span;
     let ctx = h.ctx.clone();
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
+    // Twice: the second merge replaces the view the first one made.
+    for _ in 0..2 {
+        h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+        h.run_steps(4);
+    }
     let app = h.state();
     let cur = app.current.as_ref().expect("selection shown");
     let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
