@@ -339,7 +339,7 @@ impl CallTree {
     /// Builds the tree of the samples that `filter` keeps, with a value for every
     /// sample type.
     pub fn build(profile: &Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
-        Self::build_columns(profile, frames, filter, None)
+        Self::build_columns(profile, frames, filter, None, || ()).0
     }
 
     /// [`CallTree::build`] with the values of one sample type only (the tree's one
@@ -350,30 +350,46 @@ impl CallTree {
         filter: &SampleFilter,
         sample_type: usize,
     ) -> Self {
-        Self::build_columns(profile, frames, filter, Some(sample_type))
+        Self::build_columns(profile, frames, filter, Some(sample_type), || ()).0
     }
 
-    /// The tree with every column, or only `one`.
-    fn build_columns(
+    /// [`CallTree::build_one`], and `beside` run on a thread of its own while the
+    /// tree is assembled from the sorted stacks, the build's one step on one core
+    /// (a third of building a merged day's tree): other work over the same profile,
+    /// such as its top table, is then done in time that would be idle.
+    pub fn build_one_beside<T: Send>(
+        profile: &Profile,
+        frames: &FrameTable,
+        filter: &SampleFilter,
+        sample_type: usize,
+        beside: impl FnOnce() -> T + Send,
+    ) -> (Self, T) {
+        Self::build_columns(profile, frames, filter, Some(sample_type), beside)
+    }
+
+    /// The tree with every column, or only `one`, and what `beside` returns.
+    fn build_columns<T: Send>(
         profile: &Profile,
         frames: &FrameTable,
         filter: &SampleFilter,
         one: Option<usize>,
-    ) -> Self {
+        beside: impl FnOnce() -> T + Send,
+    ) -> (Self, T) {
         if frames.len() <= usize::from(u16::MAX) {
-            Self::build_ranked::<u16>(profile, frames, filter, one)
+            Self::build_ranked::<u16, T>(profile, frames, filter, one, beside)
         } else {
-            Self::build_ranked::<u32>(profile, frames, filter, one)
+            Self::build_ranked::<u32, T>(profile, frames, filter, one, beside)
         }
     }
 
     /// [`CallTree::build_columns`] with ranks of type `R`.
-    fn build_ranked<R: Rank>(
+    fn build_ranked<R: Rank, T: Send>(
         profile: &Profile,
         frames: &FrameTable,
         filter: &SampleFilter,
         one: Option<usize>,
-    ) -> Self {
+        beside: impl FnOnce() -> T + Send,
+    ) -> (Self, T) {
         let (rank, by_rank) = name_ranks::<R>(frames);
         let columns = match one {
             Some(t) => profile.samples.values.get(t..=t).unwrap_or_default(),
@@ -396,7 +412,14 @@ impl CallTree {
             }
             sequences
         });
-        tree_of(&parts, &by_rank, types)
+        std::thread::scope(|scope| {
+            let beside = scope.spawn(beside);
+            let tree = tree_of(&parts, &by_rank, types);
+            let beside = beside
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (tree, beside)
+        })
     }
 
     /// The bottom-up (inverted) tree: leaves become roots, callers become children.

@@ -157,25 +157,18 @@ pub fn compute(
         return Ok(None);
     }
     stage(3);
-    // The call tree and the top table only read the profile and the view: build them
-    // side by side.
-    let (tree, (top, kept_samples)) = std::thread::scope(|s| {
-        let top = s.spawn(|| {
-            let top = view.top(&profile, sample_type);
-            let kept_samples = (0..profile.samples.len())
-                .filter(|&i| view.filter.keeps(&profile, i))
-                .count();
-            (top, kept_samples)
-        });
-        let mut tree = view.call_tree_of(&profile, sample_type);
-        if settings.invert && !cancelled() {
-            tree = tree.inverted(&view.frames);
-        }
-        let top = top
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (tree, top)
+    // The call tree and the top table only read the profile and the view: the top
+    // table is made while the tree's last step keeps one core busy.
+    let (mut tree, (top, kept_samples)) = view.call_tree_of_beside(&profile, sample_type, || {
+        let top = view.top(&profile, sample_type);
+        let kept_samples = (0..profile.samples.len())
+            .filter(|&i| view.filter.keeps(&profile, i))
+            .count();
+        (top, kept_samples)
     });
+    if settings.invert && !cancelled() {
+        tree = tree.inverted(&view.frames);
+    }
     if cancelled() {
         return Ok(None);
     }

@@ -253,5 +253,12 @@ fn a_tree_of_one_sample_type_is_that_column_of_the_tree_of_all() {
             assert_eq!(one.self_values_of(n), &all.self_values_of(n)[t..=t]);
         }
         assert_eq!(one.totals(0), all.totals(t), "sample type {t}");
+        let (beside, top) = view.call_tree_of_beside(&p, t, || view.top(&p, t));
+        assert_eq!(beside.totals(0), one.totals(0));
+        assert_eq!(
+            top.rows,
+            view.top(&p, t).rows,
+            "what ran beside is returned"
+        );
     }
 }
