@@ -344,20 +344,11 @@ impl CallTree {
 
     /// [`CallTree::build`] with the values of one sample type only (the tree's one
     /// column, 0): what a view of that type shows, at half the memory of two columns.
-    pub fn build_one(
-        profile: &Profile,
-        frames: &FrameTable,
-        filter: &SampleFilter,
-        sample_type: usize,
-    ) -> Self {
-        Self::build_columns(profile, frames, filter, Some(sample_type), || ()).0
-    }
-
-    /// [`CallTree::build_one`], and `beside` run on a thread of its own while the
-    /// tree is assembled from the sorted stacks, the build's one step on one core
-    /// (a third of building a merged day's tree): other work over the same profile,
-    /// such as its top table, is then done in time that would be idle.
-    pub fn build_one_beside<T: Send>(
+    /// `beside` runs on a thread of its own while the tree is assembled from the
+    /// sorted stacks, the build's one step on one core (a third of building a merged
+    /// day's tree): other work over the same profile, such as its top table, is then
+    /// done in time that would be idle; what it returns comes with the tree.
+    pub fn build_one<T: Send>(
         profile: &Profile,
         frames: &FrameTable,
         filter: &SampleFilter,

@@ -45,19 +45,14 @@ impl View {
     }
 
     /// The call tree of the kept samples with the values of `sample_type` only (its
-    /// column 0).
-    pub fn call_tree_of(&self, profile: &Profile, sample_type: usize) -> CallTree {
-        CallTree::build_one(profile, &self.frames, &self.filter, sample_type)
-    }
-
-    /// [`View::call_tree_of`], and `beside` run while the tree's last step keeps one
-    /// core busy ([`CallTree::build_one_beside`]).
-    pub fn call_tree_of_beside<T: Send>(
+    /// column 0), and what `beside` returns, run while the tree's last step keeps one
+    /// core busy ([`CallTree::build_one`]).
+    pub fn call_tree_of<T: Send>(
         &self,
         profile: &Profile,
         sample_type: usize,
         beside: impl FnOnce() -> T + Send,
     ) -> (CallTree, T) {
-        CallTree::build_one_beside(profile, &self.frames, &self.filter, sample_type, beside)
+        CallTree::build_one(profile, &self.frames, &self.filter, sample_type, beside)
     }
 }

@@ -159,7 +159,7 @@ pub fn compute(
     stage(3);
     // The call tree and the top table only read the profile and the view: the top
     // table is made while the tree's last step keeps one core busy.
-    let (mut tree, (top, kept_samples)) = view.call_tree_of_beside(&profile, sample_type, || {
+    let (mut tree, (top, kept_samples)) = view.call_tree_of(&profile, sample_type, || {
         let top = view.top(&profile, sample_type);
         let kept_samples = (0..profile.samples.len())
             .filter(|&i| view.filter.keeps(&profile, i))

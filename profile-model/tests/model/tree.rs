@@ -242,7 +242,7 @@ fn a_tree_of_one_sample_type_is_that_column_of_the_tree_of_all() {
     let view = View::new(&p, &ViewOptions::default());
     let all = view.call_tree(&p);
     for t in 0..p.sample_types.len() {
-        let one = view.call_tree_of(&p, t);
+        let one = view.call_tree_of(&p, t, || ()).0;
         assert_eq!(one.sample_types(), 1);
         assert_eq!(one.len(), all.len());
         assert_eq!(one.max_depth(), all.max_depth());
@@ -253,7 +253,7 @@ fn a_tree_of_one_sample_type_is_that_column_of_the_tree_of_all() {
             assert_eq!(one.self_values_of(n), &all.self_values_of(n)[t..=t]);
         }
         assert_eq!(one.totals(0), all.totals(t), "sample type {t}");
-        let (beside, top) = view.call_tree_of_beside(&p, t, || view.top(&p, t));
+        let (beside, top) = view.call_tree_of(&p, t, || view.top(&p, t));
         assert_eq!(beside.totals(0), one.totals(0));
         assert_eq!(
             top.rows,
