@@ -45,7 +45,7 @@ struct SetAside {
     source: Source,
     key: SettingsKey,
     zoom: Vec<String>,
-    /// Whether the job running now is the one that rebuilds it.
+    /// Whether the last job started is the one that rebuilds it.
     restoring: bool,
 }
 
@@ -221,6 +221,10 @@ impl FlintApp {
         if let Some(job) = self.job.take() {
             job.cancel();
         }
+        if let Some(aside) = &mut self.set_aside {
+            // A job that is not the rebuild (which says so once started).
+            aside.restoring = false;
+        }
         self.set_aside_large_view();
         self.job_key = key;
         if self.sync_jobs {
@@ -299,10 +303,12 @@ impl FlintApp {
             self.set_aside = None;
             return;
         }
-        aside.restoring = true;
         let (source, key) = (aside.source.clone(), aside.key.clone());
         self.settings_back_to(key.clone());
         self.start(ctx, source, key);
+        if let Some(aside) = &mut self.set_aside {
+            aside.restoring = true;
+        }
     }
 
     /// Puts the settings being edited back to `key` (so that a view rebuilt or kept
