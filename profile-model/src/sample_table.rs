@@ -309,8 +309,14 @@ impl SampleTable {
     /// are read: `each` is called with every record until it returns an error.
     pub fn drain<E>(self, mut each: impl FnMut(Record<'_>) -> Result<(), E>) -> Result<(), E> {
         let SampleTable {
-            n_types, chunks, ..
+            n_types,
+            chunks,
+            slots,
+            ..
         } = self;
+        // The slots are not needed to read the records: freed before the columns or
+        // the other table grow.
+        drop(slots);
         for chunk in chunks {
             for at in record_starts(&chunk, n_types) {
                 each(record_at(&chunk, at, n_types))?;
