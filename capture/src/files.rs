@@ -140,13 +140,7 @@ fn entry(interner: &mut Interner, path: &Path, profile: &Profile) -> Entry<PathB
         time_nanos,
         duration_nanos: profile.duration_nanos,
         types: interner.types(profile_types_of(profile)),
-        groups: groups_of(profile, &Labels::new(), SampleLabels::All)
-            .into_iter()
-            .map(|g| index::Group {
-                labels: interner.labels(Arc::unwrap_or_clone(g.labels)),
-                values: g.values,
-            })
-            .collect(),
+        groups: interner.groups(groups_of(profile, &Labels::new(), SampleLabels::All)),
         base_labels: Arc::new(file_labels),
         groups_over_base: true,
     }

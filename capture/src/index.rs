@@ -67,9 +67,10 @@ impl<L> Entry<L> {
     /// Series label `name` of `group` (one of this entry's groups).
     pub fn label<'a>(&'a self, group: &'a Group, name: &str) -> Option<&'a String> {
         let own = group.labels.get(name);
-        match self.groups_over_base {
-            true => own.or_else(|| self.base_labels.get(name)),
-            false => own,
+        if self.groups_over_base {
+            own.or_else(|| self.base_labels.get(name))
+        } else {
+            own
         }
     }
 
@@ -120,6 +121,17 @@ impl Interner {
         l
     }
 
+    /// Groups of an entry from (labels, value sums), the labels shared.
+    pub fn groups(&mut self, groups: Vec<(Labels, Vec<i64>)>) -> Vec<Group> {
+        groups
+            .into_iter()
+            .map(|(labels, values)| Group {
+                labels: self.labels(labels),
+                values,
+            })
+            .collect()
+    }
+
     /// The shared copy of `types`.
     pub fn types(&mut self, types: Vec<ProfileType>) -> Arc<[ProfileType]> {
         if let Some(t) = self.types.get(types.as_slice()) {
@@ -166,8 +178,9 @@ fn labels_over<'a>(
     labels
 }
 
-/// The value sums of `profile` per series label set, in label order.
-pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Group> {
+/// The value sums of `profile` per series label set (`base` with the sample labels
+/// over it), in label order: what [`Interner::groups`] makes an entry's groups of.
+pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<(Labels, Vec<i64>)> {
     // Summed by label set first: comparing series labels per sample cost more than
     // reading the samples.
     let n_types = profile.sample_types.len();
@@ -192,13 +205,7 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<Gr
             }
         }
     }
-    by_labels
-        .into_iter()
-        .map(|(labels, values)| Group {
-            labels: Arc::new(labels),
-            values,
-        })
-        .collect()
+    by_labels.into_iter().collect()
 }
 
 /// Reads the file at `path` into `buf`, replacing its contents; errors name the file.

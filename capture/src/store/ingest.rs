@@ -47,10 +47,7 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
             t
         })
         .collect();
-    let groups = groups_of(&profile, &labels, SampleLabels::StringsOnly)
-        .into_iter()
-        .map(|g| (g.labels.as_ref().clone(), g.values))
-        .collect();
+    let groups = groups_of(&profile, &labels, SampleLabels::StringsOnly);
     let header = Header {
         time_nanos: if profile.time_nanos != 0 {
             profile.time_nanos

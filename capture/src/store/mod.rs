@@ -26,7 +26,7 @@ use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
 use tokio::sync::oneshot;
 
-use crate::index::{self, Entry, Group, Index, Interner, SampleLabels};
+use crate::index::{self, Entry, Index, Interner, SampleLabels};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, SourceFuture,
@@ -111,14 +111,7 @@ fn entry_of(interner: &mut Interner, locator: RecordRef, header: Header) -> Entr
         duration_nanos: header.duration_nanos,
         types: interner.types(header.types),
         base_labels: interner.labels(header.labels),
-        groups: header
-            .groups
-            .into_iter()
-            .map(|(labels, values)| Group {
-                labels: interner.labels(labels),
-                values,
-            })
-            .collect(),
+        groups: interner.groups(header.groups),
         groups_over_base: false,
     }
 }
