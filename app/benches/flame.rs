@@ -140,7 +140,7 @@ fn group_compare(c: &mut Criterion, a: &Profile, b: &Profile) {
             let view = View::new(&combined, &ViewOptions::default());
             let tree = view.call_tree(&combined);
             let totals = (tree.totals(diff::A), tree.totals(diff::B));
-            let rows = diff::diff_rows(&view, &combined);
+            let rows = diff::diff_rows(&view, &combined, diff::DiffMode::default());
             (totals.0.len(), rows.len())
         })
     });

@@ -119,18 +119,71 @@ pub struct DiffRow {
     pub a: i64,
     /// Its cum (total) value in B.
     pub b: i64,
-    /// `b − a`.
-    pub delta: i64,
     /// Its flat (self) value in A.
     pub a_flat: i64,
     /// Its flat (self) value in B.
     pub b_flat: i64,
 }
 
+/// A frame's change from A to B, as the table of differences and the tooltips show it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delta {
+    /// B − A in the profiles' unit; in [`DiffMode::Relative`] A is first scaled to B's
+    /// total (as Parca's relative diff and [`difference`] do).
+    pub value: i64,
+    /// `value` in percent of the total it is measured against: A's in
+    /// [`DiffMode::Absolute`] (as pprof's `-diff_base` percentages), B's in
+    /// [`DiffMode::Relative`], where it is the change of the frame's share of its
+    /// profile (`b / total_b − a / total_a`, in points: within ±0.1 is [`Change::Same`]).
+    /// A total of 0 counts as a share of 0.
+    pub percent: f64,
+}
+
+/// The factor A's values are multiplied by before B − A is taken: `total_b / total_a`
+/// in relative mode (when it is not 1), none in absolute mode.
+fn scale_of_a(total_a: i64, total_b: i64, mode: DiffMode) -> Option<f64> {
+    match mode {
+        DiffMode::Relative if total_a != 0 && total_a != total_b => {
+            Some(total_b as f64 / total_a as f64)
+        }
+        _ => None,
+    }
+}
+
+/// The change of a frame with value `a` in A (of total `total_a`) and `b` in B (of
+/// total `total_b`), compared in `mode`: see [`Delta`].
+pub fn delta(a: i64, b: i64, total_a: i64, total_b: i64, mode: DiffMode) -> Delta {
+    let scaled = scale_of_a(total_a, total_b, mode).map_or(a, |s| (a as f64 * s).round() as i64);
+    let share = |v: i64, total: i64| {
+        if total == 0 {
+            0.0
+        } else {
+            v as f64 * 100.0 / total as f64
+        }
+    };
+    let percent = match mode {
+        // From the shares themselves, not from the rounded scaled value.
+        DiffMode::Relative if total_a != 0 => share(b, total_b) - share(a, total_a),
+        DiffMode::Relative => share(b, total_b),
+        DiffMode::Absolute => share(b - a, total_a),
+    };
+    Delta {
+        value: b.saturating_sub(scaled),
+        percent,
+    }
+}
+
+impl DiffRow {
+    /// This row's change in `mode`, the totals being A's and B's.
+    pub fn delta(&self, total_a: i64, total_b: i64, mode: DiffMode) -> Delta {
+        delta(self.a, self.b, total_a, total_b, mode)
+    }
+}
+
 /// The difference of every frame of a [`combine`]d profile that has a value in A or in B,
-/// over the samples `view` keeps, sorted by |delta| descending (ties by name, then by
-/// larger cum in B).
-pub fn diff_rows(view: &View, combined: &Profile) -> Vec<DiffRow> {
+/// over the samples `view` keeps, sorted by |delta| in `mode` descending (ties by name,
+/// then by larger cum in B).
+pub fn diff_rows(view: &View, combined: &Profile, mode: DiffMode) -> Vec<DiffRow> {
     let top_a = view.top(combined, A);
     let top_b = view.top(combined, B);
     let mut rows: Vec<DiffRow> = (0..view.frames.len() as FrameId)
@@ -138,7 +191,6 @@ pub fn diff_rows(view: &View, combined: &Profile) -> Vec<DiffRow> {
             frame,
             a: 0,
             b: 0,
-            delta: 0,
             a_flat: 0,
             b_flat: 0,
         })
@@ -162,34 +214,18 @@ pub fn diff_rows(view: &View, combined: &Profile) -> Vec<DiffRow> {
         .into_iter()
         .zip(seen)
         .filter(|(_, seen)| *seen)
-        .map(|(row, _)| DiffRow {
-            delta: row.b.saturating_sub(row.a),
-            ..row
-        })
+        .map(|(row, _)| row)
         .collect();
+    let (total_a, total_b) = (top_a.kept, top_b.kept);
+    let size = |r: &DiffRow| Reverse(r.delta(total_a, total_b, mode).value.unsigned_abs());
     rows.sort_by(|x, y| {
-        (
-            Reverse(x.delta.unsigned_abs()),
-            &view.frames.get(x.frame).name,
-            Reverse(x.b),
-        )
-            .cmp(&(
-                Reverse(y.delta.unsigned_abs()),
-                &view.frames.get(y.frame).name,
-                Reverse(y.b),
-            ))
+        (size(x), &view.frames.get(x.frame).name, Reverse(x.b)).cmp(&(
+            size(y),
+            &view.frames.get(y.frame).name,
+            Reverse(y.b),
+        ))
     });
     rows
-}
-
-/// The change of a row in percent of A's total (as pprof's `-diff_base` percentages);
-/// 0 when A's total is 0.
-pub fn delta_percent(row: &DiffRow, total_a: i64) -> f64 {
-    if total_a == 0 {
-        0.0
-    } else {
-        row.delta as f64 * 100.0 / total_a as f64
-    }
 }
 
 /// The string `s` in `p`'s string table, added when missing.
@@ -325,12 +361,7 @@ pub fn difference(
 ) -> Result<Profile, ProfileError> {
     let mut out = combine(a, a_type, b, b_type)?;
     let (total_a, total_b) = (out.total(A), out.total(B));
-    let scale = match mode {
-        DiffMode::Relative if total_a != 0 && total_a != total_b => {
-            Some(total_b as f64 / total_a as f64)
-        }
-        _ => None,
-    };
+    let scale = scale_of_a(total_a, total_b, mode);
     let mut columns = std::mem::take(&mut out.samples.values).into_iter();
     let (column_a, column_b) = (
         columns.next().unwrap_or_default(),

@@ -211,7 +211,7 @@ pub struct CompareState {
     pub descending: bool,
     /// Diff table row order (indices into the result's rows).
     pub order: Vec<usize>,
-    pub(super) order_key: Option<(u64, DiffSort, bool)>,
+    pub(super) order_key: Option<(u64, DiffSort, bool, DiffMode)>,
     /// The rectangle under the pointer (last frame).
     pub hovered: Option<FlameRect>,
     /// Last canvas, parameters and rectangles of the diff graph (for tests).

@@ -10,7 +10,7 @@ use egui::{Key, Pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use profile_model::codec::{self, DecodeOptions};
-use profile_model::diff::{Change, DiffMode};
+use profile_model::diff::{self, Change, Delta, DiffMode, DiffRow};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, units};
 
@@ -149,17 +149,61 @@ fn legend_and_mode_note_are_shown() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn diff_table_is_sorted_by_absolute_delta() {
-    let (h, dir) = compared("table");
+/// The diff table's rows in the order shown, with their change in `mode`.
+fn table_rows(h: &Harness<'_, FlintApp>, mode: DiffMode) -> Vec<(DiffRow, Delta)> {
     let app = h.state();
     let res = app.compare.result.as_ref().unwrap();
-    let rows: Vec<_> = app.compare.order.iter().map(|&i| res.rows[i]).collect();
+    let (total_a, total_b) = (res.total_a(), res.total_b());
+    app.compare
+        .order
+        .iter()
+        .map(|&i| {
+            let row = res.rows[i];
+            (row, row.delta(total_a, total_b, mode))
+        })
+        .collect()
+}
+
+#[test]
+fn diff_table_is_sorted_by_the_change_in_the_mode_shown() {
+    let (mut h, dir) = compared("table");
+    let rows = table_rows(&h, DiffMode::Relative);
     assert!(rows.len() > 5);
     assert!(
         rows.windows(2)
-            .all(|w| w[0].delta.unsigned_abs() >= w[1].delta.unsigned_abs())
+            .all(|w| w[0].1.value.unsigned_abs() >= w[1].1.value.unsigned_abs())
     );
+    {
+        let app = h.state();
+        let res = app.compare.result.as_ref().unwrap();
+        let (total_a, total_b) = (res.total_a(), res.total_b());
+        assert_ne!(total_a, total_b, "the two profiles differ in length");
+        // Relative: a row's change agrees with its class (more iff its share grew),
+        // and a row within ±0.1 points of share is the same.
+        for (row, delta) in &rows {
+            match diff::classify(row.a, row.b, total_a, total_b, DiffMode::Relative) {
+                Change::Same => assert!(delta.percent.abs() <= 0.1 + 1e-9, "{row:?} {delta:?}"),
+                Change::More(_) | Change::New => assert!(delta.value >= 0, "{row:?} {delta:?}"),
+                Change::Less(_) | Change::Vanished => {
+                    assert!(delta.value <= 0, "{row:?} {delta:?}")
+                }
+            }
+        }
+    }
+    // Absolute mode re-sorts by B − A itself, in % of A's total.
+    h.state_mut().compare.mode = DiffMode::Absolute;
+    h.run_steps(2);
+    let rows = table_rows(&h, DiffMode::Absolute);
+    assert!(
+        rows.windows(2)
+            .all(|w| w[0].1.value.unsigned_abs() >= w[1].1.value.unsigned_abs())
+    );
+    assert!(rows.iter().all(|(r, d)| d.value == r.b - r.a));
+    h.state_mut().compare.mode = DiffMode::Relative;
+    h.run_steps(2);
+    let app = h.state();
+    let res = app.compare.result.as_ref().unwrap();
+    let rows: Vec<_> = app.compare.order.iter().map(|&i| res.rows[i]).collect();
     // The first rows are labelled by function name.
     for row in &rows[..3] {
         let name = &res.frames.frames[row.frame as usize].name;

@@ -29,7 +29,8 @@ pub struct DiffLoaded {
     pub totals_a: Vec<i64>,
     /// Totals of every node in B.
     pub totals_b: Vec<i64>,
-    /// Table of differences, sorted by |delta|.
+    /// Table of differences, sorted by |delta| in the default mode (the table orders
+    /// them for the mode shown).
     pub rows: Vec<DiffRow>,
     /// Unit of both sides.
     pub unit: String,
@@ -148,7 +149,7 @@ fn diff_only(
     stage(3);
     let totals_a = tree.totals(diff::A);
     let totals_b = tree.totals(diff::B);
-    let rows = diff::diff_rows(&view, &combined);
+    let rows = diff::diff_rows(&view, &combined, DiffMode::default());
     let unit = combined
         .sample_types
         .get(diff::B)

@@ -2,7 +2,7 @@
 //! with its values in A and B and the change, sortable by column.
 
 use egui::{Align2, FontId, Rect, Role, ScrollArea, Sense, Ui, WidgetInfo, pos2, vec2};
-use profile_model::diff::{self, DiffRow};
+use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
 use profile_model::units;
 
@@ -21,16 +21,18 @@ pub enum DiffSort {
     B,
     /// |delta| (the default).
     Delta,
-    /// Signed delta (in % of A).
+    /// Signed delta (in % of the total it is measured against).
     DeltaPercent,
 }
 
-/// The row order of `rows` sorted by `sort`.
+/// The row order of `rows` sorted by `sort`, their deltas taken in `mode` with the
+/// totals `(total_a, total_b)`.
 pub fn diff_order(
     rows: &[DiffRow],
     frames: &FrameTable,
-    sort: DiffSort,
-    descending: bool,
+    (sort, descending): (DiffSort, bool),
+    (total_a, total_b): (i64, i64),
+    mode: DiffMode,
 ) -> Vec<usize> {
     let name = |r: &DiffRow| {
         frames
@@ -38,6 +40,7 @@ pub fn diff_order(
             .get(r.frame as usize)
             .map_or("", |f| f.name.as_str())
     };
+    let delta = |r: &DiffRow| r.delta(total_a, total_b, mode).value;
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by(|&x, &y| {
         let (rx, ry) = (&rows[x], &rows[y]);
@@ -45,8 +48,8 @@ pub fn diff_order(
             DiffSort::Name => name(rx).cmp(name(ry)),
             DiffSort::A => rx.a.cmp(&ry.a),
             DiffSort::B => rx.b.cmp(&ry.b),
-            DiffSort::Delta => rx.delta.unsigned_abs().cmp(&ry.delta.unsigned_abs()),
-            DiffSort::DeltaPercent => rx.delta.cmp(&ry.delta),
+            DiffSort::Delta => delta(rx).unsigned_abs().cmp(&delta(ry).unsigned_abs()),
+            DiffSort::DeltaPercent => delta(rx).cmp(&delta(ry)),
         };
         let ord = if descending { ord.reverse() } else { ord };
         ord.then_with(|| name(rx).cmp(name(ry)))
@@ -65,9 +68,16 @@ impl FlintApp {
             return;
         };
         let (sort, descending) = self.compare.sort_column();
-        let key = (self.compare.result_generation, sort, descending);
+        let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.compare.mode);
+        let key = (self.compare.result_generation, sort, descending, mode);
         if self.compare.order_key != Some(key) {
-            self.compare.order = diff_order(&res.rows, &res.frames, sort, descending);
+            self.compare.order = diff_order(
+                &res.rows,
+                &res.frames,
+                (sort, descending),
+                (total_a, total_b),
+                mode,
+            );
             self.compare.order_key = Some(key);
         }
         ui.horizontal(|ui| {
@@ -102,9 +112,16 @@ impl FlintApp {
             let sorted = (sort == column).then_some(descending);
             let response =
                 super::top_table::sort_header(ui, cell, "diff header", title, i > 0, sorted);
-            let response = response.on_hover_text(match column {
-                DiffSort::Delta => "sort by |B − A|",
-                DiffSort::DeltaPercent => "sort by B − A, in % of A's total",
+            let response = response.on_hover_text(match (column, mode) {
+                (DiffSort::Delta, DiffMode::Relative) => {
+                    "sort by |B − A|, A scaled to B's total (relative mode)"
+                }
+                (DiffSort::Delta, DiffMode::Absolute) => "sort by |B − A|",
+                (DiffSort::DeltaPercent, DiffMode::Relative) => {
+                    "sort by B − A in % of B's total, A scaled to it: the change of the \
+                     function's share (relative mode)"
+                }
+                (DiffSort::DeltaPercent, DiffMode::Absolute) => "sort by B − A, in % of A's total",
                 _ => "sort by this column",
             });
             if response.clicked() {
@@ -116,8 +133,6 @@ impl FlintApp {
                 self.compare.sort = Some(column);
             }
         }
-        let total_a = res.total_a();
-        let mode = self.compare.mode;
         let mut clicked = None;
         let spacing = ui.spacing().item_spacing.y;
         ui.spacing_mut().item_spacing.y = 0.0;
@@ -146,7 +161,7 @@ impl FlintApp {
                     } else if i % 2 == 1 {
                         painter.rect_filled(rect, 0.0, ui.visuals().faint_bg_color);
                     }
-                    let change = diff::classify(row.a, row.b, total_a, res.total_b(), mode);
+                    let change = diff::classify(row.a, row.b, total_a, total_b, mode);
                     let c = cells(rect);
                     // A swatch of the row's class, then the name.
                     let swatch = Rect::from_center_size(
@@ -162,11 +177,12 @@ impl FlintApp {
                         font.clone(),
                         text,
                     );
+                    let delta = row.delta(total_a, total_b, mode);
                     let values = [
                         units::readable(row.a, &res.unit),
                         units::readable(row.b, &res.unit),
-                        flame::signed(row.delta, &res.unit),
-                        format!("{:+.2}%", diff::delta_percent(row, total_a)),
+                        flame::signed(delta.value, &res.unit),
+                        format!("{:+.2}%", delta.percent),
                     ];
                     for (cell, value) in c[1..].iter().zip(values) {
                         painter.with_clip_rect(*cell).text(

@@ -13,17 +13,21 @@ use super::diff_job::DiffLoaded;
 use super::filters::SearchState;
 use super::flame::{self, FlameInput, NodeStyle};
 
-/// "hovered: crypto/sha256.block — more in B (+0.38 s)".
+/// "hovered: crypto/sha256.block — more in B (+0.38 s, +1.20%)": the change as the
+/// diff table shows it in `mode`.
 pub fn diff_hover_text(res: &DiffLoaded, mode: DiffMode, h: &FlameRect) -> String {
     match h.kind {
         RectKind::Node(n) => {
             let values = res.values(mode);
             let at = |v: &[i64]| v.get(n as usize).copied().unwrap_or(0);
+            let (a, b) = (at(&res.totals_a), at(&res.totals_b));
+            let delta = profile_model::diff::delta(a, b, values.total_a, values.total_b, mode);
             format!(
-                "hovered: {} — {} ({})",
+                "hovered: {} — {} ({}, {:+.2}%)",
                 flame::node_name(&res.tree, &res.frames, n),
                 flame::change_name(values.change(n)),
-                flame::signed(at(&res.totals_b) - at(&res.totals_a), &res.unit)
+                flame::signed(delta.value, &res.unit),
+                delta.percent
             )
         }
         RectKind::Hidden { count, .. } => format!("hovered: {count} narrow frames"),

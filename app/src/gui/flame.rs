@@ -434,13 +434,26 @@ pub fn signed(v: i64, unit: &str) -> String {
 }
 
 /// The lines of the tooltip of a rectangle of a diff flame graph: name, A, B, change
-/// (delta and % of A's total) and class.
+/// (as the diff table shows it in the comparison's mode) and class.
 pub fn describe_diff(input: &FlameInput<'_>, d: &DiffValues<'_>, fr: &FlameRect) -> Vec<String> {
     let RectKind::Node(node) = fr.kind else {
         return describe(input, fr);
     };
     let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
     let (a, b) = (at(d.a), at(d.b));
+    let delta = diff::delta(a, b, d.total_a, d.total_b, d.mode);
+    let change = match d.mode {
+        DiffMode::Relative => format!(
+            "change: {} ({:+.2}% of B's total), A scaled to B's total",
+            signed(delta.value, input.unit),
+            delta.percent
+        ),
+        DiffMode::Absolute => format!(
+            "change: {} ({:+.2}% of A's total)",
+            signed(delta.value, input.unit),
+            delta.percent
+        ),
+    };
     vec![
         node_name(input.tree, input.frames, node).to_string(),
         format!(
@@ -453,15 +466,7 @@ pub fn describe_diff(input: &FlameInput<'_>, d: &DiffValues<'_>, fr: &FlameRect)
             units::readable(b, input.unit),
             units::percent(b, d.total_b)
         ),
-        format!(
-            "change: {} ({:+.2}% of A)",
-            signed(b - a, input.unit),
-            if d.total_a == 0 {
-                0.0
-            } else {
-                (b - a) as f64 * 100.0 / d.total_a as f64
-            }
-        ),
+        change,
         format!("class: {}", change_name(d.change(node))),
     ]
 }

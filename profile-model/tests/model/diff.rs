@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use profile_model::calltree::CallTree;
 use profile_model::diff::{
-    self, Change, DiffMode, classify, combine, delta_percent, diff_rows, difference,
+    self, Change, DiffMode, classify, combine, delta, diff_rows, difference,
 };
 use profile_model::{Profile, ProfileError, View, ViewOptions};
 
@@ -181,11 +181,17 @@ fn classify_relative_compares_shapes_absolute_compares_amounts() {
     let combined = combine(&p, 0, &doubled, 0).expect("same units");
     let view = View::new(&combined, &ViewOptions::default());
     let (total_a, total_b) = (combined.total(diff::A), combined.total(diff::B));
-    for row in diff_rows(&view, &combined) {
+    for row in diff_rows(&view, &combined, DiffMode::Relative) {
         assert_eq!(
             classify(row.a, row.b, total_a, total_b, DiffMode::Relative),
             Change::Same
         );
+        // The table agrees: no change once A is scaled to B's total.
+        let relative = row.delta(total_a, total_b, DiffMode::Relative);
+        assert_eq!((relative.value, relative.percent), (0, 0.0), "{row:?}");
+        let absolute = row.delta(total_a, total_b, DiffMode::Absolute);
+        assert_eq!(absolute.value, row.a, "B is A doubled: {row:?}");
+        assert!((absolute.percent - row.a as f64 * 100.0 / total_a as f64).abs() < 1e-9);
         assert!(matches!(
             classify(row.a, row.b, total_a, total_b, DiffMode::Absolute),
             Change::More(_)
@@ -214,19 +220,21 @@ fn diff_rows_sorted_by_change_with_flat_and_cum() {
     let (a, b) = (small_a(), small_b());
     let combined = combine(&a, 0, &b, 0).expect("same units");
     let view = View::new(&combined, &ViewOptions::default());
-    let rows: Vec<(String, i64, i64, i64, i64, i64)> = diff_rows(&view, &combined)
-        .iter()
-        .map(|r| {
-            (
-                view.frames.get(r.frame).name.clone(),
-                r.a,
-                r.b,
-                r.delta,
-                r.a_flat,
-                r.b_flat,
-            )
-        })
-        .collect();
+    let (total_a, total_b) = (10, 11);
+    let rows: Vec<(String, i64, i64, i64, i64, i64)> =
+        diff_rows(&view, &combined, DiffMode::Absolute)
+            .iter()
+            .map(|r| {
+                (
+                    view.frames.get(r.frame).name.clone(),
+                    r.a,
+                    r.b,
+                    r.delta(total_a, total_b, DiffMode::Absolute).value,
+                    r.a_flat,
+                    r.b_flat,
+                )
+            })
+            .collect();
     let row = |n: &str, a, b, d, af, bf| (n.to_string(), a, b, d, af, bf);
     assert_eq!(
         rows,
@@ -239,9 +247,29 @@ fn diff_rows_sorted_by_change_with_flat_and_cum() {
             row("main", 10, 11, 1, 1, 0),
         ]
     );
-    let first = diff_rows(&view, &combined)[0];
-    assert!((delta_percent(&first, 10) - -40.0).abs() < 1e-9);
-    assert!(delta_percent(&first, 0).abs() < 1e-9);
+    let first = diff_rows(&view, &combined, DiffMode::Absolute)[0];
+    let absolute = first.delta(total_a, total_b, DiffMode::Absolute);
+    assert!((absolute.percent - -40.0).abs() < 1e-9, "{absolute:?}");
+    assert!(first.delta(0, total_b, DiffMode::Absolute).percent.abs() < 1e-9);
+
+    // Relative: A scaled to B's total (a: 6 × 11/10 = 6.6, rounded to 7), and the
+    // percent is the change of the share, 2/11 − 6/10.
+    let relative = first.delta(total_a, total_b, DiffMode::Relative);
+    assert_eq!(relative.value, 2 - 7);
+    assert!(
+        (relative.percent - (200.0 / 11.0 - 60.0)).abs() < 1e-9,
+        "{relative:?}"
+    );
+    // Sorted by the change with A scaled: a and x (7 → 2) before c and y (0 → 4), b
+    // (3.3, rounded to 3, → 5) and main (11 → 11).
+    let names: Vec<String> = diff_rows(&view, &combined, DiffMode::Relative)
+        .iter()
+        .map(|r| view.frames.get(r.frame).name.clone())
+        .collect();
+    assert_eq!(names, ["a", "x", "c", "y", "b", "main"]);
+    // With no A, a frame's share in B is all of its change.
+    assert_eq!(delta(0, 4, 0, 11, DiffMode::Relative).value, 4);
+    assert!((delta(0, 4, 0, 11, DiffMode::Relative).percent - 400.0 / 11.0).abs() < 1e-9);
 }
 
 #[test]
@@ -254,7 +282,7 @@ fn real_profiles_more_sha256_less_sort() {
     );
     let combined = combine(&a, ca, &b, cb).expect("same units");
     let view = View::new(&combined, &ViewOptions::default());
-    let rows = diff_rows(&view, &combined);
+    let rows = diff_rows(&view, &combined, DiffMode::Relative);
     let (total_a, total_b) = (combined.total(diff::A), combined.total(diff::B));
     let find = |name: &str| {
         rows.iter()
@@ -278,6 +306,10 @@ fn real_profiles_more_sha256_less_sort() {
         ),
         "{sort:?}"
     );
+    // The table's change agrees with the colors in relative mode.
+    let relative = |r: &diff::DiffRow| r.delta(total_a, total_b, DiffMode::Relative);
+    assert!(relative(&sha).value > 0 && relative(&sha).percent > 0.1);
+    assert!(relative(&sort).value < 0 && relative(&sort).percent < -0.1);
 
     // Independently, from each file's own top table.
     let (top_a, top_b) = (top_by_name(&a, ca), top_by_name(&b, cb));
@@ -286,7 +318,7 @@ fn real_profiles_more_sha256_less_sort() {
     assert_eq!(sha.a, cum(&top_a, "crypto/sha256.block"));
     assert_eq!(sha.b, cum(&top_b, "crypto/sha256.block"));
     assert_eq!(
-        sha.delta,
+        sha.delta(total_a, total_b, DiffMode::Absolute).value,
         cum(&top_b, "crypto/sha256.block") - cum(&top_a, "crypto/sha256.block")
     );
     // Every row agrees with the two top tables, and rows are sorted by |delta|.
@@ -297,7 +329,7 @@ fn real_profiles_more_sha256_less_sort() {
     }
     assert!(
         rows.windows(2)
-            .all(|w| w[0].delta.abs() >= w[1].delta.abs())
+            .all(|w| relative(&w[0]).value.abs() >= relative(&w[1]).value.abs())
     );
     let names: std::collections::BTreeSet<&String> = top_a.keys().chain(top_b.keys()).collect();
     assert_eq!(rows.len(), names.len());
