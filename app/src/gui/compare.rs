@@ -19,7 +19,7 @@ use profile_model::{CallTree, NodeId, Profile};
 
 use super::colors::ColorMode;
 use super::diff_job::{DiffJob, DiffKey, DiffLoaded};
-use super::diff_table::DiffSort;
+use super::diff_table::{DiffShow, DiffSort};
 use super::flame::{DiffValues, FlameParams};
 
 /// The legend above the diff flame graph (followed by [`mode_note`]).
@@ -209,9 +209,11 @@ pub struct CompareState {
     pub sort: Option<DiffSort>,
     /// Diff table descending order.
     pub descending: bool,
-    /// Diff table row order (indices into the result's rows).
+    /// Which rows the diff table lists.
+    pub show: DiffShow,
+    /// Diff table row order (indices into the result's rows that `show` keeps).
     pub order: Vec<usize>,
-    pub(super) order_key: Option<(u64, DiffSort, bool, DiffMode)>,
+    pub(super) order_key: Option<(u64, DiffSort, bool, DiffMode, DiffShow)>,
     /// The rectangle under the pointer (last frame).
     pub hovered: Option<FlameRect>,
     /// Last canvas, parameters and rectangles of the diff graph (for tests).

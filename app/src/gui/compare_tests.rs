@@ -540,3 +540,41 @@ fn each_side_has_its_own_selector() {
     assert!(h.state().compare.selectors.is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn new_and_vanished_functions_are_listed_apart() {
+    let (mut h, dir) = compared("new-vanished");
+    let (new, vanished, all) = {
+        let res = h.state().compare.result.clone().unwrap();
+        let count = |keep: fn(&DiffRow) -> bool| res.rows.iter().filter(|r| keep(r)).count();
+        (
+            count(|r| r.a == 0 && r.b > 0),
+            count(|r| r.b == 0 && r.a > 0),
+            res.rows.len(),
+        )
+    };
+    assert!(new > 0 && vanished > 0, "new {new}, vanished {vanished}");
+    let button = |name: &str, n: usize| format!("{name} ({})", units::thousands(n as u64));
+    assert_eq!(h.state().compare.order.len(), all);
+    for (name, n, only_b) in [("new in B", new, true), ("only in A", vanished, false)] {
+        h.get_by_label(&button(name, n)).click();
+        h.run_steps(2);
+        let app = h.state();
+        let res = app.compare.result.as_ref().unwrap();
+        assert_eq!(app.compare.order.len(), n, "{name}");
+        for &i in &app.compare.order {
+            let r = res.rows[i];
+            let class = diff::classify(r.a, r.b, res.total_a(), res.total_b(), app.compare.mode);
+            let expected = if only_b {
+                Change::New
+            } else {
+                Change::Vanished
+            };
+            assert_eq!(class, expected, "{r:?}");
+        }
+    }
+    h.get_by_label(&button("all", all)).click();
+    h.run_steps(2);
+    assert_eq!(h.state().compare.order.len(), all);
+    let _ = std::fs::remove_dir_all(dir);
+}

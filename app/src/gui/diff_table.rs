@@ -1,8 +1,10 @@
 //! The diff table of compare mode (instead of the top table): one row per function
 //! with its values in A and B and the change, sortable by column.
 
-use egui::{Align2, FontId, Rect, Role, ScrollArea, Sense, Ui, WidgetInfo, pos2, vec2};
-use profile_model::diff::{self, DiffMode, DiffRow};
+use egui::{
+    Align2, FontId, Rect, Role, ScrollArea, Sense, Stroke, StrokeKind, Ui, WidgetInfo, pos2, vec2,
+};
+use profile_model::diff::{self, Change, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
 use profile_model::units;
 
@@ -25,12 +27,35 @@ pub enum DiffSort {
     DeltaPercent,
 }
 
-/// The row order of `rows` sorted by `sort`, their deltas taken in `mode` with the
-/// totals `(total_a, total_b)`.
+/// Which rows of the diff table are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffShow {
+    /// Every function (the default).
+    #[default]
+    All,
+    /// The functions only B has ([`Change::New`]).
+    New,
+    /// The functions only A has ([`Change::Vanished`]).
+    Vanished,
+}
+
+impl DiffShow {
+    /// Whether a row with `a` in A and `b` in B is listed.
+    pub fn keeps(self, a: i64, b: i64) -> bool {
+        match self {
+            DiffShow::All => true,
+            DiffShow::New => a == 0 && b > 0,
+            DiffShow::Vanished => b == 0 && a > 0,
+        }
+    }
+}
+
+/// The order of the rows of `rows` that `show` keeps, sorted by `sort`, their deltas
+/// taken in `mode` with the totals `(total_a, total_b)`.
 pub fn diff_order(
     rows: &[DiffRow],
     frames: &FrameTable,
-    (sort, descending): (DiffSort, bool),
+    (sort, descending, show): (DiffSort, bool, DiffShow),
     (total_a, total_b): (i64, i64),
     mode: DiffMode,
 ) -> Vec<usize> {
@@ -41,7 +66,9 @@ pub fn diff_order(
             .map_or("", |f| f.name.as_str())
     };
     let delta = |r: &DiffRow| r.delta(total_a, total_b, mode).value;
-    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| show.keeps(rows[i].a, rows[i].b))
+        .collect();
     order.sort_by(|&x, &y| {
         let (rx, ry) = (&rows[x], &rows[y]);
         let ord = match sort {
@@ -69,12 +96,13 @@ impl FlintApp {
         };
         let (sort, descending) = self.compare.sort_column();
         let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.compare.mode);
-        let key = (self.compare.result_generation, sort, descending, mode);
+        let show = self.compare.show;
+        let key = (self.compare.result_generation, sort, descending, mode, show);
         if self.compare.order_key != Some(key) {
             self.compare.order = diff_order(
                 &res.rows,
                 &res.frames,
-                (sort, descending),
+                (sort, descending, show),
                 (total_a, total_b),
                 mode,
             );
@@ -86,6 +114,22 @@ impl FlintApp {
                 "{} functions, B − A",
                 units::thousands(res.rows.len() as u64)
             ));
+        });
+        ui.horizontal(|ui| {
+            for (choice, name) in [
+                (DiffShow::All, "all"),
+                (DiffShow::New, "new in B"),
+                (DiffShow::Vanished, "only in A"),
+            ] {
+                let count = res.rows.iter().filter(|r| choice.keeps(r.a, r.b)).count();
+                let text = format!("{name} ({})", units::thousands(count as u64));
+                if ui
+                    .selectable_label(self.compare.show == choice, text)
+                    .clicked()
+                {
+                    self.compare.show = choice;
+                }
+            }
         });
         let full = ui.available_width();
         const VALUE: f32 = 70.0;
@@ -169,6 +213,15 @@ impl FlintApp {
                         vec2(8.0, 8.0),
                     );
                     painter.rect_filled(swatch, 1.0, diff_color(change, dark));
+                    if matches!(change, Change::New | Change::Vanished) {
+                        // Outlined, as new and vanished frames are in the flame graph.
+                        painter.rect_stroke(
+                            swatch.expand(1.0),
+                            1.0,
+                            Stroke::new(1.5, ui.visuals().strong_text_color()),
+                            StrokeKind::Outside,
+                        );
+                    }
                     let text = ui.visuals().text_color();
                     painter.with_clip_rect(c[0].shrink2(vec2(2.0, 0.0))).text(
                         pos2(c[0].left() + 15.0, c[0].center().y),

@@ -9,7 +9,10 @@ use profile_model::units;
 use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
-use super::timeline::{MAX_SERIES, Origin, PlotSeries, click_to_range, drag_to_range, hms};
+use super::timeline::{MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click};
+
+/// How far (in pixels) from a point a click still selects that point's bucket.
+const CLICK_SNAP_PX: f64 = 8.0;
 
 /// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
 const PLOT_ID: &str = "flint timeline plot";
@@ -410,7 +413,14 @@ impl FlintApp {
             && r.clicked_by(PointerButton::Primary)
             && let Some(pos) = r.interact_pointer_pos()
         {
-            chosen = Some(QueryTime::Merge(click_to_range(x_at(pos), step)));
+            let px_per_second = resp.transform.dpos_dvalue()[0].abs();
+            chosen = Some(QueryTime::Merge(snap_click(
+                &tl.series[..shown.min(tl.series.len())],
+                x_at(pos),
+                px_per_second,
+                CLICK_SNAP_PX,
+                step,
+            )));
         }
         ui.horizontal(|ui| {
             if let Some(text) = selection_text {

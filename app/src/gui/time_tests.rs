@@ -129,6 +129,34 @@ fn drag_and_click_convert_to_ranges() {
 }
 
 #[test]
+fn a_click_beside_a_point_selects_that_points_bucket() {
+    const SEC: i64 = 1_000_000_000;
+    let series = |points: &[f64]| timeline::PlotSeries {
+        name: "total".into(),
+        labels: Vec::new(),
+        total: 1,
+        points: points.iter().map(|&x| [x, 1.0]).collect(),
+    };
+    let lines = [series(&[100.0, 102.0]), series(&[104.0])];
+    let snap = |x, px| {
+        let r = timeline::snap_click(&lines, x, px, 8.0, SEC);
+        (r.start_nanos / SEC, r.end_nanos / SEC)
+    };
+    // 5 px left of the point at 102 s (drawn at its bucket's start): its bucket, not
+    // the empty one under the click.
+    assert_eq!(snap(101.95, 100.0), (102, 103));
+    // The nearest point of any series, on either side.
+    assert_eq!(snap(103.97, 100.0), (104, 105));
+    assert_eq!(snap(100.04, 100.0), (100, 101));
+    // Far from every point: the bucket under the click.
+    assert_eq!(snap(101.5, 100.0), (101, 102));
+    assert_eq!(snap(99.0, 100.0), (99, 100));
+    // No series: the bucket under the click.
+    let r = timeline::snap_click(&[], 101.95, 100.0, 8.0, SEC);
+    assert_eq!((r.start_nanos / SEC, r.end_nanos / SEC), (101, 102));
+}
+
+#[test]
 fn a_range_over_midnight_names_its_dates() {
     const SEC: i64 = 1_000_000_000;
     let noon = 1_796_042_369 * SEC; // 2026-11-30 12:39:29 UTC

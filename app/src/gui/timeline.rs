@@ -383,7 +383,36 @@ pub fn drag_to_range(x0: f64, x1: f64) -> TimeRange {
     }
 }
 
-/// The step (bucket) holding `x` seconds: a click selects it.
+/// The bucket a click at `x` seconds selects: that of the point of `series` drawn
+/// nearest to it, when one lies within `max_px` pixels (`px_per_second` along x), so
+/// that a click beside a point (drawn at its bucket's start) shows that point's
+/// profiles; else the bucket holding `x`.
+pub fn snap_click(
+    series: &[PlotSeries],
+    x: f64,
+    px_per_second: f64,
+    max_px: f64,
+    step_nanos: i64,
+) -> TimeRange {
+    let nearest = series
+        .iter()
+        .filter_map(|s| {
+            let after = s.points.partition_point(|p| p[0] < x);
+            let before = after.checked_sub(1).and_then(|i| s.points.get(i));
+            [before, s.points.get(after)]
+                .into_iter()
+                .flatten()
+                .map(|p| p[0])
+                .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()))
+        })
+        .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()));
+    match nearest {
+        Some(p) if (p - x).abs() * px_per_second <= max_px => click_to_range(p, step_nanos),
+        _ => click_to_range(x, step_nanos),
+    }
+}
+
+/// The step (bucket) holding `x` seconds.
 pub fn click_to_range(x: f64, step_nanos: i64) -> TimeRange {
     let t = (x * 1e9).round() as i64;
     let start = t - t.rem_euclid(step_nanos.max(1));
