@@ -53,9 +53,9 @@ pub struct ViewArgs {
     /// are merged. Or one server, `grpc://HOST:PORT` or `https://HOST` (see --query).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Subtract these profiles (merged) from FILEs, as `go tool pprof -diff_base`;
-    /// it takes every path after it, so end the list with `--` before the FILEs.
-    #[arg(long = "diff-base", value_name = "BASE", num_args = 1..)]
+    /// Subtract this profile (or directory) from FILEs, as `go tool pprof -diff_base`;
+    /// repeat it for more bases, which are merged.
+    #[arg(long = "diff-base", value_name = "BASE", action = clap::ArgAction::Append)]
     diff_base: Vec<PathBuf>,
     /// Sample type by name (`cpu`, `alloc_space`) or index; default: as pprof, the last.
     #[arg(long, short = 's')]
@@ -274,8 +274,8 @@ mod tests {
 
     #[test]
     fn a_usage_error_names_what_is_missing_on_its_one_line() {
-        let e = Cli::try_parse_from(["flint", "top", "--diff-base", "a.pb.gz", "b.pb.gz"])
-            .expect_err("the files went to --diff-base");
+        let e = Cli::try_parse_from(["flint", "top", "--diff-base", "a.pb.gz"])
+            .expect_err("no FILE after the base");
         let line = usage_line(&e.render().to_string());
         assert_eq!(
             line,

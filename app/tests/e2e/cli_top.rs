@@ -138,6 +138,28 @@ fn diff_base_matches_pprof() {
         "diff-cpu3-base1.top.txt",
         &["top", "cpu-3.pb.gz", "--diff-base", "cpu-1.pb.gz"],
     );
+    // As pprof is called: the base, then the file.
+    assert_matches_pprof(
+        "diff-cpu3-base1.top.txt",
+        &["top", "--diff-base", "cpu-1.pb.gz", "cpu-3.pb.gz"],
+    );
+}
+
+/// Two bases are merged, as pprof merges the profiles it is given (pprof itself keeps
+/// only the last `-diff_base`: the golden file subtracts the two merged by pprof).
+#[test]
+fn two_diff_bases_are_merged_as_pprof_merges_them() {
+    assert_matches_pprof(
+        "diff-cpu3-base12.top.txt",
+        &[
+            "top",
+            "--diff-base",
+            "cpu-1.pb.gz",
+            "--diff-base",
+            "cpu-2.pb.gz",
+            "cpu-3.pb.gz",
+        ],
+    );
 }
 
 #[test]
