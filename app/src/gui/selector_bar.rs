@@ -69,6 +69,27 @@ pub struct SelectorBar {
     pub text: String,
     /// Why the text last applied is not a valid selector.
     pub text_error: Option<String>,
+    /// The value suggestions under the value field are shown (kept while a click on
+    /// one is under way, the field having lost its focus on the press).
+    pub suggesting: bool,
+}
+
+/// How many values the suggestions under the value field list at most.
+const SUGGESTIONS: usize = 12;
+
+/// The values of `values` that contain `typed` (ignoring case), in their order, at
+/// most `limit`; none when `typed` is one of them exactly.
+pub fn suggestions<'v>(values: &'v [String], typed: &str, limit: usize) -> Vec<&'v str> {
+    if values.iter().any(|v| v == typed) {
+        return Vec::new();
+    }
+    let typed = typed.to_lowercase();
+    values
+        .iter()
+        .filter(|v| v.to_lowercase().contains(&typed))
+        .take(limit)
+        .map(String::as_str)
+        .collect()
 }
 
 /// A matcher operator that can be stored in UI state.
@@ -243,29 +264,43 @@ impl FlintApp {
                         .desired_width(140.0),
                 );
                 let mut add = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if let Some((name, values)) = &bar.values
-                    && *name == bar.add_name
-                    && matches!(bar.add_op, Op::Equal | Op::NotEqual)
-                {
-                    let typed = bar.add_value.to_lowercase();
-                    egui::ComboBox::from_id_salt("matcher values")
-                        .width(24.0)
-                        .selected_text("")
-                        .show_ui(ui, |ui| {
-                            egui::ScrollArea::vertical()
-                                .max_height(240.0)
-                                .show(ui, |ui| {
-                                    for v in
-                                        values.iter().filter(|v| v.to_lowercase().contains(&typed))
-                                    {
-                                        if ui.selectable_label(false, v).clicked() {
-                                            bar.add_value = v.clone();
-                                        }
-                                    }
-                                });
-                        })
-                        .response
-                        .on_hover_text("values of this label (filtered by the text typed)");
+                // Autocomplete: the label's values that contain the text typed, listed
+                // under the field while it has the focus.
+                let listed: Vec<String> = match &bar.values {
+                    Some((name, values))
+                        if *name == bar.add_name
+                            && matches!(bar.add_op, Op::Equal | Op::NotEqual) =>
+                    {
+                        suggestions(values, &bar.add_value, SUGGESTIONS)
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let clicking = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
+                bar.suggesting =
+                    !listed.is_empty() && (r.has_focus() || bar.suggesting && clicking);
+                if r.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                    bar.suggesting = false;
+                }
+                let picked = egui::Popup::from_response(&r)
+                    .id(egui::Id::unique("matcher value suggestions"))
+                    .open(bar.suggesting)
+                    .width(r.rect.width().max(180.0))
+                    .show(|ui| {
+                        let mut picked = None;
+                        for v in &listed {
+                            if ui.selectable_label(false, v).clicked() {
+                                picked = Some(v.clone());
+                            }
+                        }
+                        picked
+                    })
+                    .and_then(|shown| shown.inner);
+                if let Some(v) = picked {
+                    bar.add_value = v;
+                    bar.suggesting = false;
                 }
                 add |= ui
                     .add_enabled(!bar.add_name.is_empty(), egui::Button::new("Add"))

@@ -541,3 +541,54 @@ fn a_corrupt_file_in_the_directory_is_skipped_with_a_visible_warning() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn typing_a_value_lists_the_labels_values_that_contain_it() {
+    let dir = fixture_dir("suggest");
+    let mut h = harness(dir.clone());
+    h.state_mut().timeline.as_mut().unwrap().bar.add_name = "endpoint".to_string();
+    h.run_steps(4);
+    let field = h.get_by(|n| n.placeholder() == Some("value"));
+    field.focus();
+    field.type_text("/api/s");
+    h.run_steps(3);
+    // The values with "/api/s" in them are listed under the field.
+    let values = h
+        .state()
+        .timeline
+        .as_ref()
+        .unwrap()
+        .label_values("endpoint")
+        .unwrap();
+    let expected = selector_bar::suggestions(&values, "/api/s", 12);
+    assert!(expected.contains(&"/api/sort"), "{values:?}");
+    assert!(!expected.contains(&"/api/hash"), "{expected:?}");
+    assert!(
+        h.query_by_label("/api/hash").is_none(),
+        "only the values typed"
+    );
+    h.get_by_label("/api/sort").click();
+    h.run_steps(3);
+    let bar = &h.state().timeline.as_ref().unwrap().bar;
+    assert_eq!(bar.add_value, "/api/sort");
+    assert!(!bar.suggesting, "the list closes once a value is picked");
+    assert!(h.query_by_label("/api/sort").is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn suggestions_ignore_case_and_stop_at_an_exact_value() {
+    let values: Vec<String> = ["api-server", "API-gateway", "envoy"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(
+        selector_bar::suggestions(&values, "api", 12),
+        ["api-server", "API-gateway"]
+    );
+    assert_eq!(
+        selector_bar::suggestions(&values, "", 2),
+        ["api-server", "API-gateway"]
+    );
+    assert!(selector_bar::suggestions(&values, "envoy", 12).is_empty());
+    assert!(selector_bar::suggestions(&values, "zzz", 12).is_empty());
+}
