@@ -222,6 +222,12 @@ fn plotted_total(h: &Harness<'static, FlintApp>) -> i64 {
         .sum()
 }
 
+/// The values of the label `endpoint` the time mode knows of.
+fn endpoint_values(h: &Harness<'_, FlintApp>) -> Vec<String> {
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    tl.label_values("endpoint").expect("endpoint values loaded")
+}
+
 fn endpoint(value: &str) -> Matcher {
     Matcher::new("endpoint", MatchOp::Equal, value).unwrap()
 }
@@ -240,13 +246,7 @@ fn endpoint_matcher_reduces_the_plotted_total() {
     let ctx = h.ctx.clone();
     h.state_mut().request_values(&ctx, "endpoint");
     h.run_steps(2);
-    let values = h
-        .state()
-        .timeline
-        .as_ref()
-        .unwrap()
-        .label_values("endpoint")
-        .unwrap();
+    let values = endpoint_values(&h);
     assert!(values.iter().any(|v| v == "/api/hash"), "{values:?}");
 
     h.state_mut()
@@ -553,13 +553,7 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
     field.type_text("/api/s");
     h.run_steps(3);
     // The values with "/api/s" in them are listed under the field.
-    let values = h
-        .state()
-        .timeline
-        .as_ref()
-        .unwrap()
-        .label_values("endpoint")
-        .unwrap();
+    let values = endpoint_values(&h);
     let expected = selector_bar::suggestions(&values, "/api/s", 12);
     assert!(expected.contains(&"/api/sort"), "{values:?}");
     assert!(!expected.contains(&"/api/hash"), "{expected:?}");
