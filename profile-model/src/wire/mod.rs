@@ -261,6 +261,19 @@ fn repeated(field: Field<'_>, out: &mut impl Varints) -> Result<(), Malformed> {
 pub(crate) trait Labels {
     /// Takes the next label.
     fn push(&mut self, label: [i64; 4]);
+
+    /// Offered the encoded labels of a sample where they lie together (as writers lay
+    /// them out), before they are read: true when the sink knows these bytes already,
+    /// and they are then not read.
+    #[inline(always)]
+    fn known(&mut self, _encoded: &[u8]) -> bool {
+        false
+    }
+
+    /// Takes a label found apart from the others (after other fields).
+    fn push_apart(&mut self, label: [i64; 4]) {
+        self.push(label);
+    }
 }
 
 #[cfg(test)]
@@ -288,15 +301,22 @@ pub(crate) fn read_sample(
     if let Some(packed) = expect_bytes(sample, &mut pos, 2)? {
         repeated(Field::Bytes(2, packed), values)?;
     }
-    while let Some(label) = expect_bytes(sample, &mut pos, 3)? {
-        labels.push(read_label(label)?);
+    // The labels that follow the values are stepped over first, so that a sink that
+    // knows their bytes need not read them.
+    let run = pos;
+    while expect_bytes(sample, &mut pos, 3)?.is_some() {}
+    if pos > run && !labels.known(&sample[run..pos]) {
+        let mut at = run;
+        while let Some(label) = expect_bytes(sample, &mut at, 3)? {
+            labels.push(read_label(label)?);
+        }
     }
     while pos < sample.len() {
         let field = next_field(sample, &mut pos)?;
         match field {
             Field::Varint(1, _) | Field::Bytes(1, _) => repeated(field, locations)?,
             Field::Varint(2, _) | Field::Bytes(2, _) => repeated(field, values)?,
-            Field::Bytes(3, label) => labels.push(read_label(label)?),
+            Field::Bytes(3, label) => labels.push_apart(read_label(label)?),
             _ => {}
         }
     }

@@ -59,7 +59,25 @@ pub(crate) struct Tables<'a> {
 pub(crate) struct SampleBuf {
     pub locations: Vec<LocationId>,
     pub values: Vec<i64>,
+    /// The labels, unless [`SampleBuf::known`] names their set.
     pub labels: Vec<Label>,
+    /// The label set of [`LabelRuns`] whose bytes the sample's labels are (when read
+    /// with them): its labels are then not read into `labels`.
+    pub known: Option<u32>,
+    /// The sample's labels are all in one run of bytes, read into `labels`, which
+    /// [`LabelRuns::pending`] holds: the set they make can be remembered by them.
+    pub run_read: bool,
+}
+
+/// The label sets of one message met so far, found by their encoded bytes: most
+/// samples repeat a set seen before, and comparing its bytes spares reading and
+/// checking each label and finding the set by its labels.
+#[derive(Debug, Default)]
+pub(crate) struct LabelRuns {
+    /// Encoded labels → label set id.
+    ids: FxHashMap<Vec<u8>, u32>,
+    /// The encoded labels of the sample just read (see [`SampleBuf::run_read`]).
+    pending: Vec<u8>,
 }
 
 /// Every sample of a message, as [`Tables::read_samples`] reads them: the columns
@@ -71,6 +89,7 @@ pub(crate) struct ReadSamples {
     pub samples: Samples,
     pub label_sets: Vec<Vec<Label>>,
     set_ids: FxHashMap<Vec<Label>, u32>,
+    runs: LabelRuns,
     sample: SampleBuf,
 }
 
@@ -465,8 +484,23 @@ impl<'a> Tables<'a> {
         sample: &[u8],
         buf: &mut SampleBuf,
     ) -> Result<(), ProfileError> {
+        self.read_sample_with(i, sample, buf, None)
+    }
+
+    /// [`Tables::read_sample`], with the label sets met so far in this message
+    /// (`runs`, and the sets they name): labels whose bytes are known are not read
+    /// again ([`SampleBuf::known`]).
+    fn read_sample_with(
+        &self,
+        i: usize,
+        sample: &[u8],
+        buf: &mut SampleBuf,
+        runs: Option<(&mut LabelRuns, &[Vec<Label>])>,
+    ) -> Result<(), ProfileError> {
         buf.locations.clear();
         buf.labels.clear();
+        buf.known = None;
+        buf.run_read = false;
         let ids = &self.location_ids;
         let mut locations = Locations {
             dense_len: if ids.dense { ids.len as u64 } else { 0 },
@@ -478,6 +512,9 @@ impl<'a> Tables<'a> {
             strings: Strings(self.strings.len()),
             out: &mut buf.labels,
             bad: None,
+            runs,
+            known: &mut buf.known,
+            run_read: &mut buf.run_read,
         };
         read_sample(sample, &mut locations, &mut buf.values, &mut labels)?;
         let (unknown, bad) = (locations.unknown, labels.bad);
@@ -512,8 +549,10 @@ impl Tables<'_> {
             samples,
             label_sets,
             set_ids,
+            runs,
             sample,
         } = read;
+        runs.ids.clear();
         samples.stack_offsets.clear();
         samples.stack_offsets.push(0);
         samples.stack_locations.clear();
@@ -537,7 +576,12 @@ impl Tables<'_> {
             }
         }
         self.for_each_sample(body, |bytes| {
-            self.read_sample(samples.len(), bytes, sample)?;
+            self.read_sample_with(
+                samples.len(),
+                bytes,
+                sample,
+                Some((&mut *runs, label_sets.as_slice())),
+            )?;
             if stacks {
                 samples.stack_locations.extend_from_slice(&sample.locations);
             }
@@ -547,15 +591,18 @@ impl Tables<'_> {
             for (column, v) in samples.values.iter_mut().zip(&sample.values) {
                 column.push(*v);
             }
-            let set = match set_ids.get(sample.labels.as_slice()) {
-                Some(set) => *set,
-                None => {
+            let set = match (sample.known, set_ids.get(sample.labels.as_slice())) {
+                (Some(set), _) | (None, Some(&set)) => set,
+                (None, None) => {
                     let set = label_sets.len() as u32;
                     label_sets.push(sample.labels.clone());
                     set_ids.insert(sample.labels.clone(), set);
                     set
                 }
             };
+            if sample.run_read {
+                runs.ids.insert(runs.pending.clone(), set);
+            }
             samples.label_set.push(set);
             Ok(())
         })
@@ -598,9 +645,43 @@ struct CheckedLabels<'b> {
     /// The first index (of key, str and unit, in that order, label by label) that
     /// names no string, reported after the wire checks.
     bad: Option<i64>,
+    /// The label sets of the message met so far (by their bytes) and the sets.
+    runs: Option<(&'b mut LabelRuns, &'b [Vec<Label>])>,
+    /// See [`SampleBuf::known`].
+    known: &'b mut Option<u32>,
+    /// See [`SampleBuf::run_read`].
+    run_read: &'b mut bool,
 }
 
 impl Labels for CheckedLabels<'_> {
+    #[inline(always)]
+    fn known(&mut self, encoded: &[u8]) -> bool {
+        let Some((runs, _)) = &mut self.runs else {
+            return false;
+        };
+        if let Some(&set) = runs.ids.get(encoded) {
+            *self.known = Some(set);
+            return true;
+        }
+        runs.pending.clear();
+        runs.pending.extend_from_slice(encoded);
+        *self.run_read = true;
+        false
+    }
+
+    fn push_apart(&mut self, label: [i64; 4]) {
+        // The run no longer names the sample's set alone; a known run's labels are
+        // needed after all.
+        *self.run_read = false;
+        if let Some(set) = self.known.take()
+            && let Some((_, sets)) = &self.runs
+        {
+            self.out
+                .extend_from_slice(sets.get(set as usize).map_or(&[], Vec::as_slice));
+        }
+        self.push(label);
+    }
+
     #[inline(always)]
     fn push(&mut self, [key, str, num, num_unit]: [i64; 4]) {
         let fits = |index: i64| self.strings.holds(index);
@@ -879,5 +960,67 @@ mod tests {
         );
         assert_eq!(expected.1[0].filename, 2);
         assert_eq!(read(&shuffled), expected);
+    }
+
+    #[test]
+    fn label_sets_found_by_their_bytes_are_the_sets_read_label_by_label() {
+        let strings: [&[u8]; 6] = [b"", b"main", b"main.go", b"k", b"v", b"w"];
+        let (kv, kw) = (
+            message(&[(1, Ok(3)), (2, Ok(4))]),
+            message(&[(1, Ok(3)), (2, Ok(5))]),
+        );
+        let numeric = message(&[(1, Ok(3)), (3, Ok(7))]);
+        let sample = |fields: &[(u64, Result<u64, &[u8]>)]| message(fields);
+        let (loc, value) = ((1, Err(&[1u8][..])), (2, Err(&[5u8][..])));
+        let samples = [
+            sample(&[loc, value, (3, Err(&kv))]),
+            sample(&[loc, value, (3, Err(&kv)), (3, Err(&kw))]),
+            // The same bytes again.
+            sample(&[loc, value, (3, Err(&kv)), (3, Err(&kw))]),
+            // The run {k=v} is known, and a label lies apart after the values.
+            sample(&[(3, Err(&kv)), loc, value, (3, Err(&kw))]),
+            sample(&[loc, value, (3, Err(&kv))]),
+            // A run read once with a label apart is not remembered for the run alone.
+            sample(&[loc, value, (3, Err(&numeric)), (9, Ok(1)), (3, Err(&kw))]),
+            sample(&[loc, value, (3, Err(&numeric))]),
+            sample(&[loc, value]),
+        ];
+        let sample_type = message(&[(1, Ok(1)), (2, Ok(2))]);
+        let line = message(&[(1, Ok(1)), (2, Ok(42))]);
+        let location = message(&[(1, Ok(1)), (3, Ok(0x1000)), (4, Err(&line))]);
+        let function = message(&[(1, Ok(1)), (2, Ok(1)), (4, Ok(2))]);
+        let mut fields = vec![(1, Err(&sample_type[..]))];
+        fields.extend(samples.iter().map(|s| (2, Err(&s[..]))));
+        fields.extend([(4, Err(&location[..])), (5, Err(&function[..]))]);
+        fields.extend(strings.map(|s| (6, Err(s))));
+        let body = message(&fields);
+
+        let tables = Tables::parse(&body).expect("valid tables");
+        let mut read = ReadSamples::default();
+        tables
+            .read_samples(&body, &mut read, true)
+            .expect("valid samples");
+        // Each sample's set holds the labels it has, read one by one without the runs.
+        let mut one_by_one = Vec::new();
+        tables
+            .for_each_sample(&body, |s| {
+                let mut buf = SampleBuf::default();
+                tables.read_sample(0, s, &mut buf)?;
+                one_by_one.push(buf.labels);
+                Ok(())
+            })
+            .expect("valid samples");
+        let sets = &read.samples.label_set;
+        assert_eq!(sets.len(), samples.len());
+        for (i, labels) in one_by_one.iter().enumerate() {
+            assert_eq!(&read.label_sets[sets[i] as usize], labels, "sample {i}");
+        }
+        // The same labels make the same set, found by bytes or not.
+        assert_eq!(sets[1], sets[2]);
+        assert_eq!(sets[1], sets[3]);
+        assert_eq!(sets[0], sets[4]);
+        assert_ne!(sets[5], sets[6]);
+        assert_eq!(sets[7], 0, "no labels: the empty set");
+        assert_eq!(read.label_sets.len(), 5, "{:?}", read.label_sets);
     }
 }
