@@ -209,7 +209,13 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     };
     super::warn_skipped(&skipped);
     let Some(inputs) = inputs else {
-        return Err("no profiles found".into());
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let what = if skipped.is_empty() {
+            "no profiles found"
+        } else {
+            "no readable profiles"
+        };
+        return Err(format!("{what} in {}", names.join(", ")));
     };
     let (named, total) = sum.finish();
     let limit = args.limit.unwrap_or(usize::MAX);

@@ -92,7 +92,8 @@ fn no_display_names_the_headless_subcommands() {
 fn a_directory_without_profiles() {
     let dir = std::env::temp_dir().join(format!("flint-e2e-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    assert_error(&["top", dir.to_str().expect("utf-8")], "no profiles found");
+    let name = dir.to_str().expect("utf-8");
+    assert_error(&["top", name], &format!("no profiles found in {name}"));
     std::fs::write(dir.join("notes.txt"), b"hello").expect("write");
     assert_error(
         &["top", dir.to_str().expect("utf-8")],
