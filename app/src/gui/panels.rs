@@ -42,9 +42,7 @@ impl FlintApp {
                 if let Some(job) = &self.job {
                     ui.label(job.progress_text());
                 } else if let Some(tl) = &self.timeline {
-                    ui.label(tl.progress_text().unwrap_or_else(|| {
-                        "click a point or drag a range on the plot to select profiles".into()
-                    }));
+                    ui.label(tl.hint());
                 } else {
                     ui.label("Open a profile (Ctrl+O) or drop a file here");
                 }

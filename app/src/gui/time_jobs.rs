@@ -462,10 +462,14 @@ impl FlintApp {
                         if tl.types.is_empty() {
                             tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
                         }
+                        tl.failed = None;
                         tl.source = Some(opened.source);
                         self.load_series(ctx);
                     }
-                    Err(e) => self.error = Some(e),
+                    Err(e) => {
+                        tl.failed = Some(e.clone());
+                        self.error = Some(e);
+                    }
                 }
             }
             TimeMsg::Series(generation, names, result) => {

@@ -586,3 +586,23 @@ fn suggestions_ignore_case_and_stop_at_an_exact_value() {
     assert!(selector_bar::suggestions(&values, "envoy", 12).is_empty());
     assert!(selector_bar::suggestions(&values, "zzz", 12).is_empty());
 }
+
+#[test]
+fn a_directory_without_profiles_says_so_where_the_flame_graph_goes() {
+    let dir = std::env::temp_dir().join(format!("flint-gui-empty-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), b"not a profile").unwrap();
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    let app = h.state();
+    let error = app.error.clone().expect("the error is shown");
+    assert!(error.contains("no readable profiles in"), "{error}");
+    let hint = app.timeline.as_ref().unwrap().hint();
+    assert_eq!(hint, format!("nothing to show: {error}"));
+    h.get_by_label(&hint);
+    assert!(h.query_by_label(timeline::CLICK_HINT).is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -108,6 +108,9 @@ pub struct PlotSeries {
     pub points: Vec<[f64; 2]>,
 }
 
+/// How to select profiles, said where the flame graph goes until something is selected.
+pub const CLICK_HINT: &str = "click a point or drag a range on the plot to select profiles";
+
 /// The state of time mode.
 pub struct Timeline {
     /// Where the profiles come from.
@@ -165,6 +168,8 @@ pub struct Timeline {
     pub loading_series: bool,
     /// Notice shown above the plot ("no data …", errors).
     pub notice: Option<String>,
+    /// Why the source could not be opened (shown where the flame graph goes).
+    pub failed: Option<String>,
     /// Label matchers every series and selection must satisfy.
     pub matchers: Vec<Matcher>,
     /// How the series are summed.
@@ -250,6 +255,7 @@ impl Timeline {
             querying: None,
             loading_series: false,
             notice: None,
+            failed: None,
             matchers: Vec::new(),
             sum_by: SumBy::Auto,
             bar: SelectorBar::default(),
@@ -329,6 +335,19 @@ impl Timeline {
             return Some(format!("merging {done}/{total} profiles"));
         }
         None
+    }
+
+    /// What the flame graph's place says while nothing is selected (see [`CLICK_HINT`]): the progress, why
+    /// there is nothing to select, or how to select.
+    pub fn hint(&self) -> String {
+        if let Some(text) = self.progress_text() {
+            return text;
+        }
+        match (&self.failed, &self.notice) {
+            (Some(why), _) => format!("nothing to show: {why}"),
+            (None, Some(notice)) if self.types.is_empty() => notice.clone(),
+            _ => CLICK_HINT.into(),
+        }
     }
 
     /// The name given to a selection's profile.
