@@ -70,10 +70,10 @@ pub enum Change {
 ///   `0.15 + 0.85 × |b' − a'| / max(|a'|, |b'|)`: at least 0.15, 1 when one side is 0,
 ///   and growing with the relative change.
 pub fn classify(a: i64, b: i64, total_a: i64, total_b: i64, mode: DiffMode) -> Change {
-    if a == 0 && b > 0 {
+    if is_new(a, b) {
         return Change::New;
     }
-    if b == 0 && a > 0 {
+    if is_vanished(a, b) {
         return Change::Vanished;
     }
     let share = |v: i64, total: i64| {
@@ -108,6 +108,16 @@ pub fn classify(a: i64, b: i64, total_a: i64, total_b: i64, mode: DiffMode) -> C
     } else {
         Change::Less(intensity)
     }
+}
+
+/// Whether a frame with `a` in A and `b` in B is only in B ([`Change::New`]).
+pub fn is_new(a: i64, b: i64) -> bool {
+    a == 0 && b > 0
+}
+
+/// Whether a frame with `a` in A and `b` in B is only in A ([`Change::Vanished`]).
+pub fn is_vanished(a: i64, b: i64) -> bool {
+    b == 0 && a > 0
 }
 
 /// One row of the table of differences: a frame's values in A and in B.

@@ -44,8 +44,8 @@ impl DiffShow {
     pub fn keeps(self, a: i64, b: i64) -> bool {
         match self {
             DiffShow::All => true,
-            DiffShow::New => a == 0 && b > 0,
-            DiffShow::Vanished => b == 0 && a > 0,
+            DiffShow::New => diff::is_new(a, b),
+            DiffShow::Vanished => diff::is_vanished(a, b),
         }
     }
 }

@@ -268,7 +268,8 @@ impl FlintApp {
                 // under the field while it has the focus.
                 let listed: Vec<String> = match &bar.values {
                     Some((name, values))
-                        if *name == bar.add_name
+                        if (r.has_focus() || bar.suggesting)
+                            && *name == bar.add_name
                             && matches!(bar.add_op, Op::Equal | Op::NotEqual) =>
                     {
                         suggestions(values, &bar.add_value, SUGGESTIONS)
