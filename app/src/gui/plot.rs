@@ -3,13 +3,17 @@
 
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
-use egui_plot::{ItemId, Legend, Line, Plot, PlotMemory, PlotPoint, PlotPoints, Span, VLine};
+use egui_plot::{
+    ItemId, Legend, Line, Plot, PlotMemory, PlotPoint, PlotPoints, Points, Span, VLine,
+};
 use profile_model::units;
 
 use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
-use super::timeline::{MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click};
+use super::timeline::{
+    MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click, time_grid_steps, time_label,
+};
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
 const CLICK_SNAP_PX: f64 = 8.0;
@@ -20,6 +24,17 @@ const PLOT_ID: &str = "flint timeline plot";
 /// What the `i`th series' plot item (its line and legend entry) is identified by.
 fn series_key(i: usize) -> (&'static str, usize) {
     ("flint series", i)
+}
+
+/// A series drawn with this many points or fewer also gets a marker on each: a lone
+/// point draws no line, and a few points are easier to aim at.
+const MARKED_POINTS: usize = 64;
+
+/// The color of the `i`th series: egui_plot's own sequence (hues a golden ratio apart),
+/// given explicitly so that a series' line and markers share it.
+pub fn series_color(i: usize) -> Color32 {
+    let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
+    egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()
 }
 
 /// Points reduced to at most one per pixel column of a plot `width` pixels wide showing
@@ -282,7 +297,10 @@ impl FlintApp {
             .allow_double_click_reset(true)
             .y_axis_label(unit)
             .include_y(0.0)
-            .x_axis_formatter(|mark, _| hms((mark.value * 1e9) as i64))
+            .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                time_grid_steps(input.base_step_size)
+            }))
+            .x_axis_formatter(|mark, _| time_label(mark.value, mark.step_size))
             .label_formatter(move |pos| match pos {
                 egui_plot::HoverPosition::NearDataPoint {
                     plot_name,
@@ -303,9 +321,19 @@ impl FlintApp {
                     plot_ui.set_auto_bounds([false, true]);
                 }
                 for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
+                    let color = series_color(i);
+                    if points.len() <= MARKED_POINTS {
+                        plot_ui.points(
+                            Points::new(name.clone(), PlotPoints::Borrowed(points))
+                                .id(series_key(i))
+                                .color(color)
+                                .radius(3.0),
+                        );
+                    }
                     plot_ui.line(
                         Line::new(name, PlotPoints::Borrowed(points))
                             .id(series_key(i))
+                            .color(color)
                             .width(1.5),
                     );
                 }

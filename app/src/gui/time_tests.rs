@@ -606,3 +606,23 @@ fn a_directory_without_profiles_says_so_where_the_flame_graph_goes() {
     assert!(h.query_by_label(timeline::CLICK_HINT).is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_time_axis_falls_on_round_times_and_names_days() {
+    assert_eq!(timeline::time_grid_steps(0.3), [1.0, 5.0, 15.0]);
+    assert_eq!(timeline::time_grid_steps(40.0), [60.0, 300.0, 900.0]);
+    assert_eq!(
+        timeline::time_grid_steps(2000.0),
+        [3600.0, 10800.0, 43200.0]
+    );
+    assert_eq!(timeline::time_grid_steps(1e9), [2_592_000.0; 3]);
+    let noon = 1_796_040_000.0; // 2026-11-30 12:00:00 UTC
+    assert_eq!(timeline::time_label(noon + 20.0, 10.0), "12:00:20");
+    assert_eq!(timeline::time_label(noon + 900.0, 900.0), "12:15");
+    assert_eq!(
+        timeline::time_label(noon + 43_200.0, 3600.0),
+        "12-01",
+        "midnight"
+    );
+    assert_eq!(timeline::time_label(noon - 43_200.0, 86_400.0), "11-30");
+}

@@ -366,6 +366,58 @@ pub fn hms(nanos: i64) -> String {
     text.get(11..19).unwrap_or(&text).to_string()
 }
 
+/// Round steps of clock and calendar time, in seconds: the time axis's grid lines
+/// fall on multiples of them (UTC).
+const TIME_STEPS: [f64; 21] = [
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    15.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    900.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    10800.0,
+    21600.0,
+    43200.0,
+    86400.0,
+    172_800.0,
+    604_800.0,
+    2_592_000.0,
+];
+
+/// The three grid steps of the time axis when its thinnest lines may be `base`
+/// seconds apart: the smallest round time step at least that, and two larger ones.
+pub fn time_grid_steps(base: f64) -> [f64; 3] {
+    let last = TIME_STEPS.len() - 1;
+    let i = TIME_STEPS.iter().position(|&s| s >= base).unwrap_or(last);
+    let at = |k: usize| TIME_STEPS[k.min(last)];
+    [at(i), at(i + 2), at(i + 4)]
+}
+
+/// The label of a time axis line at `secs` (seconds since the epoch) of a grid step
+/// of `step` seconds: "12:39:20" below a minute, "12:40" below a day, the date
+/// ("11-30") at midnight and for steps of a day or more (UTC).
+pub fn time_label(secs: f64, step: f64) -> String {
+    let nanos = (secs * 1e9).round() as i64;
+    let text = capture::time::rfc3339(nanos);
+    let at_midnight = nanos.rem_euclid(86_400_000_000_000) == 0;
+    let part = if step >= 86400.0 || at_midnight {
+        text.get(5..10)
+    } else if step >= 60.0 {
+        text.get(11..16)
+    } else {
+        text.get(11..19)
+    };
+    part.unwrap_or(&text).to_string()
+}
+
 /// "2026-11-30" (UTC) of a time in nanoseconds.
 fn date(nanos: i64) -> String {
     let text = capture::time::rfc3339(nanos);
