@@ -213,6 +213,11 @@ impl FlintApp {
         );
         tl.step_nanos = step;
         tl.loading_series = true;
+        // The notice is about the last answer, unless the server is being retried (the
+        // notice then stays until it answers).
+        if tl.unavailable_since.is_none() {
+            tl.notice = None;
+        }
         self.run_query(ctx, async move {
             let names = source.labels(all_series, span).await.unwrap_or_default();
             let sum_by = sum_by.resolve(&names);
@@ -459,12 +464,13 @@ impl FlintApp {
                             tl.span.start_nanos as f64 / 1e9,
                             tl.span.end_nanos as f64 / 1e9,
                         ));
-                        if tl.types.is_empty() {
-                            tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
-                        }
                         tl.failed = None;
                         tl.source = Some(opened.source);
-                        self.load_series(ctx);
+                        if tl.types.is_empty() {
+                            tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
+                        } else {
+                            self.load_series(ctx);
+                        }
                     }
                     Err(e) => {
                         tl.failed = Some(e.clone());

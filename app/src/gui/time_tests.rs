@@ -96,6 +96,11 @@ fn empty_selection_keeps_the_view(set_aside_nodes: usize) {
     h.run_steps(4);
     assert_eq!(h.state().current.as_ref().unwrap().totals[0], before);
     h.get_by_label(NO_DATA);
+    // Plotting again (another preset, type or selector) answers anew: the notice about
+    // the empty selection goes.
+    h.state_mut().load_series(&ctx);
+    h.run_steps(4);
+    assert!(h.query_by_label(NO_DATA).is_none(), "the notice is stale");
     let _ = std::fs::remove_dir_all(dir);
 }
 
