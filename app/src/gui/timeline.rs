@@ -31,7 +31,7 @@ pub const MAX_SERIES: usize = 20;
 /// The message shown when a selection holds no profile.
 pub const NO_DATA: &str = "no data for this selection and range";
 /// Default height of the plot panel (points).
-pub const PANEL_HEIGHT: f32 = 220.0;
+pub const PANEL_HEIGHT: f32 = 290.0;
 /// Smallest height of the plot panel (points).
 pub const PANEL_MIN_HEIGHT: f32 = 120.0;
 
