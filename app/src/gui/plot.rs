@@ -13,6 +13,7 @@ use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
 use super::timeline::{
     MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click, time_grid_steps, time_label,
+    value_grid_steps, value_label,
 };
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
@@ -301,6 +302,10 @@ impl FlintApp {
                 time_grid_steps(input.base_step_size)
             }))
             .x_axis_formatter(|mark, _| time_label(mark.value, mark.step_size))
+            .y_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                value_grid_steps(input.base_step_size)
+            }))
+            .y_axis_formatter(|mark, _| value_label(mark.value, mark.step_size))
             .label_formatter(move |pos| match pos {
                 egui_plot::HoverPosition::NearDataPoint {
                     plot_name,

@@ -401,6 +401,42 @@ pub fn time_grid_steps(base: f64) -> [f64; 3] {
     [at(i), at(i + 2), at(i + 4)]
 }
 
+/// The three grid steps of the value axis when its thinnest lines may be `base` apart:
+/// steps of 1, 2 and 5 times a power of ten, the smallest at least `base` and the next
+/// two (egui_plot's own grid steps by powers of ten, which between 0 and 1 can leave
+/// only the 0 labelled).
+pub fn value_grid_steps(base: f64) -> [f64; 3] {
+    const MANTISSAS: [f64; 3] = [1.0, 2.0, 5.0];
+    let base = if base.is_finite() && base > 0.0 {
+        base
+    } else {
+        1.0
+    };
+    let power = base.log10().floor() as i32;
+    let step = |k: i32| MANTISSAS[k.rem_euclid(3) as usize] * 10f64.powi(power + k.div_euclid(3));
+    let first = (0..4)
+        .find(|&k| step(k) >= base * (1.0 - 1e-9))
+        .unwrap_or(3);
+    [step(first), step(first + 1), step(first + 2)]
+}
+
+/// The label of a value axis line at `value` of a grid step of `step`: as many
+/// decimals as the step needs ("0.5", "0.05", "2").
+pub fn value_label(value: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10() - 1e-9).ceil().max(0.0) as usize
+    } else {
+        0
+    };
+    // No "-0.0" for a line at zero reached from below.
+    let value = if value.abs() < step * 1e-6 {
+        0.0
+    } else {
+        value
+    };
+    format!("{value:.decimals$}")
+}
+
 /// The label of a time axis line at `secs` (seconds since the epoch) of a grid step
 /// of `step` seconds: "12:39:20" below a minute, "12:40" below a day, the date
 /// ("11-30") at midnight and for steps of a day or more (UTC).
