@@ -3,9 +3,7 @@
 
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
-use egui_plot::{
-    ItemId, Legend, Line, Plot, PlotMemory, PlotPoint, PlotPoints, Points, Span, VLine,
-};
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, VLine};
 use profile_model::units;
 
 use super::app::FlintApp;
@@ -22,9 +20,66 @@ const CLICK_SNAP_PX: f64 = 8.0;
 /// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
 const PLOT_ID: &str = "flint timeline plot";
 
-/// What the `i`th series' plot item (its line and legend entry) is identified by.
+/// What the `i`th series' plot items (its line and markers) are identified by.
 fn series_key(i: usize) -> (&'static str, usize) {
     ("flint series", i)
+}
+
+/// Width of the legend beside the plot (points), at most a third of the panel.
+const LEGEND_WIDTH: f32 = 260.0;
+
+/// Height of one legend entry (points).
+const LEGEND_ROW: f32 = 20.0;
+
+/// What a click on a legend entry asks for.
+enum LegendClick {
+    /// Switch the series' line on or off.
+    Toggle(usize),
+    /// Filter by the series' labels (Shift+click).
+    Filter(usize),
+}
+
+/// The legend beside the plot, `height` points tall (scrolled when the series do not
+/// fit): one checkbox per series, in its color, that switches its line on or off;
+/// Shift+click filters by its labels instead. The entry under the pointer, and what a
+/// click asks for.
+fn legend(
+    ui: &mut Ui,
+    series: &[PlotSeries],
+    hidden: &std::collections::BTreeSet<String>,
+    height: f32,
+) -> (Option<usize>, Option<LegendClick>) {
+    let shift = ui.input(|i| i.modifiers.shift);
+    let (mut hovered, mut click) = (None, None);
+    ui.vertical(|ui| {
+        ui.set_width(ui.available_width());
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+        egui::ScrollArea::vertical()
+            .id_salt("plot legend")
+            .max_height(height)
+            .auto_shrink([false, true])
+            .show_rows(ui, LEGEND_ROW, series.len(), |ui, rows| {
+                for i in rows {
+                    let Some(s) = series.get(i) else { continue };
+                    let mut on = !hidden.contains(&s.name);
+                    let text = egui::RichText::new(&s.name).color(series_color(i));
+                    let r = ui
+                        .checkbox(&mut on, text)
+                        .on_hover_text(format!("{}\nShift+click: filter by its labels", s.name));
+                    if r.hovered() {
+                        hovered = Some(i);
+                    }
+                    if r.clicked() {
+                        click = Some(if shift {
+                            LegendClick::Filter(i)
+                        } else {
+                            LegendClick::Toggle(i)
+                        });
+                    }
+                }
+            });
+    });
+    (hovered, click)
 }
 
 /// A series drawn with this many points or fewer also gets a marker on each: a lone
@@ -281,113 +336,134 @@ impl FlintApp {
         let footer = ui.spacing().interact_size.y + ui.spacing().item_spacing.y * 2.0;
         let height = (ui.available_height() - footer).max(60.0);
         tl.plot_height = height;
-        // Borrowed, not copied: the lines stay in the cache while the plot draws them.
-        let lines = tl.drawn_lines(shown, vx0, vx1, width);
-        // Shift+click on a legend entry filters by its labels: it must not also hide the
-        // line, as a plain click on the entry does, so the hidden lines are put back.
+        let visible: Vec<bool> = tl.series[..shown]
+            .iter()
+            .map(|s| !tl.hidden.contains(&s.name))
+            .collect();
+        let highlighted = tl.legend_hovered;
         let shift = ui.input(|i| i.modifiers.shift);
-        let plot_id = egui::Id::unique(PLOT_ID);
-        let hidden_before =
-            shift.then(|| PlotMemory::load(&ctx, plot_id).map(|m| m.hidden_items.clone()));
-        let resp = Plot::new(PLOT_ID)
-            .id(plot_id)
-            .height(height)
-            .legend(Legend::default())
-            .pan_pointer_button(PointerButton::Middle)
-            .allow_boxed_zoom(false)
-            .allow_double_click_reset(true)
-            .y_axis_label(unit)
-            .include_y(0.0)
-            .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
-                time_grid_steps(input.base_step_size)
-            }))
-            .x_axis_formatter(|mark, _| time_label(mark.value, mark.step_size))
-            .y_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
-                value_grid_steps(input.base_step_size)
-            }))
-            .y_axis_formatter(|mark, _| value_label(mark.value, mark.step_size))
-            .label_formatter(move |pos| match pos {
-                egui_plot::HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => Some(format!(
-                    "{plot_name}\n{}\n{:.3} {hover_unit}",
-                    hms((position.x * 1e9) as i64),
-                    position.y
-                )),
-                egui_plot::HoverPosition::Elsewhere { position } => {
-                    Some(hms((position.x * 1e9) as i64))
-                }
-            })
-            .show(ui, |plot_ui| {
-                if let Some((a, b)) = pending {
-                    plot_ui.set_plot_bounds_x(a..=b);
-                    plot_ui.set_auto_bounds([false, true]);
-                }
-                for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
-                    let color = series_color(i);
-                    if points.len() <= MARKED_POINTS {
-                        plot_ui.points(
-                            Points::new(name.clone(), PlotPoints::Borrowed(points))
+        let legend_width = if shown > 0 {
+            LEGEND_WIDTH.min(ui.available_width() / 3.0)
+        } else {
+            0.0
+        };
+        let plot_width =
+            (ui.available_width() - legend_width - ui.spacing().item_spacing.x).max(100.0);
+        let row = ui.horizontal_top(|ui| {
+            // Borrowed, not copied: the lines stay in the cache while the plot draws them.
+            let lines = tl.drawn_lines(shown, vx0, vx1, width);
+            let resp = Plot::new(PLOT_ID)
+                .id(egui::Id::unique(PLOT_ID))
+                .height(height)
+                .width(plot_width)
+                .pan_pointer_button(PointerButton::Middle)
+                .allow_boxed_zoom(false)
+                .allow_double_click_reset(true)
+                .y_axis_label(unit)
+                .include_y(0.0)
+                .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                    time_grid_steps(input.base_step_size)
+                }))
+                .x_axis_formatter(|mark, _| time_label(mark.value, mark.step_size))
+                .y_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                    value_grid_steps(input.base_step_size)
+                }))
+                .y_axis_formatter(|mark, _| value_label(mark.value, mark.step_size))
+                .label_formatter(move |pos| match pos {
+                    egui_plot::HoverPosition::NearDataPoint {
+                        plot_name,
+                        position,
+                        ..
+                    } => Some(format!(
+                        "{plot_name}\n{}\n{:.3} {hover_unit}",
+                        hms((position.x * 1e9) as i64),
+                        position.y
+                    )),
+                    egui_plot::HoverPosition::Elsewhere { position } => {
+                        Some(hms((position.x * 1e9) as i64))
+                    }
+                })
+                .show(ui, |plot_ui| {
+                    if let Some((a, b)) = pending {
+                        plot_ui.set_plot_bounds_x(a..=b);
+                        plot_ui.set_auto_bounds([false, true]);
+                    }
+                    for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
+                        if !visible[i] {
+                            continue;
+                        }
+                        let color = series_color(i);
+                        if points.len() <= MARKED_POINTS {
+                            plot_ui.points(
+                                Points::new(name.clone(), PlotPoints::Borrowed(points))
+                                    .id(series_key(i))
+                                    .color(color)
+                                    .radius(3.0),
+                            );
+                        }
+                        plot_ui.line(
+                            Line::new(name, PlotPoints::Borrowed(points))
                                 .id(series_key(i))
                                 .color(color)
-                                .radius(3.0),
+                                .width(1.5)
+                                .highlight(highlighted == Some(i)),
                         );
                     }
-                    plot_ui.line(
-                        Line::new(name, PlotPoints::Borrowed(points))
-                            .id(series_key(i))
-                            .color(color)
-                            .width(1.5),
-                    );
-                }
-                // Unnamed, so that the legend lists series only.
-                let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
-                match selection {
-                    Some(QueryTime::Single(t)) => {
-                        plot_ui.add(VLine::new("", t as f64 / 1e9).color(sel_color));
-                    }
-                    Some(QueryTime::Merge(r)) if r.end_nanos - r.start_nanos <= step => {
-                        plot_ui.add(
-                            VLine::new("", r.start_nanos as f64 / 1e9)
-                                .color(Color32::from_rgb(90, 140, 255)),
-                        );
-                    }
-                    Some(QueryTime::Merge(r)) => {
-                        plot_ui.add(
-                            Span::new("", r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9)
+                    // Selections and their spans, unnamed: only series are hovered by name.
+                    let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
+                    match selection {
+                        Some(QueryTime::Single(t)) => {
+                            plot_ui.add(VLine::new("", t as f64 / 1e9).color(sel_color));
+                        }
+                        Some(QueryTime::Merge(r)) if r.end_nanos - r.start_nanos <= step => {
+                            plot_ui.add(
+                                VLine::new("", r.start_nanos as f64 / 1e9)
+                                    .color(Color32::from_rgb(90, 140, 255)),
+                            );
+                        }
+                        Some(QueryTime::Merge(r)) => {
+                            plot_ui.add(
+                                Span::new(
+                                    "",
+                                    r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9,
+                                )
                                 .fill(sel_color),
-                        );
+                            );
+                        }
+                        None => {}
                     }
-                    None => {}
-                }
-                for (name, time, color) in sides {
-                    let range = match time {
-                        QueryTime::Single(t) => TimeRange {
-                            start_nanos: t,
-                            end_nanos: t,
-                        },
-                        QueryTime::Merge(r) => r,
-                    };
-                    let (x0, x1) = (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
-                    if range.end_nanos - range.start_nanos <= step {
-                        plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
-                    } else {
+                    for (name, time, color) in sides {
+                        let range = match time {
+                            QueryTime::Single(t) => TimeRange {
+                                start_nanos: t,
+                                end_nanos: t,
+                            },
+                            QueryTime::Merge(r) => r,
+                        };
+                        let (x0, x1) =
+                            (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
+                        if range.end_nanos - range.start_nanos <= step {
+                            plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
+                        } else {
+                            plot_ui.add(
+                                Span::new(name, x0..=x1)
+                                    .fill(color)
+                                    .border_color(color.to_opaque()),
+                            );
+                        }
+                    }
+                    if let Some((a, b)) = drag {
                         plot_ui.add(
-                            Span::new(name, x0..=x1)
-                                .fill(color)
-                                .border_color(color.to_opaque()),
+                            Span::new("dragging", a.min(b)..=a.max(b))
+                                .fill(Color32::from_rgba_unmultiplied(255, 200, 60, 50)),
                         );
                     }
-                }
-                if let Some((a, b)) = drag {
-                    plot_ui.add(
-                        Span::new("dragging", a.min(b)..=a.max(b))
-                            .fill(Color32::from_rgba_unmultiplied(255, 200, 60, 50)),
-                    );
-                }
-            });
+                });
+            let (hovered, click) = legend(ui, &tl.series[..shown], &tl.hidden, height);
+            (resp, hovered, click)
+        });
+        let (resp, legend_hovered, legend_click) = row.inner;
+        tl.legend_hovered = legend_hovered;
         tl.last_transform = Some(resp.transform);
         let bounds = resp.transform.bounds();
         tl.last_view = Some((
@@ -399,29 +475,33 @@ impl FlintApp {
         let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
         let mut chosen = None;
         let mut add = Vec::new();
-        let legend_pick = resp
-            .hovered_plot_item
-            .and_then(|item| (0..shown).find(|&i| ItemId::new(series_key(i)) == item));
-        if shift
-            && !r.clicked_by(PointerButton::Primary)
-            && ui.input(|i| i.pointer.primary_clicked())
-            && let Some(i) = legend_pick
-        {
-            add = series_matchers(&tl.series[i].labels, &tl.matchers);
-            if let Some(mut memory) = PlotMemory::load(&ctx, plot_id) {
-                memory.hidden_items = hidden_before.flatten().unwrap_or_default();
-                memory.store(&ctx, plot_id);
+        match legend_click {
+            Some(LegendClick::Filter(i)) => {
+                add = series_matchers(&tl.series[i].labels, &tl.matchers);
             }
-        } else if shift
+            Some(LegendClick::Toggle(i)) => {
+                let name = tl.series[i].name.clone();
+                if !tl.hidden.remove(&name) {
+                    tl.hidden.insert(name);
+                }
+            }
+            None => {}
+        }
+        if shift
             && r.clicked_by(PointerButton::Primary)
             && let Some(pos) = r.interact_pointer_pos()
         {
             let p = resp.transform.value_from_position(pos);
             let d = resp.transform.dpos_dvalue();
+            // Hidden lines are not there to be clicked.
             let drawn: Vec<Vec<[f64; 2]>> = tl
                 .drawn_lines(shown, vx0, vx1, width)
                 .iter()
-                .map(|line| line.iter().map(|p| [p.x, p.y]).collect())
+                .zip(&visible)
+                .map(|(line, on)| match on {
+                    true => line.iter().map(|p| [p.x, p.y]).collect(),
+                    false => Vec::new(),
+                })
                 .collect();
             let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
             if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
@@ -447,8 +527,13 @@ impl FlintApp {
             && let Some(pos) = r.interact_pointer_pos()
         {
             let px_per_second = resp.transform.dpos_dvalue()[0].abs();
+            let drawn: Vec<&PlotSeries> = tl.series[..shown]
+                .iter()
+                .zip(&visible)
+                .filter_map(|(s, on)| on.then_some(s))
+                .collect();
             chosen = Some(QueryTime::Merge(snap_click(
-                &tl.series[..shown.min(tl.series.len())],
+                &drawn,
                 x_at(pos),
                 px_per_second,
                 CLICK_SNAP_PX,

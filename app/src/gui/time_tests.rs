@@ -16,7 +16,7 @@ use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
 
-use super::test_fixtures::{FILES, fixture, fixture_dir, shift_click_at, window};
+use super::test_fixtures::{FILES, click_at, fixture, fixture_dir, shift_click_at, window};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn harness(dir: PathBuf) -> Harness<'static, FlintApp> {
@@ -142,7 +142,8 @@ fn a_click_beside_a_point_selects_that_points_bucket() {
         total: 1,
         points: points.iter().map(|&x| [x, 1.0]).collect(),
     };
-    let lines = [series(&[100.0, 102.0]), series(&[104.0])];
+    let (a, b) = (series(&[100.0, 102.0]), series(&[104.0]));
+    let lines = [&a, &b];
     let snap = |x, px| {
         let r = timeline::snap_click(&lines, x, px, 8.0, SEC);
         (r.start_nanos / SEC, r.end_nanos / SEC)
@@ -225,6 +226,16 @@ fn plotted_total(h: &Harness<'static, FlintApp>) -> i64 {
         .iter()
         .map(|s| s.total)
         .sum()
+}
+
+/// The window on `dir` in time mode, its series summed by `endpoint`.
+fn by_endpoint(dir: &std::path::Path) -> Harness<'static, FlintApp> {
+    let mut h = harness(dir.to_path_buf());
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+    h.run_steps(4);
+    h
 }
 
 /// The values of the label `endpoint` the time mode knows of.
@@ -414,11 +425,7 @@ fn plot_panel_keeps_its_height() {
 #[test]
 fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let dir = fixture_dir("shift");
-    let mut h = harness(dir.clone());
-    let ctx = h.ctx.clone();
-    h.state_mut()
-        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
-    h.run_steps(4);
+    let mut h = by_endpoint(&dir);
     let tl = h.state().timeline.as_ref().unwrap();
     let series = tl
         .series
@@ -443,13 +450,39 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
 }
 
 #[test]
+fn a_click_on_a_legend_entry_hides_its_line_and_a_second_shows_it() {
+    let dir = fixture_dir("legend-toggle");
+    let mut h = by_endpoint(&dir);
+    let names: Vec<String> = {
+        let tl = h.state().timeline.as_ref().unwrap();
+        tl.series.iter().map(|s| s.name.clone()).collect()
+    };
+    assert!(names.len() > 1, "{names:?}");
+    let toggled =
+        |h: &Harness<'_, FlintApp>, name: &str| h.get_by_label(name).accesskit_node().toggled();
+    let entry = h.get_by_label(&names[0]).rect().center();
+    click_at(&mut h, entry);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.hidden.contains(&names[0]), "{:?}", tl.hidden);
+    assert!(
+        h.state().current.is_none(),
+        "a click on the legend does not select"
+    );
+    assert_eq!(
+        toggled(&h, &names[0]),
+        Some(egui::accesskit::Toggled::False)
+    );
+    assert_eq!(toggled(&h, &names[1]), Some(egui::accesskit::Toggled::True));
+    click_at(&mut h, entry);
+    assert!(h.state().timeline.as_ref().unwrap().hidden.is_empty());
+    assert_eq!(toggled(&h, &names[0]), Some(egui::accesskit::Toggled::True));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn shift_click_on_a_legend_entry_adds_its_labels_and_keeps_the_line() {
     let dir = fixture_dir("legend");
-    let mut h = harness(dir.clone());
-    let ctx = h.ctx.clone();
-    h.state_mut()
-        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
-    h.run_steps(4);
+    let mut h = by_endpoint(&dir);
     let tl = h.state().timeline.as_ref().unwrap();
     let series = tl
         .series

@@ -148,6 +148,10 @@ pub struct Timeline {
     drawn: Option<(DrawnKey, Vec<Vec<PlotPoint>>)>,
     /// Draw every series, not only the largest [`MAX_SERIES`].
     pub show_all: bool,
+    /// The series switched off in the legend, by name.
+    pub hidden: std::collections::BTreeSet<String>,
+    /// The legend entry under the pointer last frame (its line is drawn highlighted).
+    pub legend_hovered: Option<usize>,
     /// The selection shown (set when its profile arrived).
     pub selection: Option<QueryTime>,
     /// Profiles merged into the selection.
@@ -245,6 +249,8 @@ impl Timeline {
             series_version: 0,
             drawn: None,
             show_all: false,
+            hidden: std::collections::BTreeSet::new(),
+            legend_hovered: None,
             selection: None,
             selection_profiles: 0,
             drag_start: None,
@@ -495,7 +501,7 @@ pub fn drag_to_range(x0: f64, x1: f64) -> TimeRange {
 /// that a click beside a point (drawn at its bucket's start) shows that point's
 /// profiles; else the bucket holding `x`.
 pub fn snap_click(
-    series: &[PlotSeries],
+    series: &[&PlotSeries],
     x: f64,
     px_per_second: f64,
     max_px: f64,
