@@ -33,9 +33,10 @@ impl FlintApp {
             if let Some(job) = &self.job {
                 cancel = ui.button("Cancel").clicked();
                 ui.label(job.progress_text());
-                // A spinner drawn from the clock: the window repaints at 4 Hz while a
-                // job runs (not every frame, as egui's Spinner would), which leaves the
-                // CPU to the job where rendering is done in software.
+                // A spinner drawn from the clock: the window repaints at 2 Hz while a
+                // job runs (`PROGRESS_REPAINT`, not every frame, as egui's Spinner
+                // would), which leaves the CPU to the job where rendering is done in
+                // software.
                 let turn = job.started.elapsed().as_secs_f32() * 1.5;
                 let (rect, _) =
                     ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());

@@ -371,7 +371,7 @@ impl FlintApp {
         };
         let msgs: Vec<TimeMsg> = tl.rx.try_iter().collect();
         if tl.indexing.is_some() || tl.querying.is_some() {
-            ctx.request_repaint_after(std::time::Duration::from_millis(250));
+            ctx.request_repaint_after(super::app::PROGRESS_REPAINT);
         }
         for msg in msgs {
             self.handle_time_msg(ctx, msg);
