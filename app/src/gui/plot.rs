@@ -17,6 +17,9 @@ use super::timeline::{
 /// How far (in pixels) from a point a click still selects that point's bucket.
 const CLICK_SNAP_PX: f64 = 8.0;
 
+/// How far (in pixels) from a line a click is still a click on that line.
+const LINE_PICK_PX: f64 = 12.0;
+
 /// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
 const PLOT_ID: &str = "flint timeline plot";
 
@@ -277,6 +280,7 @@ impl FlintApp {
         if reload {
             tl.set_series(Vec::new());
             tl.selection = None;
+            tl.selection_series.clear();
             tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
             self.compare.clear();
         }
@@ -489,24 +493,27 @@ impl FlintApp {
             }
             None => {}
         }
-        if shift
-            && r.clicked_by(PointerButton::Primary)
-            && let Some(pos) = r.interact_pointer_pos()
-        {
-            let p = resp.transform.value_from_position(pos);
-            let d = resp.transform.dpos_dvalue();
-            // Hidden lines are not there to be clicked.
-            let drawn: Vec<Vec<[f64; 2]>> = tl
-                .drawn_lines(shown, vx0, vx1, width)
-                .iter()
-                .zip(&visible)
-                .map(|(line, on)| match on {
-                    true => line.iter().map(|p| [p.x, p.y]).collect(),
-                    false => Vec::new(),
-                })
-                .collect();
-            let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
-            if let Some(i) = nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], 12.0) {
+        // The line under a click (hidden lines are not there to be clicked).
+        let clicked_line = match r.interact_pointer_pos() {
+            Some(pos) if r.clicked_by(PointerButton::Primary) => {
+                let p = resp.transform.value_from_position(pos);
+                let d = resp.transform.dpos_dvalue();
+                let drawn: Vec<Vec<[f64; 2]>> = tl
+                    .drawn_lines(shown, vx0, vx1, width)
+                    .iter()
+                    .zip(&visible)
+                    .map(|(line, on)| match on {
+                        true => line.iter().map(|p| [p.x, p.y]).collect(),
+                        false => Vec::new(),
+                    })
+                    .collect();
+                let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
+                nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], LINE_PICK_PX)
+            }
+            _ => None,
+        };
+        if shift && r.clicked_by(PointerButton::Primary) {
+            if let Some(i) = clicked_line {
                 add = series_matchers(&tl.series[i].labels, &tl.matchers);
             }
         } else if r.drag_started_by(PointerButton::Primary)
@@ -522,6 +529,7 @@ impl FlintApp {
         }
         if r.drag_stopped_by(PointerButton::Primary) {
             if let (Some(a), Some(b)) = (tl.drag_start.take(), tl.drag_now.take()) {
+                tl.selection_series.clear();
                 chosen = Some(QueryTime::Merge(drag_to_range(a, b)));
             }
         } else if !shift
@@ -529,11 +537,19 @@ impl FlintApp {
             && let Some(pos) = r.interact_pointer_pos()
         {
             let px_per_second = resp.transform.dpos_dvalue()[0].abs();
-            let drawn: Vec<&PlotSeries> = tl.series[..shown]
-                .iter()
-                .zip(&visible)
-                .filter_map(|(s, on)| on.then_some(s))
-                .collect();
+            // A click on a line shows its series' profile at the point nearest the
+            // click; elsewhere, every series' at the point nearest the click.
+            let drawn: Vec<&PlotSeries> = match clicked_line {
+                Some(i) => vec![&tl.series[i]],
+                None => tl.series[..shown]
+                    .iter()
+                    .zip(&visible)
+                    .filter_map(|(s, on)| on.then_some(s))
+                    .collect(),
+            };
+            tl.selection_series = clicked_line
+                .map(|i| series_matchers(&tl.series[i].labels, &tl.matchers))
+                .unwrap_or_default();
             chosen = Some(QueryTime::Merge(snap_click(
                 &drawn,
                 x_at(pos),

@@ -294,6 +294,7 @@ impl FlintApp {
                     tl.type_index = index;
                     tl.set_series(Vec::new());
                     tl.selection = None;
+                    tl.selection_series.clear();
                     self.compare.clear();
                 }
                 self.set_matchers(ctx, matchers);
@@ -312,7 +313,8 @@ impl FlintApp {
 
     /// Merges every profile matching the selector in the visible time range.
     pub fn merge_visible(&mut self, ctx: &Context) {
-        if let Some(tl) = &self.timeline {
+        if let Some(tl) = &mut self.timeline {
+            tl.selection_series.clear();
             let range = tl.visible_range();
             self.select_time(ctx, QueryTime::Merge(range));
         }
@@ -325,9 +327,14 @@ impl FlintApp {
         let Some(tl) = &self.timeline else {
             return;
         };
-        let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
+        let (Some(source), Some(mut selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
+        for m in &tl.selection_series {
+            if !selector.matchers.contains(m) {
+                selector.matchers.push(m.clone());
+            }
+        }
         let side = target.map(|s| (s, selector.matchers.clone()));
         if side.is_none() {
             // The merge's tables and the view it becomes are as large as the view
@@ -565,8 +572,12 @@ impl FlintApp {
         let tl = self.timeline.as_ref()?;
         let time = tl.selection?;
         let cur = self.current.as_ref()?;
+        let series = match super::compare::matchers_text(&tl.selection_series) {
+            text if text.is_empty() => text,
+            text => format!(" {text}"),
+        };
         Some(format!(
-            "selection: {}, {} profile{}, total {}",
+            "selection: {}{series}, {} profile{}, total {}",
             describe_time(time, tl.step_nanos),
             tl.selection_profiles,
             if tl.selection_profiles == 1 { "" } else { "s" },

@@ -238,6 +238,23 @@ fn by_endpoint(dir: &std::path::Path) -> Harness<'static, FlintApp> {
     h
 }
 
+/// Where on the screen the middle point of the first series with an `endpoint` label
+/// is drawn, and that label's value.
+fn endpoint_point(h: &Harness<'_, FlintApp>) -> (egui::Pos2, String) {
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    let series = tl
+        .series
+        .iter()
+        .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
+        .expect("a series by endpoint");
+    let p = series.points[series.points.len() / 2];
+    let pos = tl
+        .last_transform
+        .expect("the plot was drawn")
+        .position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
+    (pos, series.labels[0].1.clone())
+}
+
 /// The values of the label `endpoint` the time mode knows of.
 fn endpoint_values(h: &Harness<'_, FlintApp>) -> Vec<String> {
     let tl = h.state().timeline.as_ref().expect("time mode");
@@ -426,17 +443,7 @@ fn plot_panel_keeps_its_height() {
 fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let dir = fixture_dir("shift");
     let mut h = by_endpoint(&dir);
-    let tl = h.state().timeline.as_ref().unwrap();
-    let series = tl
-        .series
-        .iter()
-        .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
-        .unwrap();
-    let p = series.points[series.points.len() / 2];
-    let pos = tl
-        .last_transform
-        .unwrap()
-        .position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
+    let (pos, _) = endpoint_point(&h);
     shift_click_at(&mut h, pos);
     let app = h.state();
     assert!(app.current.is_none(), "a Shift+click does not select");
@@ -682,4 +689,57 @@ fn the_value_axis_steps_by_one_two_and_five() {
     assert_eq!(timeline::value_label(4.0, 2.0), "4");
     assert_eq!(timeline::value_label(3000.0, 1000.0), "3000");
     assert_eq!(timeline::value_label(-1e-17, 0.1), "0.0");
+}
+
+/// The sum of the default column of the samples of the fixtures in `range` that have
+/// `endpoint` = `value` (every sample when `value` is `None`).
+fn total_in(range: TimeRange, value: Option<&str>) -> i64 {
+    FILES
+        .iter()
+        .filter(|f| {
+            let bytes = std::fs::read(fixture(f)).unwrap();
+            let t = codec::decode(&bytes).unwrap().time_nanos;
+            range.start_nanos <= t && t < range.end_nanos
+        })
+        .map(|f| match value {
+            Some(v) => endpoint_total(f, v),
+            None => default_total(f).0,
+        })
+        .sum()
+}
+
+#[test]
+fn a_click_on_a_line_shows_that_series_profile_at_the_point() {
+    let dir = fixture_dir("point");
+    let mut h = by_endpoint(&dir);
+    let (pos, value) = endpoint_point(&h);
+    click_at(&mut h, pos);
+    h.run_steps(4);
+    let app = h.state();
+    let tl = app.timeline.as_ref().unwrap();
+    assert_eq!(tl.selection_series, vec![endpoint(&value)]);
+    assert!(tl.matchers.is_empty(), "the selector itself is unchanged");
+    let Some(QueryTime::Merge(range)) = tl.selection else {
+        panic!("a point is selected: {:?}", tl.selection);
+    };
+    let (series_total, all) = (total_in(range, Some(&value)), total_in(range, None));
+    assert!(
+        series_total > 0 && series_total < all,
+        "{series_total} of {all}"
+    );
+    assert_eq!(app.current.as_ref().unwrap().totals[0], series_total);
+    let text = app.selection_text().unwrap();
+    assert!(
+        text.contains(&format!("{{endpoint=\"{value}\"}}")),
+        "{text}"
+    );
+    h.get_by_label(&text);
+
+    // Merge takes every series again.
+    let ctx = h.ctx.clone();
+    h.state_mut().merge_visible(&ctx);
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.selection_series.is_empty());
+    let _ = std::fs::remove_dir_all(dir);
 }

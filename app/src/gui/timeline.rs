@@ -154,6 +154,10 @@ pub struct Timeline {
     pub legend_hovered: Option<usize>,
     /// The selection shown (set when its profile arrived).
     pub selection: Option<QueryTime>,
+    /// The labels of the series whose point was clicked, as matchers added to the
+    /// selector for that selection only (empty for a range, or a click away from every
+    /// line): a point shows the profile of its series, as in Parca.
+    pub selection_series: Vec<Matcher>,
     /// Profiles merged into the selection.
     pub selection_profiles: usize,
     /// Where a primary drag started (seconds).
@@ -252,6 +256,7 @@ impl Timeline {
             hidden: std::collections::BTreeSet::new(),
             legend_hovered: None,
             selection: None,
+            selection_series: Vec::new(),
             selection_profiles: 0,
             drag_start: None,
             drag_now: None,
