@@ -19,9 +19,7 @@ pub fn diff_hover_text(res: &DiffLoaded, mode: DiffMode, h: &FlameRect) -> Strin
     match h.kind {
         RectKind::Node(n) => {
             let values = res.values(mode);
-            let at = |v: &[i64]| v.get(n as usize).copied().unwrap_or(0);
-            let (a, b) = (at(&res.totals_a), at(&res.totals_b));
-            let delta = profile_model::diff::delta(a, b, values.total_a, values.total_b, mode);
+            let delta = values.delta(n);
             format!(
                 "hovered: {} — {} ({}, {:+.2}%)",
                 flame::node_name(&res.tree, &res.frames, n),

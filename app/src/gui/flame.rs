@@ -109,16 +109,22 @@ pub struct DiffValues<'a> {
 }
 
 impl DiffValues<'_> {
+    /// `node`'s totals in A and in B.
+    pub fn of(&self, node: NodeId) -> (i64, i64) {
+        let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
+        (at(self.a), at(self.b))
+    }
+
     /// How `node` changed from A to B.
     pub fn change(&self, node: NodeId) -> Change {
-        let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
-        diff::classify(
-            at(self.a),
-            at(self.b),
-            self.total_a,
-            self.total_b,
-            self.mode,
-        )
+        let (a, b) = self.of(node);
+        diff::classify(a, b, self.total_a, self.total_b, self.mode)
+    }
+
+    /// `node`'s change as the diff table shows it, in the comparison's mode.
+    pub fn delta(&self, node: NodeId) -> diff::Delta {
+        let (a, b) = self.of(node);
+        diff::delta(a, b, self.total_a, self.total_b, self.mode)
     }
 }
 
@@ -439,9 +445,8 @@ pub fn describe_diff(input: &FlameInput<'_>, d: &DiffValues<'_>, fr: &FlameRect)
     let RectKind::Node(node) = fr.kind else {
         return describe(input, fr);
     };
-    let at = |v: &[i64]| v.get(node as usize).copied().unwrap_or(0);
-    let (a, b) = (at(d.a), at(d.b));
-    let delta = diff::delta(a, b, d.total_a, d.total_b, d.mode);
+    let (a, b) = d.of(node);
+    let delta = d.delta(node);
     let change = match d.mode {
         DiffMode::Relative => format!(
             "change: {} ({:+.2}% of B's total), A scaled to B's total",

@@ -20,7 +20,7 @@ const CLICK_SNAP_PX: f64 = 8.0;
 /// How far (in pixels) from a line a click is still a click on that line.
 const LINE_PICK_PX: f64 = 12.0;
 
-/// The plot's id, under which egui_plot keeps its memory (bounds, hidden lines).
+/// The plot's id, under which egui_plot keeps its memory (bounds).
 const PLOT_ID: &str = "flint timeline plot";
 
 /// What the `i`th series' plot items (its line and markers) are identified by.

@@ -348,8 +348,8 @@ impl Timeline {
         None
     }
 
-    /// What the flame graph's place says while nothing is selected (see [`CLICK_HINT`]): the progress, why
-    /// there is nothing to select, or how to select.
+    /// What the flame graph's place says while nothing is selected: the progress, why
+    /// there is nothing to select, or how to select ([`CLICK_HINT`]).
     pub fn hint(&self) -> String {
         if let Some(text) = self.progress_text() {
             return text;
@@ -512,17 +512,16 @@ pub fn snap_click(
     max_px: f64,
     step_nanos: i64,
 ) -> TimeRange {
+    // Each series' points on either side of `x`, the nearest of all of them.
     let nearest = series
         .iter()
-        .filter_map(|s| {
+        .flat_map(|s| {
             let after = s.points.partition_point(|p| p[0] < x);
             let before = after.checked_sub(1).and_then(|i| s.points.get(i));
             [before, s.points.get(after)]
-                .into_iter()
-                .flatten()
-                .map(|p| p[0])
-                .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()))
         })
+        .flatten()
+        .map(|p| p[0])
         .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()));
     match nearest {
         Some(p) if (p - x).abs() * px_per_second <= max_px => click_to_range(p, step_nanos),
