@@ -223,11 +223,12 @@ impl FlintApp {
                         );
                     }
                     let text = ui.visuals().text_color();
-                    painter.with_clip_rect(c[0].shrink2(vec2(2.0, 0.0))).text(
+                    super::top_table::paint_name(
+                        painter,
+                        c[0].shrink2(vec2(2.0, 0.0)),
                         pos2(c[0].left() + 15.0, c[0].center().y),
-                        Align2::LEFT_CENTER,
                         name,
-                        font.clone(),
+                        &font,
                         text,
                     );
                     let delta = row.delta(total_a, total_b, mode);

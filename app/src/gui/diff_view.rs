@@ -251,7 +251,9 @@ impl FlintApp {
                         Side::A => "A (before)",
                         Side::B => "B (after)",
                     };
-                    ui.label(format!("drag a range on the plot to select {next}"));
+                    ui.label(format!(
+                        "click a point or drag a range on the plot to select {next}"
+                    ));
                 }
             });
             return;

@@ -201,16 +201,6 @@ impl TopTableState {
                         let (x0, x1): (f32, f32) = cols[c];
                         Rect::from_min_max(pos2(x0, rect.top()), pos2(x1, rect.bottom()))
                     };
-                    let left = |c: usize, text: &str, color: Color32| {
-                        let r = cell(c);
-                        painter.with_clip_rect(r.shrink2(vec2(2.0, 0.0))).text(
-                            pos2(r.left() + 4.0, r.center().y),
-                            Align2::LEFT_CENTER,
-                            text,
-                            font.clone(),
-                            color,
-                        );
-                    };
                     let right = |c: usize, text: String| {
                         let r = cell(c);
                         painter.with_clip_rect(r).text(
@@ -221,7 +211,15 @@ impl TopTableState {
                             color,
                         );
                     };
-                    left(0, name, color);
+                    let name_cell = cell(0);
+                    paint_name(
+                        painter,
+                        name_cell.shrink2(vec2(2.0, 0.0)),
+                        pos2(name_cell.left() + 4.0, name_cell.center().y),
+                        name,
+                        &font,
+                        color,
+                    );
                     right(1, units::readable(row.flat, unit));
                     right(2, units::percent(row.flat, top.total));
                     right(3, units::readable(row.cum, unit));
@@ -286,4 +284,77 @@ pub(super) fn sort_header(
         ));
     }
     response
+}
+
+/// Paints a function's `name` left-aligned at `pos` in `cell`, shortened to the cell's
+/// width by [`fit_name`].
+pub(super) fn paint_name(
+    painter: &egui::Painter,
+    cell: Rect,
+    pos: egui::Pos2,
+    name: &str,
+    font: &FontId,
+    color: Color32,
+) {
+    let layout = |text: String| painter.layout_no_wrap(text, font.clone(), color);
+    let room = cell.right() - pos.x - 2.0;
+    let text = fit_name(name, room, |text| layout(text.to_string()).size().x);
+    let galley = layout(text);
+    let rect = Align2::LEFT_CENTER.anchor_size(pos, galley.size());
+    painter.with_clip_rect(cell).galley(rect.min, galley, color);
+}
+
+/// `name` shortened to fit `room` points, as the flame graph shortens its labels
+/// ([`super::flame::elide`]: first without the package path, then cut with "…"), so that
+/// long names sharing a prefix (`github.com/acme/api-server/…`) stay told apart.
+/// `width` measures a text; glyphs differ in width, so the characters that fit are
+/// guessed from the width measured, and guessed again (fewer) while still too wide.
+fn fit_name(name: &str, room: f32, width: impl Fn(&str) -> f32) -> String {
+    let mut text = name.to_string();
+    let mut chars = name.chars().count();
+    let mut w = width(&text);
+    while w > room && chars > 3 {
+        let fit = (chars as f32 * room / w).floor() as usize;
+        chars = fit.min(chars - 1).max(3);
+        let Some(short) = super::flame::elide(name, chars) else {
+            break;
+        };
+        w = width(&short);
+        text = short;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_name;
+
+    /// A width of 7 points a character, 14 for "W".
+    fn width(text: &str) -> f32 {
+        text.chars()
+            .map(|c| if c == 'W' { 14.0 } else { 7.0 })
+            .sum()
+    }
+
+    #[test]
+    fn a_name_that_fits_is_kept_whole() {
+        assert_eq!(fit_name("main.main", 70.0, width), "main.main");
+    }
+
+    #[test]
+    fn a_long_name_loses_its_package_path_first() {
+        let name = "github.com/acme/api-server/handler.(*Server).ServeHTTP";
+        assert_eq!(fit_name(name, 200.0, width), "handler.(*Server).ServeHTTP");
+    }
+
+    #[test]
+    fn a_name_still_too_wide_is_cut_until_it_fits() {
+        let name = "acme::auth::WWWWWWWWWWImpl::serveToken";
+        let text = fit_name(name, 140.0, width);
+        assert!(width(&text) <= 140.0, "{text}");
+        assert!(
+            text.starts_with("acme::auth::") && text.ends_with('…'),
+            "{text}"
+        );
+    }
 }
