@@ -126,6 +126,8 @@ pub struct FlintApp {
     /// whether it opened a new file (else it recomputed the view).
     pub last_job: Option<(Duration, bool)>,
     pub(super) dialogs: Vec<Receiver<Dialog>>,
+    /// The window's prompt for a path, where no system file dialog can be shown.
+    pub path_prompt: Option<super::dialogs::PathPrompt>,
     pub(super) focus_search: bool,
     title: String,
     /// Compare mode (time mode): selections A and B and their comparison.
@@ -169,6 +171,7 @@ impl FlintApp {
             message: None,
             last_job: None,
             dialogs: Vec::new(),
+            path_prompt: None,
             focus_search: false,
             title: String::new(),
             compare: CompareState::default(),
@@ -316,6 +319,20 @@ impl FlintApp {
         }
     }
 
+    /// Drops the view shown, and any job recomputing it: what was opened replaces it.
+    pub(super) fn drop_view(&mut self) {
+        if let Some(job) = self.job.take() {
+            job.cancel();
+        }
+        self.set_aside = None;
+        self.current = None;
+        self.flame.selected = None;
+        self.flame.hovered = None;
+        self.flame.history.clear();
+        self.flame.zoom = CallTree::ROOT;
+        self.data_generation += 1;
+    }
+
     /// Puts the settings being edited back to `key` (so that a view rebuilt or kept
     /// with them is not recomputed at once).
     fn settings_back_to(&mut self, key: SettingsKey) {
@@ -349,6 +366,10 @@ impl FlintApp {
                 if new_file {
                     self.flame.selected = None;
                     self.error = None;
+                    if self.live.is_none() {
+                        // A file opened on its own replaces the plot it was opened from.
+                        self.leave_time_mode();
+                    }
                 }
                 self.flame.history.clear();
                 self.flame.hovered = None;
@@ -388,7 +409,7 @@ impl FlintApp {
                 }
             }
         }
-        self.poll_dialogs();
+        self.poll_dialogs(ctx);
         // Queued files, then settings changes.
         if let Some(source) = self.pending.pop() {
             self.pending.clear();
@@ -519,6 +540,7 @@ impl FlintApp {
         });
 
         self.connect_window(&ctx);
+        self.path_prompt_window(&ctx);
         self.drop_overlay(&ctx);
         if self.is_loading()
             || self.compare.job.is_some()

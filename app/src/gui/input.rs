@@ -33,12 +33,17 @@ impl FlintApp {
         }
         let dropped = ctx.input(|i| i.raw.dropped_files.first().cloned());
         if let Some(file) = dropped {
-            let path = file.path().to_path_buf();
-            if super::timeline::is_time_dir(&path) {
-                self.open_dir(ctx, path);
-            } else {
-                self.pending.push(Source::Path(path));
-            }
+            self.open_path(ctx, file.path().to_path_buf());
+        }
+    }
+
+    /// Opens `path` as a dropped file is opened: a directory of profiles in the time
+    /// mode, anything else as one profile.
+    pub(super) fn open_path(&mut self, ctx: &Context, path: std::path::PathBuf) {
+        if super::timeline::is_time_dir(&path) {
+            self.open_dir(ctx, path);
+        } else {
+            self.pending.push(Source::Path(path));
         }
     }
 

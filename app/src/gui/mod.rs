@@ -32,6 +32,8 @@ mod compare_tests;
 #[cfg(test)]
 mod live_tests;
 #[cfg(test)]
+mod open_tests;
+#[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
 mod test_fixtures;

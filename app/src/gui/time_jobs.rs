@@ -160,6 +160,16 @@ impl FlintApp {
         progress
     }
 
+    /// Leaves the time mode (for a file opened on its own): the plot, its queries and
+    /// compare go.
+    pub(super) fn leave_time_mode(&mut self) {
+        if let Some(old) = self.timeline.take() {
+            old.cancel_jobs();
+        }
+        self.compare.clear();
+        self.compare.enabled = false;
+    }
+
     /// Runs `fut` on the query runtime (blocking in tests), sending its message back.
     fn run_query(&mut self, ctx: &Context, fut: impl Future<Output = TimeMsg> + Send + 'static) {
         let Some(tl) = &self.timeline else {
@@ -473,10 +483,15 @@ impl FlintApp {
                         ));
                         tl.failed = None;
                         tl.source = Some(opened.source);
+                        let fresh = tl.origin != Origin::Capture;
                         if tl.types.is_empty() {
                             tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
                         } else {
                             self.load_series(ctx);
+                        }
+                        if fresh {
+                            // A view of what was open before is not of these profiles.
+                            self.drop_view();
                         }
                     }
                     Err(e) => {
