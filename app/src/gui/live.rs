@@ -207,10 +207,7 @@ impl FlintApp {
         }
         tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);
         tl.profiles = Some(tl.profiles.unwrap_or(0) + 1);
-        tl.pending_bounds = Some((
-            tl.span.start_nanos as f64 / 1e9,
-            tl.span.end_nanos as f64 / 1e9,
-        ));
+        tl.pending_bounds = Some(tl.whole_bounds());
         self.load_series(ctx);
         if follow && !self.comparing() {
             if let Some(tl) = &mut self.timeline {

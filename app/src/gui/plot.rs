@@ -10,8 +10,8 @@ use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
 use super::timeline::{
-    MAX_SERIES, Origin, PlotSeries, click_to_range, drag_to_range, hms, snap_click,
-    time_grid_steps, time_label, value_grid_steps, value_label,
+    MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click, time_grid_steps, time_label,
+    value_grid_steps, value_label,
 };
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
@@ -249,8 +249,10 @@ impl FlintApp {
                         tl.pending_bounds =
                             Some((tl.span.start_nanos as f64 / 1e9, now as f64 / 1e9));
                         reload_range = true;
+                    } else if end - secs <= start {
+                        tl.pending_bounds = Some(tl.whole_bounds());
                     } else {
-                        tl.pending_bounds = Some(((end - secs).max(start), end));
+                        tl.pending_bounds = Some((end - secs, end));
                     }
                 }
             }
@@ -389,8 +391,6 @@ impl FlintApp {
                 })
                 .show(ui, |plot_ui| {
                     if let Some((a, b)) = pending {
-                        // From the start of the first bucket, where its point is drawn.
-                        let a = click_to_range(a, step).start_nanos as f64 / 1e9;
                         plot_ui.set_plot_bounds_x(a..=b);
                         plot_ui.set_auto_bounds([false, true]);
                     }

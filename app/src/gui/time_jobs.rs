@@ -477,10 +477,7 @@ impl FlintApp {
                         tl.set_types(opened.types);
                         tl.warnings = opened.warnings;
                         tl.profiles = opened.profiles;
-                        tl.pending_bounds = Some((
-                            tl.span.start_nanos as f64 / 1e9,
-                            tl.span.end_nanos as f64 / 1e9,
-                        ));
+                        tl.pending_bounds = Some(tl.whole_bounds());
                         tl.failed = None;
                         tl.source = Some(opened.source);
                         let fresh = tl.origin != Origin::Capture;

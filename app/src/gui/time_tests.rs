@@ -743,3 +743,22 @@ fn a_click_on_a_line_shows_that_series_profile_at_the_point() {
     assert!(tl.selection_series.is_empty());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_whole_view_keeps_the_first_last_and_a_lone_point_off_the_edges() {
+    const SEC: i64 = 1_000_000_000;
+    let mut tl = timeline::Timeline::new(timeline::Origin::Capture);
+    let day = 86_400 * SEC;
+    tl.span = TimeRange {
+        start_nanos: 1_700_000_000 * SEC,
+        end_nanos: 1_700_000_000 * SEC + day,
+    };
+    let (a, b) = tl.whole_bounds();
+    let (start, end) = (1_700_000_000.0, 1_700_000_000.0 + 86_400.0);
+    assert!((start - a - 86_400.0 * timeline::MARGIN).abs() < 1e-3, "{a}");
+    assert!((b - end - 86_400.0 * timeline::MARGIN).abs() < 1e-3, "{b}");
+    // One 10-second profile: at least a second either side.
+    tl.span.end_nanos = tl.span.start_nanos + 10 * SEC;
+    let (a, b) = tl.whole_bounds();
+    assert_eq!((a, b), (start - 1.0, start + 11.0));
+}

@@ -198,6 +198,9 @@ pub struct Timeline {
 /// points, number of series drawn.
 type DrawnKey = (u64, u64, u64, u32, usize);
 
+/// The margin either side of the data in the plot's whole view, as a share of its span.
+pub const MARGIN: f64 = 0.03;
+
 impl Timeline {
     /// Cancels the listing and the query under way, if any.
     pub fn cancel_jobs(&self) {
@@ -346,6 +349,18 @@ impl Timeline {
             return Some(format!("merging {done}/{total} profiles"));
         }
         None
+    }
+
+    /// The plot's bounds (seconds) that show all the data: the span with a margin of
+    /// [`MARGIN`] of it (at least a second) on each side, so that the first and last
+    /// points, and a lone one, are drawn inside the plot rather than on its edges.
+    pub fn whole_bounds(&self) -> (f64, f64) {
+        let (start, end) = (
+            self.span.start_nanos as f64 / 1e9,
+            self.span.end_nanos as f64 / 1e9,
+        );
+        let margin = ((end - start) * MARGIN).max(1.0);
+        (start - margin, end + margin)
     }
 
     /// What the flame graph's place says while nothing is selected: the progress, why
