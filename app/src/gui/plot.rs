@@ -355,6 +355,16 @@ impl FlintApp {
         };
         let plot_width =
             (ui.available_width() - legend_width - ui.spacing().item_spacing.x).max(100.0);
+        // The wheel moves along time: over the plot, its turn pans sideways (Ctrl+wheel
+        // zooms time; values always fit what is drawn).
+        if let Some(t) = &tl.last_transform
+            && ui.rect_contains_pointer(*t.frame())
+        {
+            ui.input_mut(|i| {
+                let d = i.smooth_scroll_delta;
+                i.smooth_scroll_delta = egui::vec2(d.x + d.y, 0.0);
+            });
+        }
         let row = ui.horizontal_top(|ui| {
             // Borrowed, not copied: the lines stay in the cache while the plot draws them.
             let lines = tl.drawn_lines(shown, vx0, vx1, width);
@@ -364,6 +374,8 @@ impl FlintApp {
                 .width(plot_width)
                 .pan_pointer_button(PointerButton::Middle)
                 .allow_boxed_zoom(false)
+                .allow_zoom([true, false])
+                .allow_scroll([true, false])
                 .allow_double_click_reset(true)
                 .y_axis_label(unit)
                 .include_y(0.0)
@@ -393,6 +405,10 @@ impl FlintApp {
                     if let Some((a, b)) = pending {
                         plot_ui.set_plot_bounds_x(a..=b);
                         plot_ui.set_auto_bounds([false, true]);
+                    } else if !plot_ui.auto_bounds().y {
+                        // Panned: the values fit again.
+                        let x = plot_ui.auto_bounds().x;
+                        plot_ui.set_auto_bounds([x, true]);
                     }
                     for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
                         if !visible[i] {
@@ -563,7 +579,7 @@ impl FlintApp {
                 ui.strong(text);
                 ui.separator();
             }
-            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan, Ctrl+scroll to zoom, double-click to reset");
+            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time, double-click to reset");
         });
         // Fill the panel (see above): its stored size is the size of what it holds.
         ui.expand_to_include_rect(ui.max_rect());

@@ -755,10 +755,62 @@ fn the_whole_view_keeps_the_first_last_and_a_lone_point_off_the_edges() {
     };
     let (a, b) = tl.whole_bounds();
     let (start, end) = (1_700_000_000.0, 1_700_000_000.0 + 86_400.0);
-    assert!((start - a - 86_400.0 * timeline::MARGIN).abs() < 1e-3, "{a}");
+    assert!(
+        (start - a - 86_400.0 * timeline::MARGIN).abs() < 1e-3,
+        "{a}"
+    );
     assert!((b - end - 86_400.0 * timeline::MARGIN).abs() < 1e-3, "{b}");
     // One 10-second profile: at least a second either side.
     tl.span.end_nanos = tl.span.start_nanos + 10 * SEC;
     let (a, b) = tl.whole_bounds();
     assert_eq!((a, b), (start - 1.0, start + 11.0));
+}
+
+/// Turns the wheel by `lines` over `pos` with `modifiers` held, and lets the window settle.
+fn wheel(h: &mut Harness<'_, FlintApp>, pos: egui::Pos2, lines: f32, modifiers: egui::Modifiers) {
+    h.hover_at(pos);
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: egui::vec2(0.0, lines),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Wheel,
+        modifiers,
+    });
+    h.run_steps(30);
+}
+
+#[test]
+fn the_wheel_pans_and_zooms_the_time_and_the_values_stay_fitted() {
+    let dir = fixture_dir("wheel");
+    let mut h = harness(dir.clone());
+    let bounds = |h: &Harness<'_, FlintApp>| {
+        let tl = h.state().timeline.as_ref().unwrap();
+        *tl.last_transform.expect("the plot was drawn").bounds()
+    };
+    let before = bounds(&h);
+    let center = h
+        .state()
+        .timeline
+        .as_ref()
+        .unwrap()
+        .last_transform
+        .unwrap()
+        .frame()
+        .center();
+    wheel(&mut h, center, 3.0, egui::Modifiers::COMMAND);
+    let zoomed = bounds(&h);
+    assert!(
+        zoomed.width() < before.width() * 0.9,
+        "{before:?} → {zoomed:?}"
+    );
+    assert_eq!(zoomed.range_y(), before.range_y(), "values are not zoomed");
+    wheel(&mut h, center, 3.0, egui::Modifiers::NONE);
+    let panned = bounds(&h);
+    assert!((panned.width() - zoomed.width()).abs() < 1e-6 * zoomed.width());
+    assert!(
+        panned.min()[0] != zoomed.min()[0],
+        "the wheel pans the time"
+    );
+    assert_eq!(panned.range_y(), before.range_y(), "values are not panned");
+    let _ = std::fs::remove_dir_all(dir);
 }
