@@ -325,7 +325,7 @@ impl FlintApp {
     pub fn merge_visible(&mut self, ctx: &Context) {
         if let Some(tl) = &mut self.timeline {
             tl.selection_series.clear();
-            let range = tl.visible_range();
+            let range = clamp_to(tl.visible_range(), tl.span);
             self.select_time(ctx, QueryTime::Merge(range));
         }
     }
@@ -620,5 +620,19 @@ impl FlintApp {
         if cancel {
             self.cancel_time_job();
         }
+    }
+}
+
+/// `range` cut to `span` where they overlap (a view with margins around the data merges
+/// and names the data's range, not the margins'); else `range` as it is.
+pub fn clamp_to(range: TimeRange, span: TimeRange) -> TimeRange {
+    let cut = TimeRange {
+        start_nanos: range.start_nanos.max(span.start_nanos),
+        end_nanos: range.end_nanos.min(span.end_nanos),
+    };
+    if cut.start_nanos <= cut.end_nanos {
+        cut
+    } else {
+        range
     }
 }

@@ -814,3 +814,16 @@ fn the_wheel_pans_and_zooms_the_time_and_the_values_stay_fitted() {
     assert_eq!(panned.range_y(), before.range_y(), "values are not panned");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_merge_of_the_view_is_cut_to_the_data() {
+    let r = |a, b| TimeRange {
+        start_nanos: a,
+        end_nanos: b,
+    };
+    let span = r(100, 200);
+    assert_eq!(super::time_jobs::clamp_to(r(90, 210), span), span);
+    assert_eq!(super::time_jobs::clamp_to(r(150, 250), span), r(150, 200));
+    assert_eq!(super::time_jobs::clamp_to(r(120, 130), span), r(120, 130));
+    assert_eq!(super::time_jobs::clamp_to(r(300, 400), span), r(300, 400));
+}
