@@ -311,6 +311,8 @@ impl FlintApp {
                     match Matcher::new(&bar.add_name, bar.add_op.to_match_op(), &bar.add_value) {
                         Ok(m) => {
                             bar.add_error = None;
+                            // Ready for the next matcher, as Parca's bar is.
+                            bar.add_value.clear();
                             action = Some(Action::Add(m));
                         }
                         Err(e) => bar.add_error = Some(e),

@@ -612,6 +612,14 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
     assert_eq!(bar.add_value, "/api/sort");
     assert!(!bar.suggesting, "the list closes once a value is picked");
     assert!(h.query_by_label("/api/sort").is_none());
+    h.get_by_label("Add").click();
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.matchers, vec![endpoint("/api/sort")]);
+    assert_eq!(
+        tl.bar.add_value, "",
+        "the field is ready for the next matcher"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
