@@ -8,6 +8,7 @@ use capture::time::{parse_duration, rfc3339};
 use capture::{FileSource, Labels, ProfileSource, Progress, Store, StoreOptions, TimeRange};
 use clap::Args;
 use profile_model::codec::DecodeOptions;
+use profile_model::units;
 
 use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::write_stdout;
@@ -102,6 +103,8 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
             .query_range(selector.clone(), range, step, sum_by)
             .await
             .map_err(|e| format!("{selector}: {e}"))?;
+        let unit = selector.profile_type.sample_unit.as_str();
+        let delta = selector.profile_type.delta;
         let mut out = String::new();
         if matches!(args.format, Format::Tsv) {
             out.push_str("time\tlabels\tvalue\tvalue_per_second\n");
@@ -110,16 +113,21 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
             let labels = labels_text(&s.labels);
             for p in &s.points {
                 let time = rfc3339(p.time_nanos);
+                // Per second of profiled time: for deltas over a known duration only
+                // (a heap snapshot has neither).
+                let rate = (delta && p.duration_nanos > 0).then_some(p.value_per_second);
                 let _ = match args.format {
                     Format::Tsv => writeln!(
                         out,
-                        "{time}\t{labels}\t{}\t{:.3}",
-                        p.value, p.value_per_second
+                        "{time}\t{labels}\t{}\t{}",
+                        p.value,
+                        rate.map_or(String::new(), |r| format!("{r:.3}"))
                     ),
                     Format::Text => writeln!(
                         out,
-                        "{time}  {labels:<30} {:>16} {:>16.3}/s",
-                        p.value, p.value_per_second
+                        "{time}  {labels:<30} {:>10} {:>16}",
+                        units::readable(p.value, unit),
+                        rate.map_or("-".to_string(), |r| per_second(r, unit))
                     ),
                 };
             }
@@ -127,6 +135,16 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
         Ok::<String, String>(out)
     })?;
     write_stdout(&text)
+}
+
+/// A value per second as the window's plot gives it: CPU nanoseconds per second as
+/// CPU cores, anything else as `<unit>/s`.
+fn per_second(value: f64, unit: &str) -> String {
+    if unit == "nanoseconds" {
+        format!("{:.3} cores", value / 1e9)
+    } else {
+        format!("{value:.3} {unit}/s")
+    }
 }
 
 /// `{comm="api", pid="7"}`, or `{}` for the sum of everything.

@@ -156,9 +156,48 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
         .collect()
 }
 
-/// Series as drawn: named, in display units, largest first.
-pub fn plot_series(series: Vec<Series>, nanoseconds: bool) -> Vec<PlotSeries> {
-    let scale = if nanoseconds { 1e-9 } else { 1.0 };
+/// What the plot's values are, by profile type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlotScale {
+    /// CPU nanoseconds per second of profiled time: CPU cores.
+    Cores,
+    /// A delta type's value per second of profiled time (samples/s, bytes/s).
+    PerSecond,
+    /// A snapshot's value as it is (bytes in use): per second means nothing for it.
+    Value,
+}
+
+impl PlotScale {
+    /// The scale for profiles of type `t`.
+    pub fn of(t: &ProfileType) -> Self {
+        match (t.delta, t.sample_unit.as_str()) {
+            (false, _) => Self::Value,
+            (true, "nanoseconds") => Self::Cores,
+            (true, _) => Self::PerSecond,
+        }
+    }
+
+    /// The y axis' unit for values in `unit`: "CPU cores", "<unit>/s" or "<unit>".
+    pub fn unit(self, unit: &str) -> String {
+        match self {
+            Self::Cores => "CPU cores".to_string(),
+            Self::PerSecond => format!("{unit}/s"),
+            Self::Value => unit.to_string(),
+        }
+    }
+
+    /// The value drawn for point `p`.
+    pub fn y(self, p: &capture::Point) -> f64 {
+        match self {
+            Self::Cores => p.value_per_second * 1e-9,
+            Self::PerSecond => p.value_per_second,
+            Self::Value => p.value as f64,
+        }
+    }
+}
+
+/// Series as drawn: named, in display units (`scale`), largest first.
+pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
     let mut out: Vec<PlotSeries> = series
         .into_iter()
         .map(|s| {
@@ -178,7 +217,7 @@ pub fn plot_series(series: Vec<Series>, nanoseconds: bool) -> Vec<PlotSeries> {
                 points: s
                     .points
                     .iter()
-                    .map(|p| [p.time_nanos as f64 / 1e9, p.value_per_second * scale])
+                    .map(|p| [p.time_nanos as f64 / 1e9, scale.y(p)])
                     .collect(),
             }
         })

@@ -503,16 +503,13 @@ impl FlintApp {
                 }
                 tl.loading_series = false;
                 tl.bar.label_names = names;
-                let nanos = tl
-                    .types
-                    .get(tl.type_index)
-                    .is_some_and(|t| t.sample_unit == "nanoseconds");
+                let scale = tl.plot_scale();
                 match result {
                     Ok(series) => {
                         if tl.unavailable_since.take().is_some() {
                             tl.notice = None;
                         }
-                        tl.set_series(plot_series(series, nanos));
+                        tl.set_series(plot_series(series, scale));
                     }
                     Err(e @ SourceError::Unavailable(_)) => {
                         // Keep what is shown; try again in a moment.

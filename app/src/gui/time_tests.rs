@@ -697,6 +697,12 @@ fn the_value_axis_steps_by_one_two_and_five() {
     assert_eq!(timeline::value_label(4.0, 2.0), "4");
     assert_eq!(timeline::value_label(3000.0, 1000.0), "3000");
     assert_eq!(timeline::value_label(-1e-17, 0.1), "0.0");
+    // Bytes in use: thousands, millions, billions.
+    assert_eq!(timeline::value_label(30_000.0, 10_000.0), "30k");
+    assert_eq!(timeline::value_label(1_500_000.0, 500_000.0), "1.5M");
+    assert_eq!(timeline::value_label(2_000_000.0, 1_000_000.0), "2M");
+    assert_eq!(timeline::value_label(3e9, 1e9), "3G");
+    assert_eq!(timeline::value_label(0.0, 500_000.0), "0.0");
 }
 
 /// The sum of the default column of the samples of the fixtures in `range` that have
@@ -834,4 +840,34 @@ fn a_merge_of_the_view_is_cut_to_the_data() {
     assert_eq!(super::time_jobs::clamp_to(r(150, 250), span), r(150, 200));
     assert_eq!(super::time_jobs::clamp_to(r(120, 130), span), r(120, 130));
     assert_eq!(super::time_jobs::clamp_to(r(300, 400), span), r(300, 400));
+}
+
+#[test]
+fn a_heap_snapshot_is_plotted_as_its_bytes_in_use() {
+    let dir = std::env::temp_dir().join(format!("flint-gui-heap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture("heap.pb.gz"), dir.join("heap.pb.gz")).unwrap();
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    let tl = h.state_mut().timeline.as_mut().unwrap();
+    tl.type_index = tl
+        .types
+        .iter()
+        .position(|t| t.sample_type == "inuse_space")
+        .expect("an inuse_space type");
+    assert!(!tl.types[tl.type_index].delta);
+    h.state_mut().load_series(&ctx);
+    h.run_steps(4);
+    let profile = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
+    let inuse = profile.find_sample_type("inuse_space").unwrap();
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.y_unit(), "bytes");
+    let points: Vec<f64> = tl
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p[1]))
+        .collect();
+    assert_eq!(points, [profile.total(inuse) as f64]);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -329,11 +329,18 @@ impl Timeline {
         }
     }
 
-    /// Unit of the plot's y axis: "CPU cores" for nanoseconds, else "<unit>/s".
+    /// What the plot's values are for the plotted type (CPU cores while none is known).
+    pub fn plot_scale(&self) -> super::plot::PlotScale {
+        self.types
+            .get(self.type_index)
+            .map_or(super::plot::PlotScale::Cores, super::plot::PlotScale::of)
+    }
+
+    /// Unit of the plot's y axis: "CPU cores" for CPU time, "<unit>/s" for other delta
+    /// types, the unit itself for snapshots (bytes in use).
     pub fn y_unit(&self) -> String {
         match self.types.get(self.type_index) {
-            Some(t) if t.sample_unit == "nanoseconds" => "CPU cores".to_string(),
-            Some(t) => format!("{}/s", t.sample_unit),
+            Some(t) => self.plot_scale().unit(&t.sample_unit),
             None => String::new(),
         }
     }
@@ -447,20 +454,35 @@ pub fn value_grid_steps(base: f64) -> [f64; 3] {
 }
 
 /// The label of a value axis line at `value` of a grid step of `step`: as many
-/// decimals as the step needs ("0.5", "0.05", "2").
+/// decimals as the step needs ("0.5", "0.05", "2"), in thousands, millions or billions
+/// for steps of 10,000 or more ("30k", "1.5M").
 pub fn value_label(value: f64, step: f64) -> String {
+    // Lines 10,000 or more apart are labelled in thousands, millions or billions
+    // ("1.5M" rather than "1500000"), so that a snapshot's bytes read at a glance.
+    let (scale, suffix) = match step * 10.0 {
+        s if !(step >= 1e4 && s.is_finite()) => (1.0, ""),
+        s if s >= 1e9 => (1e9, "G"),
+        s if s >= 1e6 => (1e6, "M"),
+        _ => (1e3, "k"),
+    };
+    let step = step / scale;
     let decimals = if step > 0.0 && step.is_finite() {
         (-step.log10() - 1e-9).ceil().max(0.0) as usize
     } else {
         0
     };
+    let value = value / scale;
     // No "-0.0" for a line at zero reached from below.
     let value = if value.abs() < step * 1e-6 {
         0.0
     } else {
         value
     };
-    format!("{value:.decimals$}")
+    if value == 0.0 {
+        format!("{value:.decimals$}")
+    } else {
+        format!("{value:.decimals$}{suffix}")
+    }
 }
 
 /// The label of a time axis line at `secs` (seconds since the epoch) of a grid step

@@ -72,3 +72,35 @@ fn bad_queries_are_one_line_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no data for this selection and range"));
     assert!(fixtures().join("cpu-1.pb.gz").exists());
 }
+
+#[test]
+fn text_gives_units_and_cores_and_no_rate_for_a_heap_snapshot() {
+    let tsv = flint_ok(&["series", "cpu-1.pb.gz", "--format", "tsv"]);
+    let rate: f64 = tsv
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split('\t').nth(3))
+        .and_then(|r| r.parse().ok())
+        .expect("a rate");
+    let text = flint_ok(&["series", "cpu-1.pb.gz"]);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    // time, labels, value and its unit, rate and its unit.
+    assert_eq!(fields[2..4], ["2.26", "s"], "{text}");
+    assert_eq!(
+        fields[4..6],
+        [format!("{:.3}", rate / 1e9).as_str(), "cores"],
+        "{text}"
+    );
+
+    let inuse = "memory:inuse_space:bytes:space:bytes";
+    let text = flint_ok(&["series", "heap.pb.gz", "-q", inuse]);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(
+        fields[4..],
+        ["-"],
+        "per second means nothing for bytes in use: {text}"
+    );
+    let tsv = flint_ok(&["series", "heap.pb.gz", "-q", inuse, "--format", "tsv"]);
+    let line = tsv.lines().nth(1).unwrap_or("");
+    assert!(line.ends_with('\t'), "no rate: {line:?}");
+}
