@@ -168,9 +168,18 @@ pub enum PlotScale {
 }
 
 impl PlotScale {
-    /// The scale for profiles of type `t`.
-    pub fn of(t: &ProfileType) -> Self {
+    /// The scale for `series` of profiles of type `t`: a rate only for a delta type
+    /// with a duration to divide by (a Go heap profile's allocations have none: they
+    /// count from the program's start, and are drawn as they are).
+    pub fn of(t: &ProfileType, series: &[Series]) -> Self {
+        let timed = || {
+            series
+                .iter()
+                .flat_map(|s| &s.points)
+                .any(|p| p.duration_nanos > 0)
+        };
         match (t.delta, t.sample_unit.as_str()) {
+            (true, _) if !timed() => Self::Value,
             (false, _) => Self::Value,
             (true, "nanoseconds") => Self::Cores,
             (true, _) => Self::PerSecond,

@@ -16,7 +16,7 @@ use profile_model::units;
 use super::app::FlintApp;
 use super::compare::{Picked, Side};
 use super::loader::Source;
-use super::plot::plot_series;
+use super::plot::{PlotScale, plot_series};
 use super::selector_bar::SumBy;
 use super::timeline::{NO_DATA, Opened, Origin, TimeMsg, Timeline, describe_time};
 
@@ -503,13 +503,17 @@ impl FlintApp {
                 }
                 tl.loading_series = false;
                 tl.bar.label_names = names;
-                let scale = tl.plot_scale();
+
                 match result {
                     Ok(series) => {
                         if tl.unavailable_since.take().is_some() {
                             tl.notice = None;
                         }
-                        tl.set_series(plot_series(series, scale));
+                        tl.scale = tl
+                            .types
+                            .get(tl.type_index)
+                            .map_or(PlotScale::Cores, |t| PlotScale::of(t, &series));
+                        tl.set_series(plot_series(series, tl.scale));
                     }
                     Err(e @ SourceError::Unavailable(_)) => {
                         // Keep what is shown; try again in a moment.

@@ -843,31 +843,38 @@ fn a_merge_of_the_view_is_cut_to_the_data() {
 }
 
 #[test]
-fn a_heap_snapshot_is_plotted_as_its_bytes_in_use() {
+fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
     let dir = std::env::temp_dir().join(format!("flint-gui-heap-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture("heap.pb.gz"), dir.join("heap.pb.gz")).unwrap();
     let mut h = harness(dir.clone());
     let ctx = h.ctx.clone();
-    let tl = h.state_mut().timeline.as_mut().unwrap();
-    tl.type_index = tl
-        .types
-        .iter()
-        .position(|t| t.sample_type == "inuse_space")
-        .expect("an inuse_space type");
-    assert!(!tl.types[tl.type_index].delta);
-    h.state_mut().load_series(&ctx);
-    h.run_steps(4);
     let profile = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
-    let inuse = profile.find_sample_type("inuse_space").unwrap();
-    let tl = h.state().timeline.as_ref().unwrap();
-    assert_eq!(tl.y_unit(), "bytes");
-    let points: Vec<f64> = tl
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p[1]))
-        .collect();
-    assert_eq!(points, [profile.total(inuse) as f64]);
+    // Bytes in use: a snapshot. Objects allocated: counted from the program's start,
+    // with no duration to divide by.
+    for (sample_type, delta, unit) in [
+        ("inuse_space", false, "bytes"),
+        ("alloc_objects", true, "count"),
+    ] {
+        let tl = h.state_mut().timeline.as_mut().unwrap();
+        tl.type_index = tl
+            .types
+            .iter()
+            .position(|t| t.sample_type == sample_type)
+            .expect("the type is listed");
+        assert_eq!(tl.types[tl.type_index].delta, delta);
+        h.state_mut().load_series(&ctx);
+        h.run_steps(4);
+        let index = profile.find_sample_type(sample_type).unwrap();
+        let tl = h.state().timeline.as_ref().unwrap();
+        assert_eq!(tl.y_unit(), unit);
+        let points: Vec<f64> = tl
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p[1]))
+            .collect();
+        assert_eq!(points, [profile.total(index) as f64], "{sample_type}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

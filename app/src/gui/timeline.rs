@@ -188,6 +188,8 @@ pub struct Timeline {
     pub plot_height: f32,
     /// The plot's transform in the last frame (plot values ↔ screen).
     pub last_transform: Option<egui_plot::PlotTransform>,
+    /// What the plotted values are (set with the series).
+    pub scale: super::plot::PlotScale,
     /// Generation of the series query (older answers are dropped).
     pub(super) series_gen: u64,
     pub(super) tx: Sender<TimeMsg>,
@@ -275,6 +277,7 @@ impl Timeline {
             bar: SelectorBar::default(),
             plot_height: 0.0,
             last_transform: None,
+            scale: super::plot::PlotScale::Cores,
             series_gen: 0,
             tx,
             rx,
@@ -329,18 +332,11 @@ impl Timeline {
         }
     }
 
-    /// What the plot's values are for the plotted type (CPU cores while none is known).
-    pub fn plot_scale(&self) -> super::plot::PlotScale {
-        self.types
-            .get(self.type_index)
-            .map_or(super::plot::PlotScale::Cores, super::plot::PlotScale::of)
-    }
-
-    /// Unit of the plot's y axis: "CPU cores" for CPU time, "<unit>/s" for other delta
-    /// types, the unit itself for snapshots (bytes in use).
+    /// Unit of the plot's y axis ([`Timeline::scale`]): "CPU cores" for CPU time,
+    /// "<unit>/s" for other delta types, the unit itself for snapshots (bytes in use).
     pub fn y_unit(&self) -> String {
         match self.types.get(self.type_index) {
-            Some(t) => self.plot_scale().unit(&t.sample_unit),
+            Some(t) => self.scale.unit(&t.sample_unit),
             None => String::new(),
         }
     }
