@@ -296,6 +296,7 @@ impl FlintApp {
                         };
                         tl.pending_bounds =
                             Some((tl.span.start_nanos as f64 / 1e9, now as f64 / 1e9));
+                        tl.zoomed = None;
                         reload_range = true;
                     } else if end - secs <= start {
                         tl.pending_bounds = Some(tl.whole_bounds());
@@ -541,6 +542,15 @@ impl FlintApp {
             bounds.max()[0],
             resp.transform.frame().width(),
         ));
+        // A zoom or a pan that has settled: the series again, at the view's resolution.
+        let refine = !tl.loading_series
+            && tl.view_moved(
+                (bounds.min()[0], bounds.max()[0]),
+                std::time::Instant::now(),
+            );
+        if tl.view_settling() {
+            ctx.request_repaint_after(super::timeline::VIEW_SETTLE);
+        }
         let r = &resp.response;
         let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
         let mut chosen = None;
@@ -636,6 +646,9 @@ impl FlintApp {
         }
         if let Some(time) = chosen {
             self.select_time(&ctx, time);
+        }
+        if refine {
+            self.load_series(&ctx);
         }
     }
 }

@@ -216,12 +216,9 @@ impl FlintApp {
         tl.series_gen += 1;
         let generation = tl.series_gen;
         let span = tl.span;
-        let step = series_step(
-            span,
-            tl.plot_width(),
-            matches!(tl.origin, Origin::Server(_)),
-        );
+        let (range, step) = tl.series_request();
         tl.step_nanos = step;
+        tl.series_covered = range;
         tl.loading_series = true;
         // The notice is about the last answer, unless the server is being retried (the
         // notice then stays until it answers).
@@ -231,7 +228,7 @@ impl FlintApp {
         self.run_query(ctx, async move {
             let names = source.labels(all_series, span).await.unwrap_or_default();
             let sum_by = sum_by.resolve(&names);
-            let result = source.query_range(selector, span, step, sum_by).await;
+            let result = source.query_range(selector, range, step, sum_by).await;
             TimeMsg::Series(generation, names, result)
         });
     }
@@ -325,7 +322,7 @@ impl FlintApp {
     pub fn merge_visible(&mut self, ctx: &Context) {
         if let Some(tl) = &mut self.timeline {
             tl.selection_series.clear();
-            let range = clamp_to(tl.visible_range(), tl.span);
+            let range = super::timeline::clamp_to(tl.visible_range(), tl.span);
             self.select_time(ctx, QueryTime::Merge(range));
         }
     }
@@ -621,19 +618,5 @@ impl FlintApp {
         if cancel {
             self.cancel_time_job();
         }
-    }
-}
-
-/// `range` cut to `span` where they overlap (a view with margins around the data merges
-/// and names the data's range, not the margins'); else `range` as it is.
-pub fn clamp_to(range: TimeRange, span: TimeRange) -> TimeRange {
-    let cut = TimeRange {
-        start_nanos: range.start_nanos.max(span.start_nanos),
-        end_nanos: range.end_nanos.min(span.end_nanos),
-    };
-    if cut.start_nanos <= cut.end_nanos {
-        cut
-    } else {
-        range
     }
 }

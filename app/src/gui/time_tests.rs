@@ -836,10 +836,10 @@ fn a_merge_of_the_view_is_cut_to_the_data() {
         end_nanos: b,
     };
     let span = r(100, 200);
-    assert_eq!(super::time_jobs::clamp_to(r(90, 210), span), span);
-    assert_eq!(super::time_jobs::clamp_to(r(150, 250), span), r(150, 200));
-    assert_eq!(super::time_jobs::clamp_to(r(120, 130), span), r(120, 130));
-    assert_eq!(super::time_jobs::clamp_to(r(300, 400), span), r(300, 400));
+    assert_eq!(timeline::clamp_to(r(90, 210), span), span);
+    assert_eq!(timeline::clamp_to(r(150, 250), span), r(150, 200));
+    assert_eq!(timeline::clamp_to(r(120, 130), span), r(120, 130));
+    assert_eq!(timeline::clamp_to(r(300, 400), span), r(300, 400));
 }
 
 #[test]
@@ -876,5 +876,72 @@ fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
             .collect();
         assert_eq!(points, [profile.total(index) as f64], "{sample_type}");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A directory of `count` generated 10-second profiles of a few samples each.
+fn generated_dir(tag: &str, count: u64) -> PathBuf {
+    use flint_fixture_gen::{SeriesParams, Universe, UniverseParams, encode_gz, series_profile};
+    let dir = std::env::temp_dir().join(format!("flint-gui-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let u = Universe::new(&UniverseParams {
+        locations: 200,
+        functions: 60,
+        binaries: 4,
+        min_depth: 3,
+        max_depth: 8,
+        seed: 5,
+    })
+    .unwrap();
+    let sp = SeriesParams {
+        samples: 8,
+        start_nanos: 1_700_000_000_000_000_000,
+        step_secs: 10,
+        seed: 5,
+    };
+    for i in 0..count {
+        let (_, gz) = encode_gz(&series_profile(&u, &sp, i)).unwrap();
+        std::fs::write(dir.join(format!("{i:05}.pb.gz")), gz).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_zoom_that_settles_plots_the_view_at_its_own_resolution() {
+    // 3,000 profiles 10 s apart: over the whole span a point sums 15 s of them.
+    let dir = generated_dir("zoom", 3000);
+    let mut h = harness(dir.clone());
+    // The times of the points of every series (a profile of a few samples does not
+    // have every series).
+    let points_in = |h: &Harness<'_, FlintApp>, a: f64, b: f64| {
+        let tl = h.state().timeline.as_ref().unwrap();
+        let times: std::collections::BTreeSet<u64> = tl
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p[0]))
+            .filter(|&x| x >= a && x < b)
+            .map(f64::to_bits)
+            .collect();
+        times.len()
+    };
+    let tl = h.state().timeline.as_ref().unwrap();
+    let coarse = tl.step_nanos;
+    assert!(coarse > 10_000_000_000, "{coarse}");
+    let start = tl.span.start_nanos as f64 / 1e9;
+    // A tenth of the span, in its middle; the profiles there are 10 s apart.
+    let (a, b) = (start + 12_000.0, start + 15_000.0);
+    let before = points_in(&h, a, b);
+    assert!(before < 300, "{before} points for 300 profiles");
+    h.state_mut().timeline.as_mut().unwrap().pending_bounds = Some((a, b));
+    h.run_steps(3);
+    std::thread::sleep(super::timeline::VIEW_SETTLE + std::time::Duration::from_millis(50));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.step_nanos <= 10_000_000_000, "{}", tl.step_nanos);
+    assert!(tl.zoomed.is_some());
+    let c = tl.series_covered;
+    assert!(c.start_nanos as f64 / 1e9 <= a && c.end_nanos as f64 / 1e9 >= b);
+    assert_eq!(points_in(&h, a, b), 300, "a point per profile");
     let _ = std::fs::remove_dir_all(dir);
 }

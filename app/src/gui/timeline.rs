@@ -139,6 +139,14 @@ pub struct Timeline {
     pub span: TimeRange,
     /// Step of the series query.
     pub step_nanos: i64,
+    /// The view the series were last asked for at its resolution, after a zoom; `None`
+    /// while they cover the whole span ([`Timeline::series_request`]).
+    pub zoomed: Option<TimeRange>,
+    /// What the series asked for last cover.
+    pub series_covered: TimeRange,
+    /// The visible x bounds (seconds) and when they last changed, and whether the
+    /// series were checked against them since ([`Timeline::view_moved`]).
+    view_seen: Option<((f64, f64), Instant, bool)>,
     /// Series of the plotted type, largest first; replaced through [`Timeline::set_series`].
     pub series: Vec<PlotSeries>,
     /// Bumped whenever `series` is replaced, so the drawn lines are recomputed.
@@ -200,6 +208,10 @@ pub struct Timeline {
 /// points, number of series drawn.
 type DrawnKey = (u64, u64, u64, u32, usize);
 
+/// How long the plot's view must stand still before the series are asked for again at
+/// its resolution (a zoom with the wheel changes it every frame).
+pub const VIEW_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The margin either side of the data in the plot's whole view, as a share of its span.
 pub const MARGIN: f64 = 0.03;
 
@@ -254,6 +266,12 @@ impl Timeline {
                 end_nanos: 1,
             },
             step_nanos: 1_000_000_000,
+            zoomed: None,
+            series_covered: TimeRange {
+                start_nanos: 0,
+                end_nanos: 1,
+            },
+            view_seen: None,
             series: Vec::new(),
             series_version: 0,
             drawn: None,
@@ -282,6 +300,70 @@ impl Timeline {
             tx,
             rx,
         }
+    }
+
+    /// The range and step to ask the series for: the whole span at the plot's
+    /// resolution or, after a zoom, the view's resolution over the view widened by its
+    /// own length on each side (so that panning that far needs nothing new).
+    pub fn series_request(&self) -> (TimeRange, i64) {
+        let server = matches!(self.origin, Origin::Server(_));
+        let width = self.plot_width();
+        match self.zoomed {
+            Some(view) => {
+                let len = view.end_nanos - view.start_nanos;
+                let widened = TimeRange {
+                    start_nanos: view.start_nanos.saturating_sub(len),
+                    end_nanos: view.end_nanos.saturating_add(len),
+                };
+                (
+                    clamp_to(widened, self.span),
+                    super::time_jobs::series_step(view, width, server),
+                )
+            }
+            None => (
+                self.span,
+                super::time_jobs::series_step(self.span, width, server),
+            ),
+        }
+    }
+
+    /// Takes the plot's visible x bounds (seconds) at `now`: true once they have stood
+    /// still for [`VIEW_SETTLE`] and the series must be asked for again to suit them
+    /// (the view leaves what the series cover, or wants a step 1.5 times finer or
+    /// coarser than theirs), with [`Timeline::zoomed`] set for that request.
+    pub fn view_moved(&mut self, view: (f64, f64), now: Instant) -> bool {
+        match &mut self.view_seen {
+            Some((seen, since, checked)) if *seen == view => {
+                if *checked || now.duration_since(*since) < VIEW_SETTLE {
+                    return false;
+                }
+                *checked = true;
+            }
+            _ => {
+                self.view_seen = Some((view, now, false));
+                return false;
+            }
+        }
+        let visible = clamp_to(drag_to_range(view.0, view.1), self.span);
+        if visible.end_nanos <= visible.start_nanos {
+            return false;
+        }
+        let server = matches!(self.origin, Origin::Server(_));
+        let wanted = super::time_jobs::series_step(visible, self.plot_width(), server);
+        let ratio = wanted as f64 / self.step_nanos.max(1) as f64;
+        let c = self.series_covered;
+        let outside = visible.start_nanos < c.start_nanos || visible.end_nanos > c.end_nanos;
+        if !outside && (1.0 / 1.5..=1.5).contains(&ratio) {
+            return false;
+        }
+        self.zoomed = (visible != self.span).then_some(visible);
+        true
+    }
+
+    /// Whether the view changed and has not yet been checked ([`Timeline::view_moved`]):
+    /// the window then repaints once it has stood still long enough.
+    pub fn view_settling(&self) -> bool {
+        self.view_seen.is_some_and(|(_, _, checked)| !checked)
     }
 
     /// The selector of the plotted type and its matchers.
@@ -575,4 +657,18 @@ pub fn click_to_range(x: f64, step_nanos: i64) -> TimeRange {
 /// Whether `path` opens in time mode.
 pub fn is_time_dir(path: &Path) -> bool {
     path.is_dir()
+}
+
+/// `range` cut to `span` where they overlap (a view with margins around the data merges
+/// and names the data's range, not the margins'); else `range` as it is.
+pub fn clamp_to(range: TimeRange, span: TimeRange) -> TimeRange {
+    let cut = TimeRange {
+        start_nanos: range.start_nanos.max(span.start_nanos),
+        end_nanos: range.end_nanos.min(span.end_nanos),
+    };
+    if cut.start_nanos <= cut.end_nanos {
+        cut
+    } else {
+        range
+    }
 }
