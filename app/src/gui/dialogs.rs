@@ -22,7 +22,6 @@ type Writer = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
 const NO_DIALOG: Duration = Duration::from_millis(400);
 
 /// What a path is asked for.
-#[derive(Clone)]
 pub(super) enum Purpose {
     /// A profile, or a directory of profiles, to open.
     Open,
@@ -166,6 +165,7 @@ impl FlintApp {
         self.ask(ctx, prompt);
     }
 
+    /// File → Open: asks for a profile or a folder of them, and opens it.
     pub(super) fn open_dialog(&mut self, ctx: &Context) {
         self.ask(
             ctx,
@@ -177,6 +177,7 @@ impl FlintApp {
         );
     }
 
+    /// File → Export: asks for a file and writes the current view there as `kind`.
     pub(super) fn export_dialog(&mut self, ctx: &Context, kind: ExportKind) {
         match self.export_prompt(kind) {
             Some(prompt) => self.ask(ctx, prompt),
