@@ -129,7 +129,8 @@ pub struct FlintApp {
     /// The window's prompt for a path, where no system file dialog can be shown.
     pub path_prompt: Option<super::dialogs::PathPrompt>,
     pub(super) focus_search: bool,
-    title: String,
+    /// The window's title as last set ([`FlintApp::set_title`]).
+    pub(super) title: String,
     /// Compare mode (time mode): selections A and B and their comparison.
     pub compare: CompareState,
     /// The Connect dialog and the recent connections.
@@ -319,6 +320,15 @@ impl FlintApp {
         }
     }
 
+    /// Names `what` (a file, a folder, a server) in the window's title.
+    pub(super) fn set_title(&mut self, ctx: &Context, what: &str) {
+        let title = format!("flint — {what}");
+        if title != self.title {
+            ctx.send_viewport_cmd(ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+
     /// Drops the view shown, and any job recomputing it: what was opened replaces it.
     pub(super) fn drop_view(&mut self) {
         if let Some(job) = self.job.take() {
@@ -374,11 +384,7 @@ impl FlintApp {
                 self.flame.history.clear();
                 self.flame.hovered = None;
                 self.flame.zoom = find_path(&loaded, &zoom_path);
-                let title = format!("flint — {}", loaded.name);
-                if title != self.title {
-                    ctx.send_viewport_cmd(ViewportCommand::Title(title.clone()));
-                    self.title = title;
-                }
+                self.set_title(ctx, &loaded.name);
                 self.current = Some(Arc::from(loaded));
                 self.data_generation += 1;
                 self.last_job = Some((started.elapsed(), new_file));

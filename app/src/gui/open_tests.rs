@@ -52,6 +52,12 @@ fn a_folder_opened_over_a_file_shows_its_plot_and_not_the_files_view() {
     let app = h.state();
     assert!(app.timeline.as_ref().unwrap().source.is_some(), "indexed");
     assert!(app.current.is_none(), "the file's view is dropped");
+    let name = dir.file_name().unwrap().to_string_lossy();
+    assert_eq!(
+        app.title,
+        format!("flint — {name}"),
+        "the title names the folder"
+    );
     h.get_by_label(CLICK_HINT);
     let _ = std::fs::remove_dir_all(dir);
 }

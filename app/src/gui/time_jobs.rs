@@ -478,6 +478,7 @@ impl FlintApp {
                         tl.failed = None;
                         tl.source = Some(opened.source);
                         let fresh = tl.origin != Origin::Capture;
+                        let name = tl.origin.name();
                         if tl.types.is_empty() {
                             tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
                         } else {
@@ -486,6 +487,7 @@ impl FlintApp {
                         if fresh {
                             // A view of what was open before is not of these profiles.
                             self.drop_view();
+                            self.set_title(ctx, &name);
                         }
                     }
                     Err(e) => {
