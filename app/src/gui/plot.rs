@@ -425,7 +425,9 @@ impl FlintApp {
                 .allow_boxed_zoom(false)
                 .allow_zoom([true, false])
                 .allow_scroll([true, false])
-                .allow_double_click_reset(true)
+                // Not on a double-click: its first click would select a point and
+                // replace the view shown (a merged day) before the reset; *all* resets.
+                .allow_double_click_reset(false)
                 .y_axis_label(unit)
                 .include_y(0.0)
                 .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
@@ -637,7 +639,7 @@ impl FlintApp {
                 ui.strong(text);
                 ui.separator();
             }
-            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time, double-click to reset");
+            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time ('all' shows everything)");
         });
         // Fill the panel (see above): its stored size is the size of what it holds.
         ui.expand_to_include_rect(ui.max_rect());
