@@ -172,14 +172,11 @@ impl PlotScale {
     /// with a duration to divide by (a Go heap profile's allocations have none: they
     /// count from the program's start, and are drawn as they are).
     pub fn of(t: &ProfileType, series: &[Series]) -> Self {
-        let timed = || {
-            series
-                .iter()
-                .flat_map(|s| &s.points)
-                .any(|p| p.duration_nanos > 0)
-        };
+        // No points (nothing matches): the type's own scale, for the axis' unit.
+        let mut points = series.iter().flat_map(|s| &s.points).peekable();
+        let timed = points.peek().is_none() || points.any(|p| p.duration_nanos > 0);
         match (t.delta, t.sample_unit.as_str()) {
-            (true, _) if !timed() => Self::Value,
+            (true, _) if !timed => Self::Value,
             (false, _) => Self::Value,
             (true, "nanoseconds") => Self::Cores,
             (true, _) => Self::PerSecond,

@@ -945,3 +945,16 @@ fn a_zoom_that_settles_plots_the_view_at_its_own_resolution() {
     assert_eq!(points_in(&h, a, b), 300, "a point per profile");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_scale_of_a_type_without_points_is_its_own() {
+    use super::plot::PlotScale;
+    let cpu = capture::ProfileType::parse("process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta");
+    let inuse = capture::ProfileType::parse("memory:inuse_space:bytes:space:bytes");
+    let samples = capture::ProfileType::parse("process_cpu:samples:count:cpu:nanoseconds:delta");
+    assert_eq!(PlotScale::of(&cpu.unwrap(), &[]), PlotScale::Cores);
+    assert_eq!(PlotScale::of(&inuse.unwrap(), &[]), PlotScale::Value);
+    assert_eq!(PlotScale::of(&samples.unwrap(), &[]), PlotScale::PerSecond);
+    assert_eq!(PlotScale::Cores.unit("nanoseconds"), "CPU cores");
+    assert_eq!(PlotScale::PerSecond.unit("count"), "count/s");
+}
