@@ -84,6 +84,7 @@ impl FlintApp {
                 ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))
                     .on_hover_text("from the start of the job until its result was installed");
             }
+            self.merge_status(ui);
             if let Some((msg, is_error)) = &self.message {
                 let color = if *is_error {
                     ui.visuals().error_fg_color

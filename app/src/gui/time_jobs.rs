@@ -359,6 +359,7 @@ impl FlintApp {
         tl.querying = Some(progress.clone());
         tl.notice = None;
         self.run_query(ctx, async move {
+            let started = std::time::Instant::now();
             let range = match time {
                 QueryTime::Single(t) => TimeRange {
                     start_nanos: t,
@@ -373,7 +374,7 @@ impl FlintApp {
                 source.query_range(selector, range, 1, Some(Vec::new()))
             );
             let count = count.map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
-            let result = profile.map(|p| (Box::new(p), count));
+            let result = profile.map(|p| (Box::new(p), count, started.elapsed()));
             TimeMsg::Selected(time, side, result)
         });
     }
@@ -533,7 +534,7 @@ impl FlintApp {
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;
                 match (result, side) {
-                    (Ok((profile, count)), Some((side, matchers))) => {
+                    (Ok((profile, count, _)), Some((side, matchers))) => {
                         self.compare.set(
                             side,
                             Picked {
@@ -544,9 +545,10 @@ impl FlintApp {
                             },
                         );
                     }
-                    (Ok((profile, count)), None) => {
+                    (Ok((profile, count, took)), None) => {
                         tl.selection = Some(time);
                         tl.selection_profiles = count;
+                        tl.selection_took = Some(took);
                         let name = tl.selection_name(time);
                         self.release_set_aside();
                         self.open(Source::Profile {
@@ -589,12 +591,30 @@ impl FlintApp {
             text => format!(" {text}"),
         };
         Some(format!(
-            "selection: {}{series}, {} profile{}, total {}",
+            "selection: {}{series}, {}, total {}",
             describe_time(time, tl.step_nanos),
-            tl.selection_profiles,
-            if tl.selection_profiles == 1 { "" } else { "s" },
+            super::timeline::profiles_text(tl.selection_profiles),
             units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
         ))
+    }
+
+    /// How long the selection shown took to read and merge, in the status bar (left of
+    /// the time its view took).
+    pub(super) fn merge_status(&self, ui: &mut Ui) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let shown = tl.selection.is_some() && tl.querying.is_none() && !self.comparing();
+        if let (Some(took), true) = (tl.selection_took, shown) {
+            ui.weak(format!(
+                "merged {} in {:.2} s",
+                super::timeline::profiles_text(tl.selection_profiles),
+                took.as_secs_f64()
+            ))
+            .on_hover_text(
+                "reading and merging the selection's profiles, before its view was built",
+            );
+        }
     }
 
     /// The status bar part of time mode: what opening warned of, progress and Cancel.

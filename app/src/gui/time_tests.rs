@@ -68,6 +68,8 @@ fn range_over_all_files_merges(set_aside_nodes: usize) {
         "{text}"
     );
     h.get_by_label(&text);
+    // The status bar says how long the merge took.
+    h.get_by_label_contains("merged 3 profiles in ");
     let _ = std::fs::remove_dir_all(dir);
 }
 

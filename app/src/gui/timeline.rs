@@ -86,12 +86,12 @@ pub enum TimeMsg {
     Values(String, Vec<String>),
     /// News from a live capture.
     Live(super::live::LiveMsg),
-    /// A selection's profile and how many profiles it merged; the side it sets in
-    /// compare mode and that side's matchers.
+    /// A selection's profile, how many profiles it merged and how long reading and
+    /// merging them took; the side it sets in compare mode and that side's matchers.
     Selected(
         QueryTime,
         Option<(Side, Vec<Matcher>)>,
-        Result<(Box<profile_model::Profile>, usize), SourceError>,
+        Result<(Box<profile_model::Profile>, usize, std::time::Duration), SourceError>,
     ),
 }
 
@@ -168,6 +168,9 @@ pub struct Timeline {
     pub selection_series: Vec<Matcher>,
     /// Profiles merged into the selection.
     pub selection_profiles: usize,
+    /// How long reading and merging the selection's profiles took (before its view
+    /// was built); shown in the status bar.
+    pub selection_took: Option<std::time::Duration>,
     /// Where a primary drag started (seconds).
     pub drag_start: Option<f64>,
     /// Where the pointer is during a drag (seconds).
@@ -281,6 +284,7 @@ impl Timeline {
             selection: None,
             selection_series: Vec::new(),
             selection_profiles: 0,
+            selection_took: None,
             drag_start: None,
             drag_now: None,
             pending_bounds: None,
@@ -671,4 +675,9 @@ pub fn clamp_to(range: TimeRange, span: TimeRange) -> TimeRange {
     } else {
         range
     }
+}
+
+/// "1 profile", "8640 profiles".
+pub fn profiles_text(n: usize) -> String {
+    format!("{n} profile{}", if n == 1 { "" } else { "s" })
 }
