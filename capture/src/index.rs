@@ -565,6 +565,7 @@ pub fn merge<L: Sync>(
         return Err(SourceError::NoData);
     }
     progress.set_total(entries.len());
+    let skipped = std::sync::Mutex::new(Vec::new());
     let merged = merge_in_runs(
         entries.len(),
         |merger, buf, i| {
@@ -572,15 +573,44 @@ pub fn merge<L: Sync>(
                 return Err(SourceError::Cancelled);
             }
             let entry = entries[i];
-            merge_entry(
+            match merge_entry(
                 merger, buf, entry, selector, rule, one_type, decode, &name, &load,
-            )?;
+            ) {
+                Ok(()) => {}
+                // Gone or broken since it was indexed: merged without it, and said.
+                Err(EntryError::Skip(why)) => {
+                    if let Ok(mut skipped) = skipped.lock() {
+                        skipped.push((i, why));
+                    }
+                }
+                Err(EntryError::Stop(e)) => return Err(e),
+            }
             progress.step();
             Ok(())
         },
         |e| SourceError::Failed(e.to_string()),
     )?;
+    let mut skipped = skipped.into_inner().unwrap_or_default();
+    skipped.sort_by_key(|(i, _)| *i);
+    if skipped.len() == entries.len()
+        && let Some((_, first)) = skipped.first().cloned()
+    {
+        // Nothing was left to merge: the first entry's reason is the answer.
+        return Err(SourceError::Failed(first));
+    }
+    for (_, why) in skipped {
+        progress.skip(why);
+    }
     Ok(merged.finish())
+}
+
+/// Why an entry was not merged.
+enum EntryError {
+    /// The entry alone: it could not be read or is not a valid profile (nothing of it
+    /// was added), so the merge goes on without it.
+    Skip(String),
+    /// The whole merge: cancelled, or profiles that cannot be merged together.
+    Stop(SourceError),
 }
 
 /// Merges items `0..count` on up to four threads: each thread merges a run of
@@ -743,12 +773,15 @@ fn merge_entry<L>(
     decode: DecodeOptions,
     name: &impl Fn(&L) -> String,
     load: &impl Fn(&L, &mut Vec<u8>) -> Result<usize, String>,
-) -> Result<(), SourceError> {
-    let start = load(&entry.locator, &mut buf.stored).map_err(SourceError::Failed)?;
+) -> Result<(), EntryError> {
+    let start = load(&entry.locator, &mut buf.stored).map_err(EntryError::Skip)?;
     let who = name(&entry.locator);
+    // `Merger::add_pprof` adds nothing of a profile it finds invalid.
     let failed = |e: ProfileError| match e {
-        ProfileError::IncompatibleSampleTypes { .. } => SourceError::Failed(e.to_string()),
-        e => SourceError::Failed(format!("{who}: {e}")),
+        ProfileError::IncompatibleSampleTypes { .. } | ProfileError::MergeTooLarge(_) => {
+            EntryError::Stop(SourceError::Failed(e.to_string()))
+        }
+        e => EntryError::Skip(format!("{who}: {e}")),
     };
     let stored = buf.stored.get(start..).unwrap_or_default();
     let body = message_bytes(stored, decode, &mut buf.body).map_err(failed)?;

@@ -73,6 +73,7 @@ pub struct Progress {
     done: Arc<AtomicUsize>,
     total: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
+    skipped: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Progress {
@@ -102,6 +103,19 @@ impl Progress {
     /// Counts one unit of work done.
     pub fn step(&self) {
         self.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a unit of work left out, and why (`path: error`): a file gone or broken
+    /// since it was indexed, whose neighbours are merged without it.
+    pub fn skip(&self, why: String) {
+        if let Ok(mut skipped) = self.skipped.lock() {
+            skipped.push(why);
+        }
+    }
+
+    /// What was left out so far ([`Progress::skip`]), in the order noted.
+    pub fn skipped(&self) -> Vec<String> {
+        self.skipped.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
 

@@ -324,3 +324,47 @@ fn series_labels_are_the_files_labels_with_the_sample_labels_over_them() {
     .expect("values");
     assert_eq!(values.len(), 3, "{values:?}");
 }
+
+#[test]
+fn files_gone_or_broken_since_indexing_are_left_out_of_a_merge_and_named() {
+    let dir = std::env::temp_dir().join(format!("flint-capture-gone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for name in ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"] {
+        std::fs::copy(fixture(name), dir.join(name)).expect("copy");
+    }
+    let (fs, skipped) = FileSource::open(
+        std::slice::from_ref(&dir),
+        DecodeOptions::default(),
+        &Progress::default(),
+    )
+    .expect("opens");
+    assert!(skipped.is_empty());
+    std::fs::remove_file(dir.join("cpu-2.pb.gz")).expect("remove");
+    std::fs::write(dir.join("cpu-3.pb.gz"), b"\x1f\x8bnot gzip any more").expect("write");
+    let progress = Progress::default();
+    let merged = block_on(fs.query(cpu(""), QueryTime::Merge(TimeRange::ALL), progress.clone()))
+        .expect("the rest merges");
+    assert_eq!(merged.total(1), decoded("cpu-1.pb.gz").total(1));
+    let said = progress.skipped();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said.iter().any(|s| s.contains("cpu-2.pb.gz")), "{said:?}");
+    assert!(
+        said.iter()
+            .any(|s| s.contains("cpu-3.pb.gz") && s.contains("gzip")),
+        "{said:?}"
+    );
+    // Nothing left: the answer is the first reason.
+    std::fs::remove_file(dir.join("cpu-1.pb.gz")).expect("remove");
+    let err = block_on(fs.query(
+        cpu(""),
+        QueryTime::Merge(TimeRange::ALL),
+        Progress::default(),
+    ))
+    .expect_err("nothing to merge");
+    assert!(
+        matches!(&err, SourceError::Failed(e) if e.contains("cpu-1.pb.gz")),
+        "{err:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -24,6 +24,9 @@ pub enum ProfileError {
     /// A reference inside the profile points nowhere.
     #[error("invalid profile: {0}")]
     Invalid(String),
+    /// A merge has grown past what one merged profile can hold.
+    #[error("{0}")]
+    MergeTooLarge(String),
     /// Two profiles that cannot be merged because their sample types differ.
     #[error(
         "cannot merge {first} ({first_types}) with {second} ({second_types}): different sample types"

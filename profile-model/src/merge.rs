@@ -457,7 +457,9 @@ impl Merger {
     /// Adds the samples `selection` keeps of the uncompressed pprof message `body`
     /// (`name` identifies it in errors): the same result as [`Merger::add`] of the
     /// decoded profile cut to those samples (and to the selected sample type), and the
-    /// same errors as decoding it. Nothing is added when `body` is not a valid profile.
+    /// same errors as decoding it. Nothing is added when `body` is not a valid profile
+    /// or cannot be merged (its sample types, a stack too deep to hold); only
+    /// [`ProfileError::MergeTooLarge`] comes once some of it was added.
     pub fn add_pprof(
         &mut self,
         name: &str,
@@ -489,6 +491,14 @@ impl Merger {
             }
             column => column,
         };
+        // Every check on the profile alone comes before anything is added.
+        let n_types = column.map_or(tables.sample_types.len(), |_| 1);
+        let samples = &read.samples;
+        if let Some(deepest) = (0..samples.len()).map(|i| samples.stack(i).len()).max()
+            && deepest > crate::sample_table::max_stack(n_types)
+        {
+            return Err(crate::sample_table::too_deep(deepest));
+        }
         let str_pair = |t: &ValueType| (tables.str(t.kind), tables.str(t.unit));
         let sample_types = match column {
             Some(t) => vec![str_pair(&tables.sample_types[t])],
@@ -524,7 +534,6 @@ impl Merger {
             .iter()
             .map(|labels| self.sample_label_set(tables, labels, &mut keep))
             .collect();
-        let samples = &read.samples;
         for (i, &local_set) in samples.label_set.iter().enumerate() {
             let (set, kept) = sets[local_set as usize];
             if !kept {

@@ -57,6 +57,16 @@ pub(crate) struct SampleTable {
     chunks: Vec<Vec<u32>>,
 }
 
+/// The most frames a stack of a sample with `n_types` values can have in a table.
+pub(crate) fn max_stack(n_types: usize) -> usize {
+    CHUNK_WORDS.saturating_sub(HEADER + 2 * n_types)
+}
+
+/// The error of a stack of `frames` frames, deeper than [`max_stack`].
+pub(crate) fn too_deep(frames: usize) -> ProfileError {
+    ProfileError::Invalid(format!("a stack of {frames} frames is too deep to merge"))
+}
+
 /// Samples on their way into a [`SampleTable`]: stacks in merged location ids, one
 /// after another, with their hashes, label sets and values (row by row).
 #[derive(Debug, Default)]
@@ -243,10 +253,7 @@ impl SampleTable {
     ) -> Result<usize, ProfileError> {
         let size = HEADER + 2 * self.n_types + stack.len();
         if size > CHUNK_WORDS {
-            return Err(ProfileError::Invalid(format!(
-                "a stack of {} frames is too deep to merge",
-                stack.len()
-            )));
+            return Err(too_deep(stack.len()));
         }
         if self
             .chunks
@@ -254,7 +261,7 @@ impl SampleTable {
             .is_none_or(|chunk| chunk.len() + size > CHUNK_WORDS)
         {
             if self.chunks.len() == MAX_CHUNKS {
-                return Err(ProfileError::Invalid(
+                return Err(ProfileError::MergeTooLarge(
                     "the merged profile has too many stack frames".into(),
                 ));
             }

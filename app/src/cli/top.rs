@@ -68,14 +68,13 @@ impl ServerQueryArgs {
     fn merged(&self, source: &dyn ProfileSource, range: TimeRange) -> Result<Profile, String> {
         runtime()?.block_on(async {
             let selector = selector_or_default(source, self.query.as_deref(), range).await?;
-            source
-                .query(
-                    selector.clone(),
-                    QueryTime::Merge(range),
-                    Progress::default(),
-                )
+            let progress = Progress::default();
+            let merged = source
+                .query(selector.clone(), QueryTime::Merge(range), progress.clone())
                 .await
-                .map_err(|e| format!("{selector}: {e}"))
+                .map_err(|e| format!("{selector}: {e}"));
+            super::warn_skipped(&progress.skipped());
+            merged
         })
     }
 }

@@ -91,7 +91,13 @@ impl FlintApp {
                 } else {
                     ui.visuals().text_color()
                 };
-                ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate());
+                // At most half of what is left, so that what the bar says of the view
+                // stays readable beside a long message (whole on hover).
+                let room = egui::vec2(ui.available_width() * 0.5, ui.available_height());
+                ui.allocate_ui_with_layout(room, Layout::right_to_left(Align::Center), |ui| {
+                    ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate())
+                        .on_hover_text(msg);
+                });
             }
             ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
                 if self.comparing() {

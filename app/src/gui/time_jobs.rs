@@ -18,7 +18,7 @@ use super::compare::{Picked, Side};
 use super::loader::Source;
 use super::plot::{PlotScale, plot_series};
 use super::selector_bar::SumBy;
-use super::timeline::{NO_DATA, Opened, Origin, TimeMsg, Timeline, describe_time};
+use super::timeline::{NO_DATA, Opened, Origin, Selected, TimeMsg, Timeline, describe_time};
 
 /// How long to wait before asking an unavailable server again.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
@@ -369,12 +369,19 @@ impl FlintApp {
             };
             // One point per distinct profile time: the number of profiles merged, asked
             // at the same time as the merge (on a server, two requests in flight).
+            let watch = progress.clone();
             let (profile, count) = tokio::join!(
                 source.query(selector.clone(), time, progress),
                 source.query_range(selector, range, 1, Some(Vec::new()))
             );
-            let count = count.map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
-            let result = profile.map(|p| (Box::new(p), count, started.elapsed()));
+            let count: usize = count.map_or(0, |s| s.iter().map(|s| s.points.len()).sum());
+            let skipped = watch.skipped();
+            let result = profile.map(|p| Selected {
+                profile: Box::new(p),
+                count: count.saturating_sub(skipped.len()),
+                took: started.elapsed(),
+                skipped,
+            });
             TimeMsg::Selected(time, side, result)
         });
     }
@@ -534,35 +541,54 @@ impl FlintApp {
             TimeMsg::Selected(time, side, result) => {
                 tl.querying = None;
                 match (result, side) {
-                    (Ok((profile, count, _)), Some((side, matchers))) => {
-                        self.compare.set(
-                            side,
-                            Picked {
-                                time,
-                                profile: Arc::new(*profile),
-                                count,
-                                matchers,
-                            },
-                        );
-                    }
-                    (Ok((profile, count, took)), None) => {
-                        tl.selection = Some(time);
-                        tl.selection_profiles = count;
-                        tl.selection_took = Some(took);
-                        let name = tl.selection_name(time);
-                        self.release_set_aside();
-                        self.open(Source::Profile {
-                            name,
-                            path: None,
-                            profile: Arc::new(*profile),
-                        });
-                    }
+                    (Ok(got), side) => self.selected(time, side, got),
                     (Err(SourceError::NoData), _) => tl.notice = Some(NO_DATA.to_string()),
                     (Err(SourceError::Cancelled), _) => {
                         self.message = Some(("cancelled".into(), false));
                     }
                     (Err(e), _) => tl.notice = Some(e.to_string()),
                 }
+            }
+        }
+    }
+
+    /// Shows a selection's merged profile (or sets it as a side in compare mode), and
+    /// says which profiles were left out of it.
+    fn selected(&mut self, time: QueryTime, side: Option<(Side, Vec<Matcher>)>, got: Selected) {
+        if !got.skipped.is_empty() {
+            self.message = Some((
+                format!(
+                    "left out {} gone or broken since indexing: {}",
+                    super::timeline::profiles_text(got.skipped.len()),
+                    got.skipped.join("; ")
+                ),
+                true,
+            ));
+        }
+        match side {
+            Some((side, matchers)) => self.compare.set(
+                side,
+                Picked {
+                    time,
+                    profile: Arc::new(*got.profile),
+                    count: got.count,
+                    matchers,
+                },
+            ),
+            None => {
+                let Some(tl) = &mut self.timeline else {
+                    return;
+                };
+                tl.selection = Some(time);
+                tl.selection_profiles = got.count;
+                tl.selection_took = Some(got.took);
+                let name = tl.selection_name(time);
+                self.release_set_aside();
+                self.open(Source::Profile {
+                    name,
+                    path: None,
+                    profile: Arc::new(*got.profile),
+                });
             }
         }
     }

@@ -960,3 +960,28 @@ fn the_scale_of_a_type_without_points_is_its_own() {
     assert_eq!(PlotScale::Cores.unit("nanoseconds"), "CPU cores");
     assert_eq!(PlotScale::PerSecond.unit("count"), "count/s");
 }
+
+#[test]
+fn a_file_gone_since_indexing_is_left_out_of_the_merge_and_named() {
+    let dir = fixture_dir("gone");
+    let mut h = harness(dir.clone());
+    std::fs::remove_file(dir.join(FILES[1])).unwrap();
+    let ctx = h.ctx.clone();
+    h.state_mut().merge_visible(&ctx);
+    h.run_steps(4);
+    let app = h.state();
+    let expected = default_total(FILES[0]).0 + default_total(FILES[2]).0;
+    assert_eq!(
+        app.current.as_ref().expect("the rest is shown").totals[0],
+        expected
+    );
+    let (message, is_error) = app.message.clone().expect("said");
+    assert!(is_error && message.contains(FILES[1]), "{message}");
+    assert!(
+        message.starts_with("left out 1 profile gone or broken"),
+        "{message}"
+    );
+    let text = app.selection_text().unwrap();
+    assert!(text.contains(", 2 profiles,"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -86,13 +86,26 @@ pub enum TimeMsg {
     Values(String, Vec<String>),
     /// News from a live capture.
     Live(super::live::LiveMsg),
-    /// A selection's profile, how many profiles it merged and how long reading and
-    /// merging them took; the side it sets in compare mode and that side's matchers.
+    /// A selection's merged profile; the side it sets in compare mode and that side's
+    /// matchers.
     Selected(
         QueryTime,
         Option<(Side, Vec<Matcher>)>,
-        Result<(Box<profile_model::Profile>, usize, std::time::Duration), SourceError>,
+        Result<Selected, SourceError>,
     ),
+}
+
+/// What a selection's query answered.
+#[derive(Debug)]
+pub struct Selected {
+    /// The profiles merged.
+    pub profile: Box<profile_model::Profile>,
+    /// How many profiles were merged.
+    pub count: usize,
+    /// How long reading and merging them took.
+    pub took: std::time::Duration,
+    /// The profiles left out, `path: why` (gone or broken since they were indexed).
+    pub skipped: Vec<String>,
 }
 
 /// One series ready to draw: its name, total and points (seconds, value per second).
