@@ -494,9 +494,13 @@ impl Merger {
         // Every check on the profile alone comes before anything is added.
         let n_types = column.map_or(tables.sample_types.len(), |_| 1);
         let samples = &read.samples;
-        if let Some(deepest) = (0..samples.len()).map(|i| samples.stack(i).len()).max()
-            && deepest > crate::sample_table::max_stack(n_types)
-        {
+        let deepest = samples
+            .stack_offsets
+            .windows(2)
+            .map(|w| w[1].wrapping_sub(w[0]))
+            .max()
+            .unwrap_or(0) as usize;
+        if deepest > crate::sample_table::max_stack(n_types) {
             return Err(crate::sample_table::too_deep(deepest));
         }
         let str_pair = |t: &ValueType| (tables.str(t.kind), tables.str(t.unit));

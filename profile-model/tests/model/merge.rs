@@ -268,3 +268,36 @@ fn damaged_bytes_merge_exactly_when_they_decode_and_as_they_decode() {
         }
     });
 }
+
+#[test]
+fn a_profile_with_a_stack_too_deep_to_hold_adds_nothing() {
+    let good = body(&fixture_bytes("cpu-1.pb.gz"));
+    let mut expected = Merger::new();
+    expected
+        .add_pprof("good", &good, Selection::default())
+        .expect("valid");
+    let expected = expected.finish();
+    // Shallow samples first, then one whose stack outgrows a record of the merge.
+    let mut deep = profile(&[("a;b", 1, None), ("a;c", 2, None)]);
+    let leaf = *deep.samples.stack(0).first().expect("a frame");
+    let first = deep.samples.stack_locations.len();
+    deep.samples
+        .stack_locations
+        .extend(std::iter::repeat_n(leaf, 1 << 20));
+    deep.samples.stack_offsets.push((first + (1 << 20)) as u32);
+    for column in &mut deep.samples.values {
+        column.push(3);
+    }
+    deep.samples.label_set.push(0);
+    let deep = encode(&deep);
+    let mut merger = Merger::new();
+    merger
+        .add_pprof("good", &good, Selection::default())
+        .expect("valid");
+    let err = merger
+        .add_pprof("deep", &deep, Selection::default())
+        .expect_err("too deep");
+    assert!(err.to_string().contains("too deep"), "{err}");
+    assert_eq!(merger.inputs(), 1);
+    assert_eq!(merger.finish(), expected, "nothing of it was added");
+}
