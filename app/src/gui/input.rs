@@ -1,4 +1,4 @@
-//! Keyboard shortcuts (Ctrl+O, Ctrl+F, Escape, Backspace) and files dropped on the
+//! Keyboard shortcuts (Ctrl+O, Ctrl+F, F5, Escape, Backspace) and files dropped on the
 //! window.
 
 use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
@@ -9,14 +9,18 @@ use super::loader::Source;
 impl FlintApp {
     /// Handles the shortcuts and dropped files of this frame.
     pub(super) fn handle_input(&mut self, ctx: &Context) {
-        let (open, find) = ctx.input_mut(|i| {
+        let (open, find, reload) = ctx.input_mut(|i| {
             (
                 i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
                 i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)),
+                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::NONE, Key::F5)),
             )
         });
         if open {
             self.open_dialog(ctx);
+        }
+        if reload {
+            self.reload_dir(ctx);
         }
         if find {
             self.focus_search = true;

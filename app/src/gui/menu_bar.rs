@@ -14,6 +14,18 @@ impl FlintApp {
                 if ui.button("Open…  (Ctrl+O)").clicked() {
                     self.open_dialog(ui.ctx());
                 }
+                let folder = self
+                    .timeline
+                    .as_ref()
+                    .is_some_and(|tl| matches!(tl.origin, super::timeline::Origin::Dir(_)));
+                if ui
+                    .add_enabled(folder, egui::Button::new("Reload folder  (F5)"))
+                    .on_hover_text("index the folder again: profiles written since appear")
+                    .on_disabled_hover_text("open a folder of profiles first")
+                    .clicked()
+                {
+                    self.reload_dir(ui.ctx());
+                }
                 if ui.button("Connect to a server…").clicked() {
                     self.connect_dialog.open = true;
                 }

@@ -170,6 +170,26 @@ impl FlintApp {
         self.compare.enabled = false;
     }
 
+    /// File → Reload folder (F5): indexes the folder shown again, so that profiles
+    /// written since appear (and removed ones go), keeping the selector, sum by, type,
+    /// legend, view, selection and compare, and the flame graph shown.
+    pub fn reload_dir(&mut self, ctx: &Context) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let (Origin::Dir(dir), None) = (&tl.origin, &tl.indexing) else {
+            return;
+        };
+        let (dir, kept) = (dir.clone(), tl.kept());
+        // Opening clears compare: its sides are profiles already merged, kept as they are.
+        let compare = std::mem::take(&mut self.compare);
+        self.open_dir(ctx, dir);
+        self.compare = compare;
+        if let Some(tl) = &mut self.timeline {
+            tl.kept = Some(kept);
+        }
+    }
+
     /// Runs `fut` on the query runtime (blocking in tests), sending its message back.
     fn run_query(&mut self, ctx: &Context, fut: impl Future<Output = TimeMsg> + Send + 'static) {
         let Some(tl) = &self.timeline else {
@@ -485,7 +505,11 @@ impl FlintApp {
                         tl.pending_bounds = Some(tl.whole_bounds());
                         tl.failed = None;
                         tl.source = Some(opened.source);
-                        let fresh = tl.origin != Origin::Capture;
+                        let reloaded = tl.kept.take();
+                        let fresh = tl.origin != Origin::Capture && reloaded.is_none();
+                        if let Some(kept) = reloaded {
+                            tl.restore(kept);
+                        }
                         let name = tl.origin.name();
                         if tl.types.is_empty() {
                             tl.notice = Some(format!("no profiles in {}", tl.origin.name()));

@@ -985,3 +985,45 @@ fn a_file_gone_since_indexing_is_left_out_of_the_merge_and_named() {
     assert!(text.contains(", 2 profiles,"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn reloading_a_folder_adds_the_profiles_written_since_and_keeps_what_is_shown() {
+    let dir = fixture_dir("reload");
+    std::fs::remove_file(dir.join(FILES[2])).unwrap();
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    assert_eq!(h.state().timeline.as_ref().unwrap().profiles, Some(2));
+    h.state_mut()
+        .set_matchers(&ctx, vec![endpoint("/api/hash")]);
+    h.run_steps(4);
+    h.state_mut().merge_visible(&ctx);
+    h.run_steps(4);
+    let shown = h.state().current.as_ref().unwrap().totals[0];
+    let selection = h.state().timeline.as_ref().unwrap().selection;
+    assert!(selection.is_some());
+    // A profile written since the folder was opened.
+    std::fs::copy(fixture(FILES[2]), dir.join(FILES[2])).unwrap();
+    h.key_press(egui::Key::F5);
+    h.run_steps(6);
+    let app = h.state();
+    let tl = app.timeline.as_ref().unwrap();
+    assert_eq!(tl.profiles, Some(3), "the new profile is indexed");
+    assert_eq!(
+        tl.matchers,
+        vec![endpoint("/api/hash")],
+        "the selector is kept"
+    );
+    assert_eq!(tl.selection, selection, "the selection is kept");
+    assert_eq!(
+        app.current.as_ref().unwrap().totals[0],
+        shown,
+        "the view is kept"
+    );
+    let hash: i64 = FILES.iter().map(|f| endpoint_total(f, "/api/hash")).sum();
+    assert_eq!(
+        plotted_total(&h),
+        hash,
+        "the plot has the new profile, selector applied"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

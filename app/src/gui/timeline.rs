@@ -124,6 +124,24 @@ pub struct PlotSeries {
 /// How to select profiles, said where the flame graph goes until something is selected.
 pub const CLICK_HINT: &str = "click a point or drag a range on the plot to select profiles";
 
+/// What a reload of a folder keeps of the time mode it replaces
+/// ([`super::app::FlintApp::reload_dir`]): the selector, how series are summed, the
+/// type plotted, the legend, the view and the selection shown.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    matchers: Vec<Matcher>,
+    sum_by: SumBy,
+    profile_type: Option<ProfileType>,
+    hidden: std::collections::BTreeSet<String>,
+    show_all: bool,
+    /// The view's bounds; `None` when it showed everything (the whole new span then).
+    view: Option<(f64, f64)>,
+    selection: Option<QueryTime>,
+    selection_series: Vec<Matcher>,
+    selection_profiles: usize,
+    selection_took: Option<std::time::Duration>,
+}
+
 /// The state of time mode.
 pub struct Timeline {
     /// Where the profiles come from.
@@ -214,6 +232,8 @@ pub struct Timeline {
     pub last_transform: Option<egui_plot::PlotTransform>,
     /// What the plotted values are (set with the series).
     pub scale: super::plot::PlotScale,
+    /// What to keep of the time mode this one reloads, until its index is in.
+    pub kept: Option<Kept>,
     /// Generation of the series query (older answers are dropped).
     pub(super) series_gen: u64,
     pub(super) tx: Sender<TimeMsg>,
@@ -313,10 +333,56 @@ impl Timeline {
             plot_height: 0.0,
             last_transform: None,
             scale: super::plot::PlotScale::Cores,
+            kept: None,
             series_gen: 0,
             tx,
             rx,
         }
+    }
+
+    /// What a reload keeps of this time mode ([`Kept`]).
+    pub fn kept(&self) -> Kept {
+        let whole = self.whole_bounds();
+        let view = self
+            .last_view
+            .map(|(a, b, _)| (a, b))
+            .filter(|&(a, b)| a > whole.0 + 1e-6 || b < whole.1 - 1e-6);
+        Kept {
+            matchers: self.matchers.clone(),
+            sum_by: self.sum_by.clone(),
+            profile_type: self.types.get(self.type_index).cloned(),
+            hidden: self.hidden.clone(),
+            show_all: self.show_all,
+            view,
+            selection: self.selection,
+            selection_series: self.selection_series.clone(),
+            selection_profiles: self.selection_profiles,
+            selection_took: self.selection_took,
+        }
+    }
+
+    /// Takes back what a reload kept (once the new index, its span and types, is in):
+    /// the type plotted by name where it is still there, and the view unless it showed
+    /// everything.
+    pub fn restore(&mut self, kept: Kept) {
+        if let Some(i) = kept
+            .profile_type
+            .and_then(|t| self.types.iter().position(|x| *x == t))
+        {
+            self.type_index = i;
+        }
+        self.matchers = kept.matchers;
+        self.sum_by = kept.sum_by;
+        self.hidden = kept.hidden;
+        self.show_all = kept.show_all;
+        if let Some(view) = kept.view {
+            self.pending_bounds = Some(view);
+        }
+        self.selection = kept.selection;
+        self.selection_series = kept.selection_series;
+        self.selection_profiles = kept.selection_profiles;
+        self.selection_took = kept.selection_took;
+        self.bar.text = self.selector().map(|s| s.to_string()).unwrap_or_default();
     }
 
     /// The range and step to ask the series for: the whole span at the plot's
