@@ -93,9 +93,8 @@ impl FlintApp {
                 )
             });
         format!(
-            "{name}: {when}, {} profile{}{total}",
-            p.count,
-            if p.count == 1 { "" } else { "s" }
+            "{name}: {when}, {}{total}",
+            super::timeline::profiles_text(p.count)
         )
     }
 
@@ -201,9 +200,8 @@ impl FlintApp {
                 let total =
                     total.map_or_else(String::new, |t| format!(", {}", units::readable(t, unit)));
                 format!(
-                    "{name}: {when} ({} profile{}{total})",
-                    p.count,
-                    if p.count == 1 { "" } else { "s" }
+                    "{name}: {when} ({}{total})",
+                    super::timeline::profiles_text(p.count)
                 )
             }
         };

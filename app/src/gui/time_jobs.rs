@@ -23,19 +23,6 @@ use super::timeline::{NO_DATA, Opened, Origin, Selected, TimeMsg, Timeline, desc
 /// How long to wait before asking an unavailable server again.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// The step of a series query over `span`: for a server, about one bucket per 10
-/// points of plot width (the server sums each bucket); for files, about 2,000 steps.
-/// Whole seconds, at least one.
-pub fn series_step(span: TimeRange, plot_width: f32, server: bool) -> i64 {
-    let buckets = if server {
-        (f64::from(plot_width) / 10.0).max(10.0) as i64
-    } else {
-        2000
-    };
-    let step = ((span.end_nanos - span.start_nanos) / buckets).max(1_000_000_000);
-    step - step % 1_000_000_000
-}
-
 /// The answer of a query a local index (files, a store) gives at once, without the
 /// network or the query runtime; empty on error.
 pub(super) fn instant_answer<T: Default>(fut: impl Future<Output = Result<T, SourceError>>) -> T {
@@ -512,7 +499,7 @@ impl FlintApp {
                         }
                         let name = tl.origin.name();
                         if tl.types.is_empty() {
-                            tl.notice = Some(format!("no profiles in {}", tl.origin.name()));
+                            tl.notice = Some(format!("no profiles in {name}"));
                         } else {
                             self.load_series(ctx);
                         }
@@ -534,7 +521,6 @@ impl FlintApp {
                 }
                 tl.loading_series = false;
                 tl.bar.label_names = names;
-
                 match result {
                     Ok(series) => {
                         if tl.unavailable_since.take().is_some() {

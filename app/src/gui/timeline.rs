@@ -389,8 +389,6 @@ impl Timeline {
     /// resolution or, after a zoom, the view's resolution over the view widened by its
     /// own length on each side (so that panning that far needs nothing new).
     pub fn series_request(&self) -> (TimeRange, i64) {
-        let server = matches!(self.origin, Origin::Server(_));
-        let width = self.plot_width();
         match self.zoomed {
             Some(view) => {
                 let len = view.end_nanos - view.start_nanos;
@@ -398,16 +396,19 @@ impl Timeline {
                     start_nanos: view.start_nanos.saturating_sub(len),
                     end_nanos: view.end_nanos.saturating_add(len),
                 };
-                (
-                    clamp_to(widened, self.span),
-                    super::time_jobs::series_step(view, width, server),
-                )
+                (clamp_to(widened, self.span), self.step_for(view))
             }
-            None => (
-                self.span,
-                super::time_jobs::series_step(self.span, width, server),
-            ),
+            None => (self.span, self.step_for(self.span)),
         }
+    }
+
+    /// The series step that shows `range` at the plot's resolution ([`series_step`]).
+    fn step_for(&self, range: TimeRange) -> i64 {
+        series_step(
+            range,
+            self.plot_width(),
+            matches!(self.origin, Origin::Server(_)),
+        )
     }
 
     /// Takes the plot's visible x bounds (seconds) at `now`: true once they have stood
@@ -431,8 +432,7 @@ impl Timeline {
         if visible.end_nanos <= visible.start_nanos {
             return false;
         }
-        let server = matches!(self.origin, Origin::Server(_));
-        let wanted = super::time_jobs::series_step(visible, self.plot_width(), server);
+        let wanted = self.step_for(visible);
         let ratio = wanted as f64 / self.step_nanos.max(1) as f64;
         let c = self.series_covered;
         let outside = visible.start_nanos < c.start_nanos || visible.end_nanos > c.end_nanos;
@@ -618,8 +618,7 @@ pub fn value_grid_steps(base: f64) -> [f64; 3] {
 /// decimals as the step needs ("0.5", "0.05", "2"), in thousands, millions or billions
 /// for steps of 10,000 or more ("30k", "1.5M").
 pub fn value_label(value: f64, step: f64) -> String {
-    // Lines 10,000 or more apart are labelled in thousands, millions or billions
-    // ("1.5M" rather than "1500000"), so that a snapshot's bytes read at a glance.
+    // A snapshot's bytes read at a glance: "1.5M" rather than "1500000".
     let (scale, suffix) = match step * 10.0 {
         s if !(step >= 1e4 && s.is_finite()) => (1.0, ""),
         s if s >= 1e9 => (1e9, "G"),
@@ -740,6 +739,19 @@ pub fn click_to_range(x: f64, step_nanos: i64) -> TimeRange {
 /// Whether `path` opens in time mode.
 pub fn is_time_dir(path: &Path) -> bool {
     path.is_dir()
+}
+
+/// The step of a series query over `span`: for a server, about one bucket per 10
+/// points of plot width (the server sums each bucket); for files, about 2,000 steps.
+/// Whole seconds, at least one.
+fn series_step(span: TimeRange, plot_width: f32, server: bool) -> i64 {
+    let buckets = if server {
+        (f64::from(plot_width) / 10.0).max(10.0) as i64
+    } else {
+        2000
+    };
+    let step = ((span.end_nanos - span.start_nanos) / buckets).max(1_000_000_000);
+    step - step % 1_000_000_000
 }
 
 /// `range` cut to `span` where they overlap (a view with margins around the data merges
