@@ -164,9 +164,33 @@ fn series(dir: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match (args.first().map(String::as_str), args.get(1)) {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return std::process::ExitCode::SUCCESS;
+    }
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the command `args` name; an output path that looks like a flag is refused
+/// rather than written to.
+fn run(args: &[String]) -> Result<(), Box<dyn Error>> {
+    let out = match args.get(1) {
+        Some(out) if out.starts_with('-') => {
+            return Err(Box::new(GenError(format!(
+                "expected an output path, not {out:?}\n{USAGE}"
+            ))));
+        }
+        out => out,
+    };
+    match (args.first().map(String::as_str), out) {
         (Some("fleet"), Some(out)) => fleet(&PathBuf::from(out), &args[2..]),
         (Some("series"), Some(dir)) => series(&PathBuf::from(dir), &args[2..]),
         _ => Err(Box::new(GenError(USAGE.to_string()))),
