@@ -1,6 +1,8 @@
 //! The generator's command line: bad arguments are refused with one `error:` line
 //! and write nothing.
 
+#![allow(clippy::expect_used, reason = "a test fails on what it cannot set up")]
+
 use std::path::PathBuf;
 use std::process::Command;
 
