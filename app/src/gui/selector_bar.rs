@@ -17,8 +17,9 @@ pub enum SumBy {
     Total,
     /// Every distinct label set apart.
     Every,
-    /// By one label.
-    Label(String),
+    /// By these labels together (one series per combination of their values, as
+    /// Parca's "sum by" of several labels); never empty.
+    Labels(Vec<String>),
 }
 
 impl SumBy {
@@ -28,8 +29,35 @@ impl SumBy {
             Self::Auto => "auto (comm, container)".to_string(),
             Self::Total => "none (one series)".to_string(),
             Self::Every => "every label set".to_string(),
-            Self::Label(l) => l.clone(),
+            Self::Labels(labels) => labels.join(", "),
         }
+    }
+
+    /// This with `label` added to the labels summed by, or taken out of them, keeping
+    /// them in the order of `names` (the label names there are); taking out the last
+    /// one sums everything into one series.
+    pub fn toggled(&self, label: &str, names: &[String]) -> SumBy {
+        let mut labels = match self {
+            Self::Labels(labels) => labels.clone(),
+            _ => Vec::new(),
+        };
+        match labels.iter().position(|l| l == label) {
+            Some(i) => {
+                labels.remove(i);
+            }
+            None => labels.push(label.to_string()),
+        }
+        labels.sort_by_key(|l| names.iter().position(|n| n == l));
+        if labels.is_empty() {
+            Self::Total
+        } else {
+            Self::Labels(labels)
+        }
+    }
+
+    /// Whether `label` is one of the labels summed by.
+    fn sums_by(&self, label: &str) -> bool {
+        matches!(self, Self::Labels(labels) if labels.iter().any(|l| l == label))
     }
 
     /// The `sum_by` argument of `query_range`, given the label names there are.
@@ -43,7 +71,7 @@ impl SumBy {
             ),
             Self::Total => Some(Vec::new()),
             Self::Every => None,
-            Self::Label(l) => Some(vec![l.clone()]),
+            Self::Labels(labels) => Some(labels.clone()),
         }
     }
 }
@@ -325,18 +353,28 @@ impl FlintApp {
             ui.separator();
             ui.label("sum by");
             let mut sum_by = tl.sum_by.clone();
+            // Open until a click outside it, so that several labels can be ticked.
             egui::ComboBox::from_id_salt("sum by")
                 .selected_text(sum_by.text())
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
                 .show_ui(ui, |ui| {
-                    let fixed = [SumBy::Auto, SumBy::Total, SumBy::Every];
-                    let labels = bar.label_names.iter().map(|l| SumBy::Label(l.clone()));
-                    for s in fixed.into_iter().chain(labels) {
+                    for s in [SumBy::Auto, SumBy::Total, SumBy::Every] {
                         let text = s.text();
                         ui.selectable_value(&mut sum_by, s, text);
                     }
+                    ui.separator();
+                    for name in &bar.label_names {
+                        let mut ticked = sum_by.sums_by(name);
+                        if ui.checkbox(&mut ticked, name).changed() {
+                            sum_by = sum_by.toggled(name, &bar.label_names);
+                        }
+                    }
                 })
                 .response
-                .on_hover_text("how the plotted series are summed");
+                .on_hover_text(
+                    "how the plotted series are summed: tick several labels to keep \
+                     each combination of their values apart",
+                );
             if sum_by != tl.sum_by {
                 action = Some(Action::SumBy(sum_by));
             }

@@ -235,7 +235,7 @@ fn by_endpoint(dir: &std::path::Path) -> Harness<'static, FlintApp> {
     let mut h = harness(dir.to_path_buf());
     let ctx = h.ctx.clone();
     h.state_mut()
-        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+        .set_sum_by(&ctx, SumBy::Labels(vec!["endpoint".to_string()]));
     h.run_steps(4);
     h
 }
@@ -373,7 +373,7 @@ fn sum_by_endpoint_yields_several_series() {
     let all = plotted_total(&h);
     let ctx = h.ctx.clone();
     h.state_mut()
-        .set_sum_by(&ctx, SumBy::Label("endpoint".to_string()));
+        .set_sum_by(&ctx, SumBy::Labels(vec!["endpoint".to_string()]));
     h.run_steps(4);
     let tl = h.state().timeline.as_ref().unwrap();
     assert!(tl.series.len() > 1, "{}", tl.series.len());
@@ -389,6 +389,56 @@ fn sum_by_endpoint_yields_several_series() {
     assert_eq!(h.state().timeline.as_ref().unwrap().series.len(), 1);
     assert_eq!(plotted_total(&h), all);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sum_by_two_labels_ticked_in_the_drop_down_keeps_each_pair_apart() {
+    let dir = fixture_dir("sumby2");
+    let mut h = by_endpoint(&dir);
+    let all = plotted_total(&h);
+    let by_endpoint = h.state().timeline.as_ref().unwrap().series.len();
+    // The drop-down stays open while a second label is ticked.
+    h.get_by_label_contains("how the plotted series are summed")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("path").click();
+    h.run_steps(4);
+    assert!(
+        h.query_by_label("endpoint").is_some(),
+        "the drop-down is open"
+    );
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(
+        tl.sum_by,
+        SumBy::Labels(vec!["endpoint".to_string(), "path".to_string()])
+    );
+    assert!(tl.series.len() > by_endpoint, "{}", tl.series.len());
+    for s in &tl.series {
+        let keys: Vec<&str> = s.labels.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(keys.contains(&"path"), "{keys:?}");
+    }
+    assert_eq!(plotted_total(&h), all);
+    let combo = h.get_by_label_contains("how the plotted series are summed");
+    assert_eq!(
+        combo.accesskit_node().value().as_deref(),
+        Some("endpoint, path")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sum_by_labels_toggle_in_the_order_of_the_names() {
+    let names: Vec<String> = ["comm", "endpoint", "path"].map(String::from).to_vec();
+    let labels = |l: &[&str]| SumBy::Labels(l.iter().map(|s| s.to_string()).collect());
+    let both = SumBy::Auto.toggled("path", &names).toggled("comm", &names);
+    assert_eq!(both, labels(&["comm", "path"]));
+    assert_eq!(both.text(), "comm, path");
+    assert_eq!(
+        both.resolve(&names),
+        Some(vec!["comm".into(), "path".into()])
+    );
+    assert_eq!(both.toggled("comm", &names), labels(&["path"]));
+    assert_eq!(labels(&["path"]).toggled("path", &names), SumBy::Total);
 }
 
 #[test]
