@@ -2,6 +2,7 @@
 //! `time_nanos` (the file's modification time when absent), answering the
 //! [`ProfileSource`] questions from an index built once when opened.
 
+use std::collections::{HashMap, HashSet, hash_map};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,35 +13,66 @@ use crate::index::{self, Entry, Index, Interner, SampleLabels, groups_of, load_i
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, ProfileSource, Progress, QueryTime, Series, SourceFuture, TimeRange};
 
-/// Every regular file below `dir` (hidden ones left out), sorted by path.
+/// Every regular file below `dir` (hidden ones left out), sorted by path. Symbolic
+/// links are followed, but every folder and file is taken once: a link back to a
+/// folder above it (a loop) or to something found another way is passed over, so that
+/// no profile is counted twice. Of two paths to one file, the one without links wins.
 pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
+    let canonical =
+        |p: &Path| std::fs::canonicalize(p).map_err(|e| format!("{}: {e}", p.display()));
+    // Every file by what it is (links resolved): whether its path goes through a
+    // link, and the path.
+    let mut files: HashMap<PathBuf, (bool, PathBuf)> = HashMap::new();
+    let mut seen_dirs = HashSet::new();
+    // Folders reached through links wait until every other folder is read.
+    let mut pending = vec![(dir.to_path_buf(), canonical(dir)?, false)];
+    let mut linked = Vec::new();
+    while let Some((d, real, via_link)) = pending.pop().or_else(|| linked.pop()) {
+        if !seen_dirs.insert(real.clone()) {
+            continue;
+        }
         let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         for entry in entries {
             let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
-            if entry.file_name().to_string_lossy().starts_with('.') {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
                 continue;
             }
             let path = entry.path();
             // The entry's type comes with the directory listing (no call per file);
-            // a symbolic link is followed to what it names.
+            // a symbolic link is followed to what it names (a dangling one is passed
+            // over).
             let kind = entry
                 .file_type()
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            let (dir, file) = if kind.is_symlink() {
-                (path.is_dir(), path.is_file())
+            let link = kind.is_symlink();
+            let (is_dir, is_file, real) = if link {
+                match std::fs::canonicalize(&path) {
+                    Ok(target) => (target.is_dir(), target.is_file(), target),
+                    Err(_) => continue,
+                }
             } else {
-                (kind.is_dir(), kind.is_file())
+                (kind.is_dir(), kind.is_file(), real.join(&name))
             };
-            if dir {
-                pending.push(path);
-            } else if file {
-                files.push(path);
+            let via_link = via_link || link;
+            if is_dir {
+                let queue = if via_link { &mut linked } else { &mut pending };
+                queue.push((path, real, via_link));
+            } else if is_file {
+                let candidate = (via_link, path);
+                match files.entry(real) {
+                    hash_map::Entry::Occupied(mut kept) if candidate < *kept.get() => {
+                        kept.insert(candidate);
+                    }
+                    hash_map::Entry::Occupied(_) => {}
+                    hash_map::Entry::Vacant(new) => {
+                        new.insert(candidate);
+                    }
+                }
             }
         }
     }
+    let mut files: Vec<PathBuf> = files.into_values().map(|(_, path)| path).collect();
     files.sort();
     Ok(files)
 }

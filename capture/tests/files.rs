@@ -282,6 +282,33 @@ fn directories_are_searched_through_links_and_without_hidden_entries() {
 }
 
 #[test]
+fn a_link_loop_or_a_second_path_to_a_file_lists_it_once() {
+    let dir = std::env::temp_dir().join(format!("flint-files-loop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("day/sub")).expect("dirs");
+    std::fs::write(dir.join("day/sub/a.pb.gz"), b"x").expect("write");
+    std::fs::write(dir.join("day/b.pb.gz"), b"x").expect("write");
+    // A link back up the tree, a second link to a folder, and one to a file.
+    std::os::unix::fs::symlink(dir.join("day"), dir.join("day/sub/up")).expect("loop");
+    std::os::unix::fs::symlink(dir.join("day/sub"), dir.join("day/again")).expect("dir link");
+    std::os::unix::fs::symlink(dir.join("day/b.pb.gz"), dir.join("day/sub/b-link.pb.gz"))
+        .expect("file link");
+    let found = capture::files::files_under(&dir.join("day")).expect("listed");
+    let names: Vec<String> = found
+        .iter()
+        .map(|p| {
+            p.strip_prefix(dir.join("day"))
+                .expect("under")
+                .display()
+                .to_string()
+        })
+        .collect();
+    // Each file once, by its path without links.
+    assert_eq!(names, ["b.pb.gz", "sub/a.pb.gz"]);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
 fn series_labels_are_the_files_labels_with_the_sample_labels_over_them() {
     let (fs, _) = source();
     let series = block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, None)).expect("series");
