@@ -117,7 +117,7 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
         |merger, buf, i| {
             let (file, dir) = &inputs.files[i];
             let name = file.display().to_string();
-            let merged = capture::index::read_into(file, &mut buf.stored).and_then(|()| {
+            let merged = capture::index::read_into(file, &mut buf.stored, options).and_then(|()| {
                 message_bytes(&buf.stored, options, &mut buf.body)
                     .and_then(|body| merger.add_pprof(&name, body, Selection::default()))
                     .map_err(|e| format!("{name}: {e}"))

@@ -79,15 +79,18 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Reads and decodes one pprof file; errors name the file.
 pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, String> {
-    read_with(path, |bytes| codec::decode_with(bytes, options))
+    read_with(path, options, |bytes| codec::decode_with(bytes, options))
 }
 
-/// Reads one pprof file and decodes it with `decode`; errors name the file.
+/// Reads one pprof file ([`index::read_into`]: none larger than `options` allow) and
+/// decodes it with `decode`; errors name the file.
 fn read_with(
     path: &Path,
+    options: DecodeOptions,
     decode: impl FnOnce(&[u8]) -> Result<Profile, ProfileError>,
 ) -> Result<Profile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    index::read_into(path, &mut bytes, options)?;
     decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -217,7 +220,7 @@ impl FileSource {
         let mut skipped = Vec::new();
         // The index needs each file's header, labels and values, not its stacks.
         let read = |i: usize| {
-            read_with(&files[i], |bytes| {
+            read_with(&files[i], decode, |bytes| {
                 codec::decode_without_stacks(bytes, decode)
             })
         };
@@ -311,7 +314,7 @@ impl ProfileSource for FileSource {
                 self.decode,
                 &progress,
                 |path| path.display().to_string(),
-                |path, buf| index::read_into(path, buf).map(|()| 0),
+                |path, buf| index::read_into(path, buf, self.decode).map(|()| 0),
             )
         })
     }

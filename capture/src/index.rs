@@ -6,13 +6,14 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use profile_model::codec::{DecodeOptions, message_bytes};
 use profile_model::merge::{KeepLabels, LabelValue, Merger, Selection};
-use profile_model::{Profile, ProfileError};
+use profile_model::{Profile, ProfileError, units};
 
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, Point, Progress, QueryTime, Series, SourceError, TimeRange};
@@ -209,13 +210,46 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<(L
 }
 
 /// Reads the file at `path` into `buf`, replacing its contents; errors name the file.
-pub fn read_into(path: &std::path::Path, buf: &mut Vec<u8>) -> Result<(), String> {
+/// A file larger than `options`' decompressed-size cap is refused before it is read
+/// (no profile that large, compressed or not, fits under the cap), so that a huge
+/// file is never held in memory whole.
+pub fn read_into(path: &Path, buf: &mut Vec<u8>, options: DecodeOptions) -> Result<(), String> {
     use std::io::Read as _;
+    let limit = options.max_decompressed_bytes;
+    let readable = |n: u64| units::readable(i64::try_from(n).unwrap_or(i64::MAX), "bytes");
+    let too_large = |size: Option<u64>| {
+        let what = match size {
+            Some(size) => format!("the file's size, {},", readable(size)),
+            None => "the file".to_string(),
+        };
+        format!(
+            "{}: {what} exceeds the limit of {} (raise it with --max-decompressed)",
+            path.display(),
+            readable(limit)
+        )
+    };
     buf.clear();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(buf))
-        .map(drop)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(failed)?;
+    let metadata = file.metadata().map_err(failed)?;
+    let size = metadata.len();
+    if size > limit {
+        return Err(too_large(Some(size)));
+    }
+    if metadata.is_file() {
+        // Read at the size the system gives (the fewest calls).
+        let mut file = file;
+        file.read_to_end(buf).map_err(failed)?;
+    } else {
+        // A device or a pipe has no size: it is cut at the cap.
+        file.take(limit.saturating_add(1))
+            .read_to_end(buf)
+            .map_err(failed)?;
+    }
+    match buf.len() as u64 {
+        n if n > limit => Err(too_large(None)),
+        _ => Ok(()),
+    }
 }
 
 /// Calls `load(i)` for `0..count` on up to four threads and hands the results to

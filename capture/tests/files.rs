@@ -78,6 +78,45 @@ fn indexes_a_directory_and_skips_broken_files() {
 }
 
 #[test]
+fn a_file_larger_than_the_cap_is_refused_unread_and_skipped() {
+    let dir = std::env::temp_dir().join(format!("flint-capture-huge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let good = std::fs::read(fixture("cpu-1.pb.gz")).expect("fixture");
+    std::fs::write(dir.join("cpu-1.pb.gz"), &good).expect("write");
+    // 64 GiB that take no room on disk: read whole, it would not fit in memory.
+    let huge = std::fs::File::create(dir.join("huge.pb.gz")).expect("create");
+    huge.set_len(64 << 30).expect("sparse file");
+    let (fs, skipped) = FileSource::open(
+        std::slice::from_ref(&dir),
+        DecodeOptions::default(),
+        &Progress::default(),
+    )
+    .expect("opens");
+    assert_eq!(fs.len(), 1);
+    assert_eq!(
+        skipped,
+        [format!(
+            "{}: the file's size, 64.0 GiB, exceeds the limit of 2.00 GiB (raise it with --max-decompressed)",
+            dir.join("huge.pb.gz").display()
+        )]
+    );
+    // At the cap exactly, the file is read.
+    let at_cap = DecodeOptions {
+        max_decompressed_bytes: good.len() as u64,
+    };
+    let mut buf = Vec::new();
+    capture::index::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, at_cap).expect("at the cap");
+    assert_eq!(buf, good);
+    let under = DecodeOptions {
+        max_decompressed_bytes: good.len() as u64 - 1,
+    };
+    let refused = capture::index::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, under);
+    assert!(refused.is_err_and(|e| e.contains("exceeds the limit")));
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
 fn series_points_are_the_profiles_totals() {
     let (fs, _) = source();
     let totals: Vec<i64> = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]

@@ -76,15 +76,19 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
             (vec![input.clone()], false)
         };
         for path in files {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let profile = match codec::decode_with(&bytes, decode) {
-                Ok(p) => p,
-                Err(e) if in_dir => {
-                    eprintln!("warning: skipped {}: {e}", path.display());
-                    continue;
-                }
-                Err(e) => return Err(format!("{}: {e}", path.display())),
-            };
+            let mut bytes = Vec::new();
+            let profile =
+                match capture::index::read_into(&path, &mut bytes, decode).and_then(|()| {
+                    codec::decode_with(&bytes, decode)
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                }) {
+                    Ok(p) => p,
+                    Err(e) if in_dir => {
+                        eprintln!("warning: skipped {e}");
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
             let mut labels = common.clone();
             let name = args
                 .name

@@ -355,7 +355,7 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
     let reference = inputs.as_ref().map(|i| i.sample_type_names.clone());
     let workers = capture::index::fold_in_parallel(all.len(), WireWorker::default, |w, i| {
         let (path, sign, named) = all[i];
-        let added = capture::index::read_into(path, &mut w.file).and_then(|()| {
+        let added = capture::index::read_into(path, &mut w.file, decode).and_then(|()| {
             message_bytes(&w.file, decode, &mut w.body)
                 .and_then(|body| w.sum.add_pprof(body, sample_type, sign))
                 .map_err(|e| format!("{}: {e}", path.display()))

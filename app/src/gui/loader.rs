@@ -125,7 +125,8 @@ pub fn compute(
     stage(0);
     let (profile, path) = match source {
         Source::Path(path) => {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut bytes = Vec::new();
+            capture::index::read_into(&path, &mut bytes, decode)?;
             if cancelled() {
                 return Ok(None);
             }

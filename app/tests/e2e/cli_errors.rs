@@ -64,6 +64,23 @@ fn gzip_bomb_is_refused_before_it_is_allocated() {
 }
 
 #[test]
+fn a_file_larger_than_the_cap_is_refused_before_it_is_read() {
+    // 64 GiB that take no room on disk: read whole, they would not fit in memory.
+    let huge = temp_file("huge.pb.gz", b"");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&huge)
+        .and_then(|f| f.set_len(64 << 30))
+        .expect("sparse file");
+    for command in ["top", "fold", "series"] {
+        assert_error(
+            &[command, &huge],
+            "the file's size, 64.0 GiB, exceeds the limit of 2.00 GiB",
+        );
+    }
+}
+
+#[test]
 fn bad_flags_and_values() {
     assert_error(&["top", "cpu.pb.gz", "--bogus"], "--bogus");
     assert_error(
