@@ -426,7 +426,7 @@ impl<L> Index<L> {
         let end = self
             .entries
             .iter()
-            .map(|e| e.time_nanos + e.duration_nanos.max(1))
+            .map(|e| e.time_nanos.saturating_add(e.duration_nanos.max(1)))
             .max()
             .unwrap_or(start);
         TimeRange {
@@ -496,7 +496,9 @@ impl<L> Index<L> {
         let mut this_entry: BTreeMap<Labels, i64> = BTreeMap::new();
         let mut current: Option<&Entry<L>> = None;
         let mut flush = |entry: &Entry<L>, this_entry: &mut BTreeMap<Labels, i64>| {
-            let bucket = entry.time_nanos - entry.time_nanos.rem_euclid(step_nanos);
+            let bucket = entry
+                .time_nanos
+                .saturating_sub(entry.time_nanos.rem_euclid(step_nanos));
             for (labels, value) in std::mem::take(this_entry) {
                 let point = series
                     .entry(labels)
@@ -504,7 +506,7 @@ impl<L> Index<L> {
                     .entry(bucket)
                     .or_insert((0, 0));
                 point.0 += value;
-                point.1 += entry.duration_nanos;
+                point.1 = point.1.saturating_add(entry.duration_nanos);
             }
         };
         for (entry, t, group) in self.selected(selector, range) {

@@ -240,14 +240,18 @@ impl Merger {
             self.out.period = self.out.period.max(h.period);
             if h.time_nanos != 0 && (self.out.time_nanos == 0 || h.time_nanos < self.out.time_nanos)
             {
-                let end = self.end_nanos().max(h.time_nanos + h.duration_nanos);
+                let end = self
+                    .end_nanos()
+                    .max(h.time_nanos.saturating_add(h.duration_nanos));
                 self.out.time_nanos = h.time_nanos;
-                self.out.duration_nanos = end - h.time_nanos;
+                self.out.duration_nanos = end.saturating_sub(h.time_nanos);
             }
         }
-        let end = self.end_nanos().max(h.time_nanos + h.duration_nanos);
+        let end = self
+            .end_nanos()
+            .max(h.time_nanos.saturating_add(h.duration_nanos));
         if self.out.time_nanos != 0 {
-            self.out.duration_nanos = end - self.out.time_nanos;
+            self.out.duration_nanos = end.saturating_sub(self.out.time_nanos);
         }
         self.inputs += 1;
         Ok(())
@@ -589,7 +593,7 @@ impl Merger {
     }
 
     fn end_nanos(&self) -> i64 {
-        self.out.time_nanos + self.out.duration_nanos
+        self.out.time_nanos.saturating_add(self.out.duration_nanos)
     }
 
     /// The merged profile; an empty profile when nothing was added.

@@ -145,7 +145,7 @@ impl Inputs {
         if header.time_nanos != 0 && (self.time_nanos == 0 || header.time_nanos < self.time_nanos) {
             self.time_nanos = header.time_nanos;
         }
-        self.duration_nanos += header.duration_nanos;
+        self.duration_nanos = self.duration_nanos.saturating_add(header.duration_nanos);
         for c in &header.comments {
             if !self.comments.contains(c) {
                 self.comments.push(c.clone());

@@ -10,8 +10,8 @@ use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
 use super::timeline::{
-    MAX_SERIES, Origin, PlotSeries, drag_to_range, hms, snap_click, time_grid_steps, time_label,
-    value_grid_steps, value_label,
+    MAX_SERIES, Origin, PlotSeries, date_hms, drag_to_range, snap_click, time_grid_steps,
+    time_label, value_grid_steps, value_label,
 };
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
@@ -288,7 +288,7 @@ impl FlintApp {
                             7.0 * 86_400.0
                         } * 1e9;
                         tl.span = TimeRange {
-                            start_nanos: now - nanos as i64,
+                            start_nanos: now.saturating_sub(nanos as i64),
                             end_nanos: now,
                         };
                         tl.pending_bounds =
@@ -442,11 +442,11 @@ impl FlintApp {
                         ..
                     } => Some(format!(
                         "{plot_name}\n{}\n{:.3} {hover_unit}",
-                        hms((position.x * 1e9) as i64),
+                        date_hms((position.x * 1e9) as i64),
                         position.y
                     )),
                     egui_plot::HoverPosition::Elsewhere { position } => {
-                        Some(hms((position.x * 1e9) as i64))
+                        Some(date_hms((position.x * 1e9) as i64))
                     }
                 })
                 .show(ui, |plot_ui| {
@@ -485,7 +485,9 @@ impl FlintApp {
                         Some(QueryTime::Single(t)) => {
                             plot_ui.add(VLine::new("", t as f64 / 1e9).color(sel_color));
                         }
-                        Some(QueryTime::Merge(r)) if r.end_nanos - r.start_nanos <= step => {
+                        Some(QueryTime::Merge(r))
+                            if r.end_nanos.saturating_sub(r.start_nanos) <= step =>
+                        {
                             plot_ui.add(
                                 VLine::new("", r.start_nanos as f64 / 1e9)
                                     .color(Color32::from_rgb(90, 140, 255)),
@@ -512,7 +514,7 @@ impl FlintApp {
                         };
                         let (x0, x1) =
                             (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
-                        if range.end_nanos - range.start_nanos <= step {
+                        if range.end_nanos.saturating_sub(range.start_nanos) <= step {
                             plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
                         } else {
                             plot_ui.add(
@@ -631,10 +633,19 @@ impl FlintApp {
                 step,
             )));
         }
+        let indexing = self
+            .timeline
+            .as_ref()
+            .and_then(|tl| tl.indexing.as_ref().and(tl.progress_text()));
         ui.horizontal(|ui| {
             if let Some(text) = selection_text {
                 ui.strong(text);
                 ui.separator();
+            }
+            if let Some(text) = indexing {
+                // Nothing to click yet.
+                ui.weak(format!("{text}…"));
+                return;
             }
             ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time ('all' shows everything)");
         });

@@ -380,7 +380,10 @@ impl FlintApp {
             }
             ui.separator();
             if ui
-                .add_enabled(tl.querying.is_none(), egui::Button::new("Merge"))
+                .add_enabled(
+                    tl.querying.is_none() && tl.source.is_some(),
+                    egui::Button::new("Merge"),
+                )
                 .on_hover_text(
                     "merge every profile matching the selector in the visible time range",
                 )

@@ -111,7 +111,7 @@ impl FlintApp {
             let mut result = Err(String::new());
             for hours in [1, 24 * 7] {
                 let span = TimeRange {
-                    start_nanos: now - hours * 3_600_000_000_000,
+                    start_nanos: now.saturating_sub(hours * 3_600_000_000_000),
                     end_nanos: now,
                 };
                 result = source

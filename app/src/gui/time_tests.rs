@@ -720,7 +720,16 @@ fn the_time_axis_falls_on_round_times_and_names_days() {
         timeline::time_grid_steps(2000.0),
         [3600.0, 10800.0, 43200.0]
     );
-    assert_eq!(timeline::time_grid_steps(1e9), [2_592_000.0; 3]);
+    let year = 31_557_600.0;
+    assert_eq!(
+        timeline::time_grid_steps(2e7),
+        [year, 5.0 * year, 20.0 * year]
+    );
+    assert_eq!(
+        timeline::time_grid_steps(1e9),
+        [50.0 * year, 200.0 * year, 500.0 * year]
+    );
+    assert_eq!(timeline::time_grid_steps(1e12), [500.0 * year; 3]);
     let noon = 1_796_040_000.0; // 2026-11-30 12:00:00 UTC
     assert_eq!(timeline::time_label(noon + 20.0, 10.0), "12:00:20");
     assert_eq!(timeline::time_label(noon + 900.0, 900.0), "12:15");
@@ -730,6 +739,14 @@ fn the_time_axis_falls_on_round_times_and_names_days() {
         "midnight"
     );
     assert_eq!(timeline::time_label(noon - 43_200.0, 86_400.0), "11-30");
+    assert_eq!(timeline::time_label(noon, 2_592_000.0), "2026-11-30");
+    // Lines a year apart fall near New Year, either side, and before 1970 too.
+    assert_eq!(timeline::time_label(year, year), "1971");
+    assert_eq!(timeline::time_label(3.0 * year, year), "1973");
+    assert_eq!(timeline::time_label(-year, year), "1969");
+    assert_eq!(timeline::time_label(-3.0 * year, 100.0 * year), "1967");
+    // 200 years of 365.25 days end 2 days before 1770 began.
+    assert_eq!(timeline::time_label(-200.0 * year, 100.0 * year), "1770");
 }
 
 #[test]
@@ -1075,5 +1092,36 @@ fn reloading_a_folder_adds_the_profiles_written_since_and_keeps_what_is_shown() 
         hash,
         "the plot has the new profile, selector applied"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn profiles_at_the_ends_of_time_are_plotted_and_merged() {
+    // Times 64-bit nanoseconds can just hold (1677 and 2262), with durations past
+    // the end: every sum and difference of them is out of range.
+    let dir = fixture_dir("ends-of-time");
+    let mut profile = codec::decode(&std::fs::read(fixture(FILES[0])).unwrap()).unwrap();
+    for f in FILES {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    for (name, time) in [("first", i64::MIN + 1), ("last", i64::MAX - 1)] {
+        profile.time_nanos = time;
+        profile.duration_nanos = i64::MAX;
+        std::fs::write(
+            dir.join(format!("{name}.pb.gz")),
+            codec::encode_gzip(&profile),
+        )
+        .unwrap();
+    }
+    let mut h = harness(dir.clone());
+    let tl = h.state().timeline.as_ref().unwrap();
+    let span = tl.span;
+    assert!(span.start_nanos < -9_000_000_000_000_000_000, "{span:?}");
+    assert!(span.end_nanos > 9_000_000_000_000_000_000, "{span:?}");
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    h.run_steps(4);
+    let merged = h.state().current.as_ref().expect("merged").totals[0];
+    assert_eq!(merged, 2 * default_total(FILES[0]).0);
     let _ = std::fs::remove_dir_all(dir);
 }

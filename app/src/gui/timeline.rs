@@ -391,7 +391,7 @@ impl Timeline {
     pub fn series_request(&self) -> (TimeRange, i64) {
         match self.zoomed {
             Some(view) => {
-                let len = view.end_nanos - view.start_nanos;
+                let len = view.end_nanos.saturating_sub(view.start_nanos);
                 let widened = TimeRange {
                     start_nanos: view.start_nanos.saturating_sub(len),
                     end_nanos: view.end_nanos.saturating_add(len),
@@ -560,9 +560,14 @@ pub fn hms(nanos: i64) -> String {
     text.get(11..19).unwrap_or(&text).to_string()
 }
 
+/// A year of 365.25 days, in seconds: its multiples fall within days of a New Year's
+/// midnight (UTC), on either side.
+const YEAR: f64 = 31_557_600.0;
+
 /// Round steps of clock and calendar time, in seconds: the time axis's grid lines
-/// fall on multiples of them (UTC).
-const TIME_STEPS: [f64; 21] = [
+/// fall on multiples of them (UTC), up to centuries (profiles' times reach from 1677
+/// to 2262).
+const TIME_STEPS: [f64; 31] = [
     1.0,
     2.0,
     5.0,
@@ -584,6 +589,16 @@ const TIME_STEPS: [f64; 21] = [
     172_800.0,
     604_800.0,
     2_592_000.0,
+    YEAR / 4.0,
+    YEAR,
+    2.0 * YEAR,
+    5.0 * YEAR,
+    10.0 * YEAR,
+    20.0 * YEAR,
+    50.0 * YEAR,
+    100.0 * YEAR,
+    200.0 * YEAR,
+    500.0 * YEAR,
 ];
 
 /// The three grid steps of the time axis when its thinnest lines may be `base`
@@ -647,12 +662,23 @@ pub fn value_label(value: f64, step: f64) -> String {
 
 /// The label of a time axis line at `secs` (seconds since the epoch) of a grid step
 /// of `step` seconds: "12:39:20" below a minute, "12:40" below a day, the date
-/// ("11-30") at midnight and for steps of a day or more (UTC).
+/// ("11-30") at midnight and for steps of a day or more, with its year ("2026-11-30")
+/// for steps of a month or more, the year alone ("2026") for steps of a year or more
+/// (UTC).
 pub fn time_label(secs: f64, step: f64) -> String {
     let nanos = (secs * 1e9).round() as i64;
+    if step >= YEAR {
+        // A year's line lies a little before or after New Year: named after the
+        // nearest one.
+        let half_year = (YEAR / 2.0 * 1e9) as i64;
+        let text = capture::time::rfc3339(nanos.saturating_add(half_year));
+        return text.get(..4).unwrap_or(&text).to_string();
+    }
     let text = capture::time::rfc3339(nanos);
     let at_midnight = nanos.rem_euclid(86_400_000_000_000) == 0;
-    let part = if step >= 86400.0 || at_midnight {
+    let part = if step >= YEAR / 12.0 - 86400.0 * 3.0 {
+        text.get(..10)
+    } else if step >= 86400.0 || at_midnight {
         text.get(5..10)
     } else if step >= 60.0 {
         text.get(11..16)
@@ -669,7 +695,7 @@ fn date(nanos: i64) -> String {
 }
 
 /// "2026-11-30 12:39:29" (UTC) of a time in nanoseconds.
-fn date_hms(nanos: i64) -> String {
+pub fn date_hms(nanos: i64) -> String {
     format!("{} {}", date(nanos), hms(nanos))
 }
 
@@ -679,7 +705,9 @@ fn date_hms(nanos: i64) -> String {
 pub fn describe_time(time: QueryTime, step_nanos: i64) -> String {
     match time {
         QueryTime::Single(t) => hms(t),
-        QueryTime::Merge(r) if r.end_nanos - r.start_nanos <= step_nanos => hms(r.start_nanos),
+        QueryTime::Merge(r) if r.end_nanos.saturating_sub(r.start_nanos) <= step_nanos => {
+            hms(r.start_nanos)
+        }
         QueryTime::Merge(r) if date(r.start_nanos) == date(r.end_nanos) => {
             format!("{}–{}", hms(r.start_nanos), hms(r.end_nanos))
         }
@@ -729,10 +757,10 @@ pub fn snap_click(
 /// The step (bucket) holding `x` seconds.
 pub fn click_to_range(x: f64, step_nanos: i64) -> TimeRange {
     let t = (x * 1e9).round() as i64;
-    let start = t - t.rem_euclid(step_nanos.max(1));
+    let start = t.saturating_sub(t.rem_euclid(step_nanos.max(1)));
     TimeRange {
         start_nanos: start,
-        end_nanos: start + step_nanos.max(1),
+        end_nanos: start.saturating_add(step_nanos.max(1)),
     }
 }
 
@@ -750,7 +778,7 @@ fn series_step(span: TimeRange, plot_width: f32, server: bool) -> i64 {
     } else {
         2000
     };
-    let step = ((span.end_nanos - span.start_nanos) / buckets).max(1_000_000_000);
+    let step = (span.end_nanos.saturating_sub(span.start_nanos) / buckets).max(1_000_000_000);
     step - step % 1_000_000_000
 }
 

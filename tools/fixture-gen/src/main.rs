@@ -122,6 +122,18 @@ fn series(dir: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
         step_secs: o.get("step-secs", 10)?,
         seed: up.seed,
     };
+    let last = count
+        .checked_sub(1)
+        .and_then(|n| i64::try_from(n).ok())
+        .and_then(|n| n.checked_mul(sp.step_secs)?.checked_mul(1_000_000_000))
+        .and_then(|span| sp.start_nanos.checked_add(span));
+    if count > 0 && last.is_none() {
+        return Err(Box::new(GenError(
+            "--time-nanos, --count and --step-secs: the last profile's time would not fit in \
+             64-bit nanoseconds"
+                .into(),
+        )));
+    }
     let started = Instant::now();
     let universe = Universe::new(&up)?;
     std::fs::create_dir_all(dir)?;

@@ -53,3 +53,26 @@ fn a_bad_value_is_named() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.trim(), "error: bad value for --count: \"many\"");
 }
+
+#[test]
+fn times_past_what_nanoseconds_hold_are_refused() {
+    let dir = temp_dir("time");
+    let out = generator(
+        &[
+            "series",
+            "out",
+            "--count",
+            "3",
+            "--time-nanos",
+            "9223372036854775000",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("would not fit in 64-bit nanoseconds"),
+        "{stderr}"
+    );
+    assert!(!dir.join("out").exists());
+}
