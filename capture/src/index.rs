@@ -192,7 +192,7 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<(L
         };
         let sums = sums.get_or_insert_with(|| vec![0; n_types]);
         for (sum, column) in sums.iter_mut().zip(&profile.samples.values) {
-            *sum += column[i];
+            *sum = sum.wrapping_add(column[i]);
         }
     }
     let mut by_labels: BTreeMap<Labels, Vec<i64>> = BTreeMap::new();
@@ -200,7 +200,10 @@ pub fn groups_of(profile: &Profile, base: &Labels, rule: SampleLabels) -> Vec<(L
         let Some(sums) = sums else { continue };
         let labels = set_labels(profile, set as u32, base, rule);
         match by_labels.get_mut(&labels) {
-            Some(total) => total.iter_mut().zip(sums).for_each(|(t, s)| *t += s),
+            Some(total) => total
+                .iter_mut()
+                .zip(sums)
+                .for_each(|(t, s)| *t = t.wrapping_add(s)),
             None => {
                 by_labels.insert(labels, sums);
             }
@@ -505,7 +508,7 @@ impl<L> Index<L> {
                     .or_default()
                     .entry(bucket)
                     .or_insert((0, 0));
-                point.0 += value;
+                point.0 = point.0.wrapping_add(value);
                 point.1 = point.1.saturating_add(entry.duration_nanos);
             }
         };
@@ -520,7 +523,7 @@ impl<L> Index<L> {
                 None => {
                     let labels = entry.series_labels(group);
                     match this_entry.get_mut(labels.as_ref()) {
-                        Some(sum) => *sum += value,
+                        Some(sum) => *sum = sum.wrapping_add(value),
                         None => {
                             this_entry.insert(labels.into_owned(), value);
                         }
@@ -531,7 +534,8 @@ impl<L> Index<L> {
                         .iter()
                         .filter_map(|k| entry.label(group, k).map(|v| (k.clone(), v.clone())))
                         .collect();
-                    *this_entry.entry(key).or_insert(0) += value;
+                    let sum = this_entry.entry(key).or_insert(0);
+                    *sum = sum.wrapping_add(value);
                 }
             }
         }

@@ -233,7 +233,7 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
         let node = path.last().copied().unwrap_or(CallTree::ROOT) as usize;
         let values = parts[p].values_of(k);
         for (slot, v) in tree.self_values[node * types..].iter_mut().zip(values) {
-            *slot += v;
+            *slot = slot.wrapping_add(*v);
         }
         previous = sequence;
     }
@@ -524,7 +524,7 @@ impl CallTree {
         // Children have larger ids than parents: one backward pass accumulates.
         for node in (1..self.len()).rev() {
             let p = self.parent[node] as usize;
-            totals[p] += totals[node];
+            totals[p] = totals[p].wrapping_add(totals[node]);
         }
         totals
     }
@@ -557,7 +557,7 @@ impl CallTree {
         let mut node = 1;
         while (node as usize) < self.len() {
             if frame_matches[self.frame(node) as usize] {
-                sum += totals[node as usize];
+                sum = totals[node as usize].wrapping_add(sum);
                 // Everything below is already counted.
                 node = self.subtree_end(node);
             } else {

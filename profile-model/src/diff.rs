@@ -175,7 +175,7 @@ pub fn delta(a: i64, b: i64, total_a: i64, total_b: i64, mode: DiffMode) -> Delt
         // From the shares themselves, not from the rounded scaled value.
         DiffMode::Relative if total_a != 0 => share(b, total_b) - share(a, total_a),
         DiffMode::Relative => share(b, total_b),
-        DiffMode::Absolute => share(b - a, total_a),
+        DiffMode::Absolute => share(b.saturating_sub(a), total_a),
     };
     Delta {
         value: b.saturating_sub(scaled),

@@ -240,6 +240,6 @@ impl Profile {
         self.samples
             .values
             .get(sample_type)
-            .map_or(0, |c| c.iter().sum())
+            .map_or(0, |c| c.iter().fold(0, |sum, v| sum.wrapping_add(*v)))
     }
 }

@@ -154,7 +154,7 @@ impl Counts {
         let mut count = |f: FrameId, how: u8| {
             let c = &mut cells[f as usize];
             if leaf {
-                c.flat += value;
+                c.flat = c.flat.wrapping_add(value);
                 leaf = false;
             }
             if c.stamp != mark {
@@ -162,7 +162,7 @@ impl Counts {
                     touched.push(f);
                 }
                 c.stamp = mark;
-                c.cum += value;
+                c.cum = c.cum.wrapping_add(value);
             }
             c.reach(how);
         };
@@ -227,14 +227,14 @@ pub fn top(
         return Top::default();
     };
     for (i, &value) in values.iter().enumerate() {
-        total += value.abs();
+        total = total.wrapping_add(value.wrapping_abs());
         if is_base[profile.samples.label_set[i] as usize] {
-            base_total += value.abs();
+            base_total = base_total.wrapping_add(value.wrapping_abs());
         }
         if !filter.keeps(profile, i) {
             continue;
         }
-        kept += value;
+        kept = kept.wrapping_add(value);
         if value == 0 {
             // As pprof: a sample that weighs nothing adds no row.
             continue;
@@ -282,6 +282,10 @@ pub fn sort_pprof(rows: &mut [TopRow], frames: &FrameTable) {
 }
 
 /// pprof's row order: |flat| descending, then name, then |cum| descending.
-pub(crate) fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<i64>, &str, Reverse<i64>) {
-    (Reverse(flat.abs()), name, Reverse(cum.abs()))
+pub(crate) fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<u64>, &str, Reverse<u64>) {
+    (
+        Reverse(flat.unsigned_abs()),
+        name,
+        Reverse(cum.unsigned_abs()),
+    )
 }

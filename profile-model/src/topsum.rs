@@ -78,8 +78,8 @@ impl Rows {
     /// Adds `sign` times the values to row `row`.
     fn add(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
         let row = &mut self.rows[row];
-        row.flat += sign * flat;
-        row.cum += sign * cum;
+        row.flat = row.flat.wrapping_add(sign.wrapping_mul(flat));
+        row.cum = row.cum.wrapping_add(sign.wrapping_mul(cum));
         row.reached = row.reached.or(reached);
     }
 }
@@ -124,10 +124,10 @@ impl TopSum {
     /// Adds the 100% of one profile's percentages ([`Top::total`]) and its base total.
     fn add_totals(&mut self, total: i64, base_total: i64, sign: i64) {
         if sign < 0 {
-            self.base_total += total;
+            self.base_total = self.base_total.wrapping_add(total);
         } else {
-            self.total += total;
-            self.base_total += base_total;
+            self.total = self.total.wrapping_add(total);
+            self.base_total = self.base_total.wrapping_add(base_total);
         }
     }
 
@@ -193,8 +193,8 @@ impl TopSum {
             let row = self.rows.row(&r.name);
             self.rows.add(row, r.flat, r.cum, r.reached, 1);
         }
-        self.total += other.total;
-        self.base_total += other.base_total;
+        self.total = self.total.wrapping_add(other.total);
+        self.base_total = self.base_total.wrapping_add(other.base_total);
     }
 
     /// The rows in pprof's order (frames whose values cancel out left out), and the
@@ -319,14 +319,14 @@ impl WireState {
             let Some(&value) = sample.values.get(sample_type) else {
                 return Ok(());
             };
-            total += value.abs();
+            total = total.wrapping_add(value.wrapping_abs());
             if !base_keys.is_empty()
                 && sample
                     .labels
                     .iter()
                     .any(|l| base_keys.contains(&l.key) && trues.contains(&l.str))
             {
-                base_total += value.abs();
+                base_total = base_total.wrapping_add(value.wrapping_abs());
             }
             if value != 0 {
                 counts.add(value, &sample.locations, |l| {

@@ -518,7 +518,7 @@ fn text(
             let _ = writeln!(out, "   {f}");
         }
     }
-    let shown: i64 = rows.iter().map(|r| r.flat).sum();
+    let shown = rows.iter().fold(0i64, |sum, r| sum.wrapping_add(r.flat));
     let _ = writeln!(
         out,
         "Showing nodes accounting for {}, {} of {} total",
@@ -536,7 +536,7 @@ fn text(
     );
     let mut sum = 0i64;
     for r in rows {
-        sum += r.flat;
+        sum = sum.wrapping_add(r.flat);
         let _ = writeln!(
             out,
             "{:>10} {} {} {:>10} {}  {}{}",

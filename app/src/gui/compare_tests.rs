@@ -33,7 +33,16 @@ fn range_of(name: &str) -> QueryTime {
 /// A window in time mode over a fresh fixture directory, with Compare switched on and
 /// nothing selected yet; jobs and queries run synchronously.
 fn compare_window(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
+    compare_window_of(tag, |_| {})
+}
+
+/// [`compare_window`] over the fixture directory as `prepare` leaves it.
+fn compare_window_of(
+    tag: &str,
+    prepare: impl FnOnce(&std::path::Path),
+) -> (Harness<'static, FlintApp>, PathBuf) {
     let dir = fixture_dir(tag);
+    prepare(&dir);
     let mut app = FlintApp::new(DecodeOptions::default());
     app.sync_jobs = true;
     let mut h = Harness::builder()
@@ -49,7 +58,15 @@ fn compare_window(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
 
 /// A window in time mode, Compare on, A = cpu-1 and B = cpu-3 selected and compared.
 fn compared(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
-    let (mut h, dir) = compare_window(tag);
+    compared_of(tag, |_| {})
+}
+
+/// [`compared`] over the fixture directory as `prepare` leaves it.
+fn compared_of(
+    tag: &str,
+    prepare: impl FnOnce(&std::path::Path),
+) -> (Harness<'static, FlintApp>, PathBuf) {
+    let (mut h, dir) = compare_window_of(tag, prepare);
     let ctx = h.ctx.clone();
     assert_eq!(h.state().compare.target, Side::A);
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
@@ -576,5 +593,24 @@ fn new_and_vanished_functions_are_listed_apart() {
     h.get_by_label(&button("all", all)).click();
     h.run_steps(2);
     assert_eq!(h.state().compare.order.len(), all);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn values_whose_sums_overflow_are_compared_without_a_panic() {
+    // Every sample weighs a third of what 64 bits hold: totals and deltas overflow.
+    let (mut h, dir) = compared_of("huge-values", |dir| {
+        for f in FILES {
+            let mut p = codec::decode(&std::fs::read(dir.join(f)).unwrap()).unwrap();
+            for column in &mut p.samples.values {
+                column.iter_mut().for_each(|v| *v = i64::MAX / 3);
+            }
+            std::fs::write(dir.join(f), codec::encode_gzip(&p)).unwrap();
+        }
+    });
+    h.run_steps(2);
+    let app = h.state();
+    let result = app.compare.result.as_ref().expect("compared");
+    assert!(!result.rows.is_empty());
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -219,7 +219,7 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
             PlotSeries {
                 name,
                 labels: s.labels.into_iter().collect(),
-                total: s.points.iter().map(|p| p.value).sum(),
+                total: s.points.iter().fold(0, |sum, p| sum.wrapping_add(p.value)),
                 points: s
                     .points
                     .iter()
