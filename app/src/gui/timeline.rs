@@ -611,9 +611,11 @@ pub fn time_grid_steps(base: f64) -> [f64; 3] {
 }
 
 /// The three grid steps of the value axis when its thinnest lines may be `base` apart:
-/// steps of 1, 2 and 5 times a power of ten, the smallest at least `base` and the next
-/// two (egui_plot's own grid steps by powers of ten, which between 0 and 1 can leave
-/// only the 0 labelled).
+/// the smallest step of 1, 2 or 5 times a power of ten at least `base`, and two larger
+/// ones, each a multiple of the one before (1, 5, 10; 2, 10, 20; 5, 10, 50), so that
+/// the lines labelled never crowd one another (steps of 0.2 and 0.5 both labelled put
+/// 0.4, 0.5 and 0.6 side by side). egui_plot's own grid steps by powers of ten, which
+/// between 0 and 1 can leave only the 0 labelled.
 pub fn value_grid_steps(base: f64) -> [f64; 3] {
     const MANTISSAS: [f64; 3] = [1.0, 2.0, 5.0];
     let base = if base.is_finite() && base > 0.0 {
@@ -626,7 +628,10 @@ pub fn value_grid_steps(base: f64) -> [f64; 3] {
     let first = (0..4)
         .find(|&k| step(k) >= base * (1.0 - 1e-9))
         .unwrap_or(3);
-    [step(first), step(first + 1), step(first + 2)]
+    let s = step(first);
+    // 5 × 1 and 5 × 2 are 5 and 10; 2 × 5 is 10.
+    let next = if first.rem_euclid(3) == 2 { 2.0 } else { 5.0 };
+    [s, next * s, 10.0 * s]
 }
 
 /// The label of a value axis line at `value` of a grid step of `step`: as many
