@@ -721,13 +721,22 @@ fn the_time_axis_falls_on_round_times_and_names_days() {
         [3600.0, 10800.0, 43200.0]
     );
     let year = 31_557_600.0;
+    let (day, week) = (86_400.0, 604_800.0);
+    // Each step a multiple of the one before, or itself again.
+    assert_eq!(timeline::time_grid_steps(50_000.0), [day, week, week]);
+    for base in (0..40).map(|k| 1.7f64.powi(k)) {
+        let [a, b, c] = timeline::time_grid_steps(base);
+        assert!(a >= base.min(500.0 * year), "{base}: {a}");
+        assert_eq!((b / a).fract(), 0.0, "{base}: {a} {b}");
+        assert_eq!((c / b).fract(), 0.0, "{base}: {b} {c}");
+    }
     assert_eq!(
         timeline::time_grid_steps(2e7),
         [year, 5.0 * year, 20.0 * year]
     );
     assert_eq!(
         timeline::time_grid_steps(1e9),
-        [50.0 * year, 200.0 * year, 500.0 * year]
+        [50.0 * year, 200.0 * year, 200.0 * year]
     );
     assert_eq!(timeline::time_grid_steps(1e12), [500.0 * year; 3]);
     let noon = 1_796_040_000.0; // 2026-11-30 12:00:00 UTC

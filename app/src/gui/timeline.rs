@@ -602,12 +602,24 @@ const TIME_STEPS: [f64; 31] = [
 ];
 
 /// The three grid steps of the time axis when its thinnest lines may be `base`
-/// seconds apart: the smallest round time step at least that, and two larger ones.
+/// seconds apart: the smallest round time step at least that, and two larger ones,
+/// each the next but one round step that is a multiple of the one before (so that
+/// labelled lines never crowd one another: weeks and years do not divide each other),
+/// or the one before again where none is.
 pub fn time_grid_steps(base: f64) -> [f64; 3] {
     let last = TIME_STEPS.len() - 1;
-    let i = TIME_STEPS.iter().position(|&s| s >= base).unwrap_or(last);
-    let at = |k: usize| TIME_STEPS[k.min(last)];
-    [at(i), at(i + 2), at(i + 4)]
+    let first = TIME_STEPS.iter().position(|&s| s >= base).unwrap_or(last);
+    let next = |i: usize| {
+        let divides = |s: &f64| (s / TIME_STEPS[i]).fract() == 0.0;
+        TIME_STEPS
+            .iter()
+            .skip(i + 2)
+            .position(divides)
+            .map_or(i, |k| i + 2 + k)
+    };
+    let second = next(first);
+    let third = next(second);
+    [TIME_STEPS[first], TIME_STEPS[second], TIME_STEPS[third]]
 }
 
 /// The three grid steps of the value axis when its thinnest lines may be `base` apart:
