@@ -8,7 +8,7 @@ use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
 use crate::proto;
-use crate::wire::tables::{ReadSamples, Tables};
+use crate::wire::tables::{RawTables, ReadSamples, Tables};
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
 pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 2 << 30;
@@ -90,7 +90,8 @@ pub fn from_proto(p: proto::Profile) -> Result<Profile, ProfileError> {
 /// The profile in an uncompressed `Profile` message: its tables checked and copied,
 /// then its samples read one by one, straight from the wire into the columns.
 fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
-    let tables = Tables::parse(body)?;
+    let mut spare = Vec::new();
+    let (tables, body) = Tables::parse_lossy(body, &mut RawTables::default(), &mut spare)?;
     let n_types = tables.sample_types.len();
     let mut profile = Profile {
         strings: tables.strings.iter().map(|s| (*s).to_string()).collect(),
@@ -142,7 +143,8 @@ pub fn decode_without_stacks(
 ) -> Result<Profile, ProfileError> {
     let mut buf = Vec::new();
     let body = message_bytes(bytes, options, &mut buf)?;
-    let tables = Tables::parse(body)?;
+    let mut spare = Vec::new();
+    let (tables, body) = Tables::parse_lossy(body, &mut RawTables::default(), &mut spare)?;
     let mut kept = KeptStrings {
         new_id: vec![StrId::MAX; tables.strings.len()],
         strings: Vec::new(),

@@ -470,7 +470,8 @@ impl Merger {
         body: &[u8],
         selection: Selection<'_>,
     ) -> Result<(), ProfileError> {
-        let tables = Tables::parse_with(body, &mut self.scratch.raw)?;
+        let mut spare = Vec::new();
+        let (tables, body) = Tables::parse_lossy(body, &mut self.scratch.raw, &mut spare)?;
         // Every sample is read and checked before anything is merged, so that a
         // profile broken half-way adds nothing.
         let mut read = std::mem::take(&mut self.scratch.read);

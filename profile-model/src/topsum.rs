@@ -105,7 +105,7 @@ struct WireState {
     /// for the others.
     function_frame: Vec<FrameId>,
     /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
-    /// location l's frame numbers (32-bit, as [`Tables::parse`] bounds them; one
+    /// location l's frame numbers (32-bit, as [`Tables::parse_with`] bounds them; one
     /// load per location).
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
@@ -152,7 +152,8 @@ impl TopSum {
         sign: i64,
     ) -> Result<PprofSummary, ProfileError> {
         let w = &mut self.wire;
-        let tables = Tables::parse_with(body, &mut w.raw)?;
+        let mut spare = Vec::new();
+        let (tables, body) = Tables::parse_lossy(body, &mut w.raw, &mut spare)?;
         w.location_frames(&tables, &mut self.rows);
         let counted = w.count_samples(&tables, body, sample_type);
         if counted.is_ok() {

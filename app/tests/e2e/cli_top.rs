@@ -7,10 +7,13 @@ fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
 
-/// Compares `flint top ARGS` with a golden file written by `go tool pprof -top`.
+/// Compares `flint top ARGS` with a golden file written by `go tool pprof -top`. Where
+/// pprof writes a name's bytes that are not UTF-8 as they are, flint writes U+FFFD for
+/// each invalid sequence (what a terminal shows of pprof's): the golden file is read so.
 fn assert_matches_pprof(golden: &str, args: &[&str]) {
     let path = fixtures().join("golden").join(golden);
-    let expected = std::fs::read_to_string(&path).expect("golden file");
+    let expected =
+        String::from_utf8_lossy(&std::fs::read(&path).expect("golden file")).into_owned();
     let expected = lines(&expected);
     assert!(expected.len() > 6, "{golden} holds rows");
     let actual = lines(&flint_ok(args));
@@ -42,6 +45,14 @@ fn cpu_profile_every_sample_type() {
     );
     // Without --sample-type: the last one, as pprof.
     assert_matches_pprof("cpu.sample_index=1.top.txt", &["top", "cpu.pb.gz"]);
+}
+
+#[test]
+fn names_that_are_not_utf8_are_read_as_pprof_reads_them() {
+    // cpu.pb.gz with main.fib's name made "main.\xffib" (tests/fixtures/go/regen.sh).
+    assert_matches_pprof("cpu-badutf8.top.txt", &["top", "cpu-badutf8.pb.gz"]);
+    let folded = flint_ok(&["fold", "cpu-badutf8.pb.gz"]);
+    assert!(folded.contains("main.\u{fffd}ib"), "{folded}");
 }
 
 #[test]

@@ -355,7 +355,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Appends field `field` as length-delimited `bytes`.
-fn put_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
     put_varint(out, field << 3 | LEN);
     put_varint(out, bytes.len() as u64);
     out.extend_from_slice(bytes);

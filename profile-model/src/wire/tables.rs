@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::{
     Field, Labels, Malformed, Varints, expect_bytes, expect_mixed, expect_varint, next_field,
-    read_sample, repeated,
+    put_bytes, read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -319,15 +319,48 @@ fn read_line(message: &[u8]) -> Result<RawLine, Malformed> {
     Ok(line)
 }
 
+/// The `Profile` message `body` written into `out` with every string that is not
+/// UTF-8 (of the string table, and the doc URL) made UTF-8, each invalid sequence
+/// replaced by U+FFFD, as `go tool pprof` shows such strings; every other field is
+/// copied as it is.
+fn with_lossy_strings(body: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    out.clear();
+    let mut pos = 0;
+    while pos < body.len() {
+        let start = pos;
+        match next_field(body, &mut pos)? {
+            Field::Bytes(n @ (6 | 15), text) if std::str::from_utf8(text).is_err() => {
+                put_bytes(out, n, String::from_utf8_lossy(text).as_bytes());
+            }
+            _ => out.extend_from_slice(&body[start..pos]),
+        }
+    }
+    Ok(())
+}
+
 impl<'a> Tables<'a> {
-    /// Reads and checks every table of the `Profile` message `body` (its samples are
-    /// read later, one by one, with [`Tables::read_sample`]).
-    pub fn parse(body: &'a [u8]) -> Result<Self, ProfileError> {
-        Self::parse_with(body, &mut RawTables::default())
+    /// [`Tables::parse_with`], but a message whose strings are not all UTF-8 is read
+    /// as [`with_lossy_strings`] writes it into `spare` (pprof reads any bytes, and a
+    /// label value taken from a request need not be UTF-8): the tables, and the
+    /// message they were read from, whose samples the caller then reads.
+    pub fn parse_lossy(
+        body: &'a [u8],
+        raw: &mut RawTables,
+        spare: &'a mut Vec<u8>,
+    ) -> Result<(Self, &'a [u8]), ProfileError> {
+        match Self::parse_with(body, raw) {
+            Err(e) if e == ProfileError::from(Malformed::NotUtf8) => {
+                with_lossy_strings(body, spare)?;
+                let spare: &'a [u8] = spare;
+                Self::parse_with(spare, raw).map(|tables| (tables, spare))
+            }
+            parsed => parsed.map(|tables| (tables, body)),
+        }
     }
 
-    /// [`Tables::parse`] with the tables as read kept in `raw`, whose room is reused
-    /// from one message to the next.
+    /// Reads and checks every table of the `Profile` message `body` (its samples are
+    /// read later, one by one, with [`Tables::read_sample`]), with the tables as read
+    /// kept in `raw`, whose room is reused from one message to the next.
     pub fn parse_with(body: &'a [u8], raw: &mut RawTables) -> Result<Self, ProfileError> {
         let RawTables {
             string_spans,
@@ -930,7 +963,8 @@ mod tests {
             &message(&[(3, Err(&[16, 2, 8, 1])), (2, Err(&[5])), (1, Ok(1))]),
         );
         let read = |bytes: &[u8]| {
-            let tables = Tables::parse(bytes).expect("valid tables");
+            let tables =
+                Tables::parse_with(bytes, &mut RawTables::default()).expect("valid tables");
             let mut samples = Vec::new();
             super::super::for_each_sample(bytes, |s| {
                 let mut buf = SampleBuf::default();
@@ -995,7 +1029,7 @@ mod tests {
         fields.extend(strings.map(|s| (6, Err(s))));
         let body = message(&fields);
 
-        let tables = Tables::parse(&body).expect("valid tables");
+        let tables = Tables::parse_with(&body, &mut RawTables::default()).expect("valid tables");
         let mut read = ReadSamples::default();
         tables
             .read_samples(&body, &mut read, true)

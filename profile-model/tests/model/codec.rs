@@ -112,7 +112,7 @@ fn fast_encoding_is_the_same_message_as_prost_writes() {
 }
 
 #[test]
-fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_refused() {
+fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_shown_as_pprof_does() {
     use profile_model::proto;
     use prost::Message as _;
     // A 300-byte name has a two-byte length whose first byte is not UTF-8 on its
@@ -145,8 +145,25 @@ fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_refused() {
         .position(|w| w == "日".as_bytes())
         .expect("the name is in the message");
     bytes[at + 1] = b'A';
-    let err = decode(&bytes).expect_err("invalid UTF-8").to_string();
-    assert!(err.contains("UTF-8"), "{err}");
+    // As `go tool pprof` reads it: each invalid sequence is U+FFFD, the rest kept.
+    let profile = decode(&bytes).expect("invalid UTF-8 read");
+    let read: Vec<&str> = profile
+        .functions
+        .iter()
+        .map(|f| profile.str(f.name))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "main",
+            "\u{fffd}A\u{fffd}本語::関数",
+            long.as_str(),
+            "último"
+        ]
+    );
+    let kept = profile_model::codec::decode_without_stacks(&bytes, Default::default())
+        .expect("indexed too");
+    assert_eq!(kept.functions.len(), 0, "no stacks, no functions");
 }
 
 /// What a profile without stacks keeps, as text: header, mappings, and per sample its
