@@ -73,11 +73,11 @@ fn read_token(file: &Path) -> Result<String, String> {
 /// Which profiles of a server or a store to ask for.
 #[derive(Debug, Args)]
 pub struct RangeArgs {
-    /// Start of the range: `now-1h`, an RFC 3339 time or nanoseconds (servers and
-    /// stores; default: an hour before --to for a server, everything for a store).
+    /// Start of the range: `now-1h`, an RFC 3339 time or nanoseconds (default: an
+    /// hour before --to for a server, everything for a store or files).
     #[arg(long, value_name = "TIME")]
     from: Option<String>,
-    /// End of the range (default: now for a server, everything for a store).
+    /// End of the range (default: now for a server, everything for a store or files).
     #[arg(long, value_name = "TIME")]
     to: Option<String>,
 }
@@ -92,9 +92,14 @@ impl RangeArgs {
         };
         let start = match &self.from {
             Some(t) => parse_time(t, now).map_err(|e| format!("--from: {e}"))?,
-            None => end - 3_600_000_000_000,
+            None => end.saturating_sub(3_600_000_000_000),
         };
         checked(start, end)
+    }
+
+    /// Whether --from or --to was given.
+    pub fn given(&self) -> bool {
+        self.from.is_some() || self.to.is_some()
     }
 
     /// The range asked for, `all` by default (a store).
@@ -174,7 +179,7 @@ pub async fn selector_or_default(
         .find(|t| t.sample_type == "cpu")
         .or_else(|| types.iter().find(|t| t.period_type == "cpu"))
         .or_else(|| types.first())
-        .ok_or("the server has no profiles in this range")?;
+        .ok_or("no profiles in this range")?;
     Ok(Selector {
         profile_type: chosen.clone(),
         matchers: Vec::new(),

@@ -79,7 +79,8 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
                     eprintln!("warning: skipped {s}");
                 }
                 // One point per profile: a step of one nanosecond never merges two.
-                (Box::new(source), TimeRange::ALL, 1)
+                let range = args.range.range_or(TimeRange::ALL)?;
+                (Box::new(source), range, 1)
             }
         };
     let source = source.as_ref();

@@ -1,7 +1,7 @@
 //! `flint top`: the top table, in pprof's text layout, as TSV or as JSON.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use std::ops::ControlFlow;
@@ -12,7 +12,7 @@ use profile_model::topsum::TopSum;
 use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Granularity, Profile, ProfileError, View, ViewOptions};
 
-use capture::{ProfileSource, Progress, QueryTime, Store, StoreOptions, TimeRange};
+use capture::{FileSource, ProfileSource, Progress, QueryTime, Store, StoreOptions, TimeRange};
 
 use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
@@ -36,9 +36,10 @@ pub struct TopArgs {
 /// What to ask a server for, when FILE is `grpc://HOST:PORT` or `https://HOST`.
 #[derive(Debug, Args)]
 pub struct ServerQueryArgs {
-    /// Parca selector of the profiles to merge (servers only), e.g.
-    /// `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}`; default: the
-    /// server's CPU profile type.
+    /// Parca selector of the profiles to merge, e.g.
+    /// `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}` (of a server, a
+    /// store, or files: their labels as `flint series` shows them); default: the CPU
+    /// profile type.
     #[arg(long, short = 'q')]
     query: Option<String>,
     #[command(flatten)]
@@ -62,6 +63,24 @@ impl ServerQueryArgs {
     fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
         let store = Store::open(dir, StoreOptions::default())?;
         self.merged(&store, self.range.range_or(TimeRange::ALL)?)
+    }
+
+    /// Whether a selection of profiles was asked for (--query, --from or --to), which
+    /// files then answer as a store does.
+    fn selects(&self) -> bool {
+        self.query.is_some() || self.range.given()
+    }
+
+    /// The profiles of `files` (and the folders' files) that --query selects over the
+    /// range (all of it by default), merged, and the files skipped as unreadable.
+    fn fetch_files(
+        &self,
+        files: &[PathBuf],
+        decode: DecodeOptions,
+    ) -> Result<(Profile, Vec<String>), String> {
+        let (source, skipped) = FileSource::open(files, decode, &Progress::default())?;
+        let merged = self.merged(&source, self.range.range_or(TimeRange::ALL)?)?;
+        Ok((merged, skipped))
     }
 
     /// What `source` merges for --query (default: its CPU profile type) over `range`.
@@ -196,8 +215,9 @@ type Summed = (TopSum, Option<Inputs>, Vec<String>);
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
-    let local_files =
-        !files.iter().any(|f| is_url(f)) && !matches!(files, [dir] if Store::is_store_dir(dir));
+    let local_files = !files.iter().any(|f| is_url(f))
+        && !matches!(files, [dir] if Store::is_store_dir(dir))
+        && !args.server.selects();
     let (sum, inputs, skipped) = if local_files
         && options.filters.is_empty()
         && options.granularity == Granularity::Function
@@ -293,7 +313,14 @@ fn sum_decoded(
                     url.display()
                 ));
             }
-            skipped = for_each_profile(files, decode, |path, p| add(path, p, 1))?;
+            if args.server.selects() {
+                let (merged, unreadable) = args.server.fetch_files(files, decode)?;
+                let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
+                add(&name, merged, 1)?;
+                skipped = unreadable;
+            } else {
+                skipped = for_each_profile(files, decode, |path, p| add(path, p, 1))?;
+            }
         }
     }
     if !args.view.diff_base.is_empty() {

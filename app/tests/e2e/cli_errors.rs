@@ -98,6 +98,17 @@ fn bad_flags_and_values() {
         &["top", "cpu.pb.gz", "heap.pb.gz"],
         "different sample types",
     );
+    // A range or selection of files that holds nothing, or is backwards.
+    for command in ["top", "series"] {
+        assert_error(
+            &[command, "cpu.pb.gz", "--from", "now-1h"],
+            "no profiles in this range",
+        );
+        assert_error(
+            &[command, "cpu.pb.gz", "--from", "now", "--to", "now-1h"],
+            "--from is not before --to",
+        );
+    }
 }
 
 #[test]

@@ -235,3 +235,44 @@ fn values_whose_sums_overflow_wrap_as_in_pprof_and_never_panic() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_range_or_a_query_selects_among_files() {
+    // cpu-2 starts at 12:39:14.77, after cpu-1 (12:39:12.63) and before cpu-3.
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.trim_start().starts_with("flat"))
+            .map(str::to_string)
+            .collect()
+    };
+    let selected = flint_ok(&[
+        "top",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+        "--from",
+        "2026-11-30T12:39:13Z",
+    ]);
+    let two = flint_ok(&["top", "cpu-2.pb.gz", "cpu-3.pb.gz"]);
+    assert!(rows(&selected).len() > 10, "{selected}");
+    assert_eq!(rows(&selected), rows(&two));
+    assert!(selected.contains("Total samples = 4.02s"), "{selected}");
+    // A selector over the samples' labels: /api/hash's share of cpu-3, as pprof's
+    // -tagfocus=endpoint=/api/hash counts it (1.10s of 1.98s).
+    let hash = flint_ok(&[
+        "top",
+        "cpu-3.pb.gz",
+        "-q",
+        r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{endpoint="/api/hash"}"#,
+    ]);
+    assert!(hash.contains("Total samples = 1.10s"), "{hash}");
+    let series = flint_ok(&[
+        "series",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+        "--from",
+        "2026-11-30T12:39:13Z",
+    ]);
+    assert_eq!(series.lines().count(), 2, "{series}");
+}
