@@ -5,18 +5,35 @@ use profile_model::View;
 use profile_model::codec::DecodeOptions;
 use profile_model::fold::folded;
 
-use super::{ViewArgs, write_stdout};
+use super::top::ServerQueryArgs;
+use super::{ViewArgs, warn_skipped, write_stdout};
 
 /// Arguments of `flint fold`.
 #[derive(Debug, Args)]
 pub struct FoldArgs {
     #[command(flatten)]
     view: ViewArgs,
+    #[command(flatten)]
+    server: ServerQueryArgs,
 }
 
-/// Runs `flint fold`.
+/// Runs `flint fold`: the folded stacks of what `flint top` would read.
 pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), String> {
-    let (profile, sample_type, options) = args.view.load(decode)?;
+    let view = &args.view;
+    if !view.diff_base.is_empty() && args.server.selects() {
+        return Err(
+            "--diff-base takes files whole; it cannot be used with --query, --from or --to".into(),
+        );
+    }
+    let (profile, sample_type, options) =
+        match args.server.selected(&view.files, &view.diff_base, decode)? {
+            Some((_, profile, skipped)) => {
+                warn_skipped(&skipped);
+                let sample_type = view.sample_type_of(&profile)?;
+                (profile, sample_type, view.view_options()?)
+            }
+            None => view.load(decode)?,
+        };
     let view = View::new(&profile, &options);
     let tree = view.call_tree(&profile);
     write_stdout(&folded(&tree, &view.frames, sample_type))

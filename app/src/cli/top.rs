@@ -35,7 +35,7 @@ pub struct TopArgs {
 
 /// What to ask a server for, when FILE is `grpc://HOST:PORT` or `https://HOST`.
 #[derive(Debug, Args)]
-pub struct ServerQueryArgs {
+pub(super) struct ServerQueryArgs {
     /// Parca selector of the profiles to merge, e.g.
     /// `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}` (of a server, a
     /// store, or files: their labels as `flint series` shows them); default: the CPU
@@ -65,9 +65,54 @@ impl ServerQueryArgs {
         self.merged(&store, self.range.range_or(TimeRange::ALL)?)
     }
 
+    /// The merged profile these arguments ask for, named by the input it came from,
+    /// with the files skipped as unreadable: a server's or a store's merge, or the
+    /// selection (--query, --from, --to) among `files`; `None` for files taken whole.
+    /// `diff_base` (files) cannot be subtracted from a server's or a store's profiles.
+    pub(super) fn selected(
+        &self,
+        files: &[PathBuf],
+        diff_base: &[PathBuf],
+        decode: DecodeOptions,
+    ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, String> {
+        let no_base = |what: &str| {
+            if diff_base.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "--diff-base compares files; it cannot be used with a {what}"
+                ))
+            }
+        };
+        match files {
+            [url] if is_url(url) => {
+                no_base("server")?;
+                Ok(Some((url.clone(), self.fetch(url, decode)?, Vec::new())))
+            }
+            [dir] if Store::is_store_dir(dir) => {
+                no_base("store")?;
+                Ok(Some((dir.clone(), self.fetch_store(dir)?, Vec::new())))
+            }
+            files => {
+                if let Some(url) = files.iter().find(|f| is_url(f)) {
+                    return Err(format!(
+                        "{}: a server is queried alone, not together with files",
+                        url.display()
+                    ));
+                }
+                if !self.selects() {
+                    return Ok(None);
+                }
+                let (merged, skipped) = self.fetch_files(files, decode)?;
+                let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
+                Ok(Some((name, merged, skipped)))
+            }
+        }
+    }
+
     /// Whether a selection of profiles was asked for (--query, --from or --to), which
     /// files then answer as a store does.
-    fn selects(&self) -> bool {
+    pub(super) fn selects(&self) -> bool {
         self.query.is_some() || self.range.given()
     }
 
@@ -292,37 +337,14 @@ fn sum_decoded(
         sum.add(&view.top(&profile, sample_type), &view.frames, sign);
         Ok(())
     };
-    let mut skipped = Vec::new();
-    match args.view.files.as_slice() {
-        [url] if is_url(url) => {
-            if !args.view.diff_base.is_empty() {
-                return Err("--diff-base compares files; it cannot be used with a server".into());
-            }
-            add(url, args.server.fetch(url, decode)?, 1)?;
+    let files = &args.view.files;
+    let mut skipped = match args.server.selected(files, &args.view.diff_base, decode)? {
+        Some((name, profile, unreadable)) => {
+            add(&name, profile, 1)?;
+            unreadable
         }
-        [dir] if Store::is_store_dir(dir) => {
-            if !args.view.diff_base.is_empty() {
-                return Err("--diff-base compares files; it cannot be used with a store".into());
-            }
-            add(dir, args.server.fetch_store(dir)?, 1)?;
-        }
-        files => {
-            if let Some(url) = files.iter().find(|f| is_url(f)) {
-                return Err(format!(
-                    "{}: a server is queried alone, not together with files",
-                    url.display()
-                ));
-            }
-            if args.server.selects() {
-                let (merged, unreadable) = args.server.fetch_files(files, decode)?;
-                let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
-                add(&name, merged, 1)?;
-                skipped = unreadable;
-            } else {
-                skipped = for_each_profile(files, decode, |path, p| add(path, p, 1))?;
-            }
-        }
-    }
+        None => for_each_profile(files, decode, |path, p| add(path, p, 1))?,
+    };
     if !args.view.diff_base.is_empty() {
         skipped.extend(for_each_profile(
             &args.view.diff_base,

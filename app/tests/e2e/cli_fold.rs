@@ -91,3 +91,38 @@ fn fold_filters_apply() {
     assert_eq!(total, 91, "main.fib has 91 samples of 10ms");
     assert!(folded.lines().all(|l| l.contains("main.fib")));
 }
+
+#[test]
+fn fold_selects_among_files_as_top_does() {
+    let total = |text: &str| -> i64 {
+        text.lines()
+            .filter_map(|l| l.rsplit_once(' ').and_then(|(_, v)| v.parse::<i64>().ok()))
+            .sum()
+    };
+    let selected = flint_ok(&[
+        "fold",
+        "cpu-1.pb.gz",
+        "cpu-2.pb.gz",
+        "cpu-3.pb.gz",
+        "--from",
+        "2026-11-30T12:39:13Z",
+    ]);
+    assert_eq!(total(&selected), 4_020_000_000);
+    assert_eq!(
+        total(&selected),
+        total(&flint_ok(&["fold", "cpu-2.pb.gz", "cpu-3.pb.gz"]))
+    );
+    let out = super::flint(&[
+        "fold",
+        "--diff-base",
+        "cpu-1.pb.gz",
+        "cpu-3.pb.gz",
+        "--from",
+        "now-1h",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: --diff-base takes files whole"),
+        "{stderr}"
+    );
+}

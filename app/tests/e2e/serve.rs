@@ -128,6 +128,15 @@ fn pushed_profiles_answer_queries_as_the_files_do() {
     };
     assert!(remote.contains("Type: cpu"), "{remote}");
     assert_eq!(rows(&remote), rows(&local_cpu));
+    // flint fold of the server's merge folds what the files fold.
+    let sorted = |text: String| -> Vec<String> {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    let remote_folded = flint_ok(&["fold", &server.url, "--from", FROM, "-q", CPU]);
+    let local_folded = flint_ok(&["fold", &files[0], &files[1], &files[2]]);
+    assert_eq!(sorted(remote_folded), sorted(local_folded));
     // The heap profile is a `memory` type (no duration: not a delta), as Parca names it.
     let heap_q = "memory:inuse_space:bytes:space:bytes{job=\"e2e\"}";
     let remote = flint_ok(&["top", &server.url, "--from", FROM, "-q", heap_q]);
