@@ -569,6 +569,34 @@ fn shift_click_on_a_legend_entry_adds_its_labels_and_keeps_the_line() {
 }
 
 #[test]
+fn shift_click_on_a_legend_entry_summed_by_two_labels_adds_both() {
+    let dir = fixture_dir("legend2");
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    let both = SumBy::Labels(vec!["endpoint".to_string(), "path".to_string()]);
+    h.state_mut().set_sum_by(&ctx, both);
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    let series = tl
+        .series
+        .iter()
+        .find(|s| s.labels.len() == 2)
+        .expect("a series with both labels");
+    let (name, labels) = (series.name.clone(), series.labels.clone());
+    let entry = h.get_by_label(&name).rect().center();
+    shift_click_at(&mut h, entry);
+    let matchers = &h.state().timeline.as_ref().unwrap().matchers;
+    let expected: Vec<Matcher> = labels
+        .iter()
+        .map(|(k, v)| Matcher::new(k, MatchOp::Equal, v).unwrap())
+        .collect();
+    assert_eq!(matchers, &expected);
+    // Only that series is left, alone.
+    assert_eq!(h.state().timeline.as_ref().unwrap().series.len(), 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn changing_the_matchers_merges_the_selection_again() {
     let dir = fixture_dir("remerge");
     let mut h = harness(dir.clone());
