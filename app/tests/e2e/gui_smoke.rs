@@ -11,6 +11,8 @@ use super::fixtures;
 struct Xvfb {
     child: Child,
     display: String,
+    /// Where its messages go, shown when a window fails.
+    log: std::path::PathBuf,
 }
 
 impl Xvfb {
@@ -24,6 +26,7 @@ impl Xvfb {
         let number =
             (first..first + 200).find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())?;
         let display = format!(":{number}");
+        let log = std::env::temp_dir().join(format!("flint-e2e-xvfb-{number}.log"));
         let child = Command::new(binary)
             .args([
                 display.as_str(),
@@ -32,9 +35,12 @@ impl Xvfb {
                 "1280x800x24",
                 "-nolisten",
                 "tcp",
+                // Without it the server resets when its last client goes, and the
+                // next window, started during the reset, cannot connect.
+                "-noreset",
             ])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).ok()?)
             .spawn()
             .ok()?;
         let socket = format!("/tmp/.X11-unix/X{number}");
@@ -42,7 +48,11 @@ impl Xvfb {
         while !Path::new(&socket).exists() && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        Some(Self { child, display })
+        Some(Self {
+            child,
+            display,
+            log,
+        })
     }
 }
 
@@ -72,7 +82,10 @@ fn stays_up(x: &Xvfb, args: &[&str]) -> Result<(), String> {
             if let Some(mut e) = child.stderr.take() {
                 let _ = std::io::Read::read_to_string(&mut e, &mut err);
             }
-            return Err(format!("flint {args:?} exited with {status}: {err}"));
+            let xvfb = std::fs::read_to_string(&x.log).unwrap_or_default();
+            return Err(format!(
+                "flint {args:?} exited with {status}: {err}\nXvfb's messages:\n{xvfb}"
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
