@@ -233,7 +233,18 @@ pub fn read_into(path: &Path, buf: &mut Vec<u8>, options: DecodeOptions) -> Resu
     };
     buf.clear();
     let failed = |e: std::io::Error| format!("{}: {e}", path.display());
-    let file = std::fs::File::open(path).map_err(failed)?;
+    let file = std::fs::File::open(path).map_err(|e| {
+        // "ftp://host" or "http://host:7070": meant as a server, in a scheme flint
+        // does not speak.
+        match path.to_str().and_then(|p| p.split_once("://")) {
+            Some((scheme, _)) if e.kind() == std::io::ErrorKind::NotFound => format!(
+                "{}: no such file, and {scheme}:// names no server flint reads \
+                 (grpc://HOST:PORT or https://HOST)",
+                path.display()
+            ),
+            _ => failed(e),
+        }
+    })?;
     let metadata = file.metadata().map_err(failed)?;
     let size = metadata.len();
     if size > limit {

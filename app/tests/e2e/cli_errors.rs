@@ -52,6 +52,10 @@ fn broken_files() {
     let text = temp_file("text.gz", &gzip(b"just some text\n"));
     assert_error(&["fold", &text], "not a pprof profile");
     assert_error(&["top", "does-not-exist.pb.gz"], "does-not-exist.pb.gz");
+    assert_error(
+        &["top", "ftp://example.com/cpu.pb.gz"],
+        "ftp:// names no server flint reads (grpc://HOST:PORT or https://HOST)",
+    );
 }
 
 #[test]
