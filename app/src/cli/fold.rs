@@ -20,11 +20,6 @@ pub struct FoldArgs {
 /// Runs `flint fold`: the folded stacks of what `flint top` would read.
 pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), String> {
     let view = &args.view;
-    if !view.diff_base.is_empty() && args.server.selects() {
-        return Err(
-            "--diff-base takes files whole; it cannot be used with --query, --from or --to".into(),
-        );
-    }
     let (profile, sample_type, options) =
         match args.server.selected(&view.files, &view.diff_base, decode)? {
             Some((_, profile, skipped)) => {

@@ -68,7 +68,8 @@ impl ServerQueryArgs {
     /// The merged profile these arguments ask for, named by the input it came from,
     /// with the files skipped as unreadable: a server's or a store's merge, or the
     /// selection (--query, --from, --to) among `files`; `None` for files taken whole.
-    /// `diff_base` (files) cannot be subtracted from a server's or a store's profiles.
+    /// `diff_base` (files, taken whole) cannot be subtracted from a server's or a
+    /// store's profiles, nor from a selection.
     pub(super) fn selected(
         &self,
         files: &[PathBuf],
@@ -103,6 +104,11 @@ impl ServerQueryArgs {
                 if !self.selects() {
                     return Ok(None);
                 }
+                if !diff_base.is_empty() {
+                    return Err("--diff-base takes files whole; it cannot be used with \
+                                --query, --from or --to"
+                        .into());
+                }
                 let (merged, skipped) = self.fetch_files(files, decode)?;
                 let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
                 Ok(Some((name, merged, skipped)))
@@ -112,7 +118,7 @@ impl ServerQueryArgs {
 
     /// Whether a selection of profiles was asked for (--query, --from or --to), which
     /// files then answer as a store does.
-    pub(super) fn selects(&self) -> bool {
+    fn selects(&self) -> bool {
         self.query.is_some() || self.range.given()
     }
 

@@ -113,6 +113,19 @@ fn bad_flags_and_values() {
             "--from is not before --to",
         );
     }
+    for command in ["top", "fold"] {
+        assert_error(
+            &[
+                command,
+                "--diff-base",
+                "cpu-1.pb.gz",
+                "cpu-3.pb.gz",
+                "--from",
+                "now-1h",
+            ],
+            "--diff-base takes files whole; it cannot be used with --query, --from or --to",
+        );
+    }
 }
 
 #[test]
