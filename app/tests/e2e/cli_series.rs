@@ -109,20 +109,10 @@ fn text_gives_units_and_cores_and_no_rate_for_a_heap_snapshot() {
 fn profiles_at_the_ends_of_time_are_read_and_merged() {
     // Times 64-bit nanoseconds can just hold (1677 and 2262), each with a duration
     // that runs past the end: every sum and difference of them is out of range.
-    let dir = std::env::temp_dir().join(format!("flint-e2e-times-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bytes = std::fs::read(fixtures().join("cpu-1.pb.gz")).expect("fixture");
-    let mut profile = profile_model::codec::decode(&bytes).expect("fixture decodes");
-    for (name, time) in [("first", i64::MIN + 1), ("last", i64::MAX - 1)] {
-        profile.time_nanos = time;
+    let dir = super::edited_copies("times", &["first", "last"], |i, profile| {
+        profile.time_nanos = [i64::MIN + 1, i64::MAX - 1][i];
         profile.duration_nanos = i64::MAX;
-        std::fs::write(
-            dir.join(format!("{name}.pb.gz")),
-            profile_model::codec::encode_gzip(&profile),
-        )
-        .expect("write");
-    }
+    });
     let dir = dir.display().to_string();
     let tsv = flint_ok(&["series", &dir, "--format", "tsv", "--sum-by", "path"]);
     assert_eq!(tsv.lines().count(), 3, "{tsv}");

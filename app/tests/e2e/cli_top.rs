@@ -204,18 +204,11 @@ fn a_directory_is_merged_and_broken_files_in_it_are_skipped() {
 #[test]
 fn values_whose_sums_overflow_wrap_as_in_pprof_and_never_panic() {
     // Every sample weighs a third of what 64 bits hold: two profiles' sums overflow.
-    let dir = std::env::temp_dir().join(format!("flint-e2e-huge-values-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bytes = std::fs::read(fixtures().join("cpu-1.pb.gz")).expect("fixture");
-    let mut profile = profile_model::codec::decode(&bytes).expect("fixture decodes");
-    for column in &mut profile.samples.values {
-        column.iter_mut().for_each(|v| *v = i64::MAX / 3);
-    }
-    for name in ["a", "b"] {
-        let path = dir.join(format!("{name}.pb.gz"));
-        std::fs::write(path, profile_model::codec::encode_gzip(&profile)).expect("write");
-    }
+    let dir = super::edited_copies("huge-values", &["a", "b"], |_, profile| {
+        for column in &mut profile.samples.values {
+            column.iter_mut().for_each(|v| *v = i64::MAX / 3);
+        }
+    });
     let (a, b) = (dir.join("a.pb.gz"), dir.join("b.pb.gz"));
     let (a, b, dir) = (a.display(), b.display(), dir.display().to_string());
     for args in [

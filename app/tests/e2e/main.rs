@@ -23,6 +23,27 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/go")
 }
 
+/// A fresh folder (`tag` makes it the test's own) holding a copy of the fixture
+/// cpu-1.pb.gz for each of `names` (`NAME.pb.gz`), the `i`th as `edit(i, profile)`
+/// leaves it.
+pub fn edited_copies(
+    tag: &str,
+    names: &[&str],
+    edit: impl Fn(usize, &mut profile_model::Profile),
+) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bytes = std::fs::read(fixtures().join("cpu-1.pb.gz")).expect("fixture");
+    for (i, name) in names.iter().enumerate() {
+        let mut profile = profile_model::codec::decode(&bytes).expect("fixture decodes");
+        edit(i, &mut profile);
+        let path = dir.join(format!("{name}.pb.gz"));
+        std::fs::write(path, profile_model::codec::encode_gzip(&profile)).expect("write");
+    }
+    dir
+}
+
 /// Runs `flint` with `args` in the fixtures folder.
 pub fn flint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flint"))
