@@ -553,11 +553,11 @@ impl CallTree {
     /// Total of the samples with at least one matching frame on their stack, each counted
     /// once however many of its frames match.
     pub fn matched_total(&self, totals: &[i64], frame_matches: &[bool]) -> i64 {
-        let mut sum = 0;
+        let mut sum = 0i64;
         let mut node = 1;
         while (node as usize) < self.len() {
             if frame_matches[self.frame(node) as usize] {
-                sum = totals[node as usize].wrapping_add(sum);
+                sum = sum.wrapping_add(totals[node as usize]);
                 // Everything below is already counted.
                 node = self.subtree_end(node);
             } else {

@@ -85,6 +85,9 @@ impl ServerQueryArgs {
                 ))
             }
         };
+        if self.takes_whole(files) {
+            return Ok(None);
+        }
         match files {
             [url] if is_url(url) => {
                 no_base("server")?;
@@ -101,9 +104,6 @@ impl ServerQueryArgs {
                         url.display()
                     ));
                 }
-                if !self.selects() {
-                    return Ok(None);
-                }
                 if !diff_base.is_empty() {
                     return Err("--diff-base takes files whole; it cannot be used with \
                                 --query, --from or --to"
@@ -116,10 +116,14 @@ impl ServerQueryArgs {
         }
     }
 
-    /// Whether a selection of profiles was asked for (--query, --from or --to), which
-    /// files then answer as a store does.
-    fn selects(&self) -> bool {
-        self.query.is_some() || self.range.given()
+    /// Whether `files` are local files taken whole: no server, no store, and no
+    /// selection among them asked for (--query, --from or --to, which files then answer
+    /// as a store does).
+    fn takes_whole(&self, files: &[PathBuf]) -> bool {
+        !files.iter().any(|f| is_url(f))
+            && !matches!(files, [dir] if Store::is_store_dir(dir))
+            && self.query.is_none()
+            && !self.range.given()
     }
 
     /// The profiles of `files` (and the folders' files) that --query selects over the
@@ -266,10 +270,7 @@ type Summed = (TopSum, Option<Inputs>, Vec<String>);
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
-    let local_files = !files.iter().any(|f| is_url(f))
-        && !matches!(files, [dir] if Store::is_store_dir(dir))
-        && !args.server.selects();
-    let (sum, inputs, skipped) = if local_files
+    let (sum, inputs, skipped) = if args.server.takes_whole(files)
         && options.filters.is_empty()
         && options.granularity == Granularity::Function
     {

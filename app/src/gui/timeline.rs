@@ -564,6 +564,9 @@ pub fn hms(nanos: i64) -> String {
 /// midnight (UTC), on either side.
 const YEAR: f64 = 31_557_600.0;
 
+/// The month of the time axis: 30 days, in seconds.
+const MONTH: f64 = 2_592_000.0;
+
 /// Round steps of clock and calendar time, in seconds: the time axis's grid lines
 /// fall on multiples of them (UTC), up to centuries (profiles' times reach from 1677
 /// to 2262).
@@ -588,7 +591,7 @@ const TIME_STEPS: [f64; 31] = [
     86400.0,
     172_800.0,
     604_800.0,
-    2_592_000.0,
+    MONTH,
     YEAR / 4.0,
     YEAR,
     2.0 * YEAR,
@@ -693,7 +696,7 @@ pub fn time_label(secs: f64, step: f64) -> String {
     }
     let text = capture::time::rfc3339(nanos);
     let at_midnight = nanos.rem_euclid(86_400_000_000_000) == 0;
-    let part = if step >= YEAR / 12.0 - 86400.0 * 3.0 {
+    let part = if step >= MONTH {
         text.get(..10)
     } else if step >= 86400.0 || at_midnight {
         text.get(5..10)
