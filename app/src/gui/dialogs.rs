@@ -210,28 +210,29 @@ impl FlintApp {
     /// or writes what was picked there too; where no dialog can be shown, the window
     /// asks for the path itself.
     fn ask(&mut self, ctx: &Context, prompt: PathPrompt) {
-        let (tx, rx) = mpsc::channel();
-        let ctx = ctx.clone();
-        std::thread::spawn(move || {
+        self.dialog_thread(ctx, move || {
             let started = Instant::now();
-            let dialog = match prompt.native() {
+            match prompt.native() {
                 Some(path) => prompt.finish(&path),
                 None if started.elapsed() < NO_DIALOG => Dialog::Unavailable(prompt),
                 None => Dialog::Done(Ok(None)),
-            };
-            let _ = tx.send(dialog);
-            ctx.request_repaint();
+            }
         });
-        self.dialogs.push(rx);
     }
 
     /// Opens or writes (on a thread: an export builds its call tree) the path given in
     /// the window's prompt.
     fn finish_prompt(&mut self, ctx: &Context, prompt: PathPrompt, path: PathBuf) {
+        self.dialog_thread(ctx, move || prompt.finish(&path));
+    }
+
+    /// Runs `work` on a thread of its own; what it ends in is picked up with the
+    /// other dialogs' results, the window woken for it.
+    fn dialog_thread(&mut self, ctx: &Context, work: impl FnOnce() -> Dialog + Send + 'static) {
         let (tx, rx) = mpsc::channel();
         let ctx = ctx.clone();
         std::thread::spawn(move || {
-            let _ = tx.send(prompt.finish(&path));
+            let _ = tx.send(work());
             ctx.request_repaint();
         });
         self.dialogs.push(rx);
