@@ -18,6 +18,7 @@ use super::dialogs::Dialog;
 use super::filters::{FilterFields, SearchState};
 use super::flame::FlameParams;
 use super::loader::{self, Job, Loaded, Poll, Settings, Source};
+use super::panel_size::PanelSize;
 use super::top_table::TopTableState;
 use super::zoom::find_path;
 
@@ -137,6 +138,30 @@ pub struct FlintApp {
     pub connect_dialog: super::connect::ConnectDialog,
     /// A capture of this machine, while it runs.
     pub live: Option<super::live::LiveCapture>,
+    /// The sizes the user gave the resizable panels.
+    pub(super) panel_sizes: PanelSizes,
+}
+
+/// The sizes the user gave the window's resizable panels, each restored once the
+/// window has room again after it was made small ([`PanelSize`]).
+#[derive(Debug, Default)]
+pub(super) struct PanelSizes {
+    plot: PanelSize,
+    top_table: PanelSize,
+    diff_table: PanelSize,
+}
+
+/// The panels' names (egui keeps their sizes by them).
+const PLOT_PANEL: &str = "flint time plot";
+const TOP_PANEL: &str = "flint top table";
+const DIFF_PANEL: &str = "flint diff table";
+
+/// The table beside the flame graphs (the top table, or the diff table in compare mode).
+fn side_panel(name: &str) -> egui::Panel {
+    egui::Panel::right(name.to_owned())
+        .resizable(true)
+        .default_size(470.0)
+        .min_size(260.0)
 }
 
 impl FlintApp {
@@ -178,6 +203,7 @@ impl FlintApp {
             compare: CompareState::default(),
             connect_dialog: super::connect::ConnectDialog::default(),
             live: None,
+            panel_sizes: PanelSizes::default(),
         }
     }
 
@@ -517,25 +543,27 @@ impl FlintApp {
         }
         egui::Panel::bottom("flint status").show(ui, |ui| self.status_bar(ui));
         if self.timeline.is_some() {
-            egui::Panel::top("flint time plot")
+            let panel = egui::Panel::top(PLOT_PANEL)
                 .resizable(true)
                 .default_size(super::timeline::PANEL_HEIGHT)
-                .min_size(super::timeline::PANEL_MIN_HEIGHT)
-                .show(ui, |ui| self.timeline_panel(ui));
+                .min_size(super::timeline::PANEL_MIN_HEIGHT);
+            let mut size = self.panel_sizes.plot;
+            size.show(ui, PLOT_PANEL, true, panel, |ui| self.timeline_panel(ui));
+            self.panel_sizes.plot = size;
         }
         let comparing = self.comparing();
         if comparing {
-            egui::Panel::right("flint diff table")
-                .resizable(true)
-                .default_size(470.0)
-                .min_size(260.0)
-                .show(ui, |ui| self.diff_panel(ui));
+            let mut size = self.panel_sizes.diff_table;
+            size.show(ui, DIFF_PANEL, false, side_panel(DIFF_PANEL), |ui| {
+                self.diff_panel(ui)
+            });
+            self.panel_sizes.diff_table = size;
         } else if self.current.is_some() {
-            egui::Panel::right("flint top table")
-                .resizable(true)
-                .default_size(470.0)
-                .min_size(260.0)
-                .show(ui, |ui| self.top_panel(ui));
+            let mut size = self.panel_sizes.top_table;
+            size.show(ui, TOP_PANEL, false, side_panel(TOP_PANEL), |ui| {
+                self.top_panel(ui)
+            });
+            self.panel_sizes.top_table = size;
         }
         egui::CentralPanel::default().show(ui, |ui| {
             if comparing {

@@ -22,6 +22,7 @@ pub mod top_table;
 
 mod input;
 mod menu_bar;
+mod panel_size;
 mod panels;
 mod status_bar;
 mod toolbar;

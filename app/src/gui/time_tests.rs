@@ -1163,3 +1163,26 @@ fn profiles_at_the_ends_of_time_are_plotted_and_merged() {
     assert_eq!(merged, 2 * default_total(FILES[0]).0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_window_made_small_then_large_again_gives_the_panels_their_sizes_back() {
+    let dir = fixture_dir("panel-sizes");
+    let mut h = harness(dir.clone());
+    let span = h.state().timeline.as_ref().unwrap().span;
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    h.run_steps(4);
+    // Below the plot: the flame graph's Reset; the top table's heading beside it.
+    let places = |h: &Harness<'static, FlintApp>| {
+        let reset = h.get_by_label("Reset").rect().top();
+        let table = h.get_by_label_contains(" functions").rect().left();
+        (reset, table)
+    };
+    let before = places(&h);
+    h.set_size(egui::vec2(300.0, 160.0));
+    h.run_steps(3);
+    h.set_size(egui::vec2(1400.0, 900.0));
+    h.run_steps(3);
+    assert_eq!(places(&h), before, "plot height and table width as before");
+    let _ = std::fs::remove_dir_all(dir);
+}
