@@ -195,17 +195,24 @@ impl Selector {
             Some(i) => (&text[..i], &text[i..]),
             None => (text, ""),
         };
+        if type_text.contains('}') {
+            return Err(format!(
+                "selector {text:?}: a \"}}\" without its \"{{\" (matchers are written {{name=\"value\"}})"
+            ));
+        }
         let profile_type = ProfileType::parse(type_text)?;
-        let matchers = if rest.is_empty() {
-            Vec::new()
-        } else {
-            let inner = rest
-                .strip_prefix('{')
-                .and_then(|r| r.strip_suffix('}'))
-                .ok_or_else(|| {
-                    format!("selector {text:?}: matchers must be in one pair of braces")
-                })?;
-            parse_matchers(inner)?
+        let matchers = match rest.strip_prefix('{') {
+            None => Vec::new(),
+            Some(inside) => {
+                let (matchers, after) = parse_matchers(inside)?;
+                if !after.trim().is_empty() {
+                    return Err(format!(
+                        "selector {text:?}: unexpected {:?} after the closing \"}}\"",
+                        after.trim()
+                    ));
+                }
+                matchers
+            }
         };
         Ok(Self {
             profile_type,
@@ -230,11 +237,19 @@ impl fmt::Display for Selector {
     }
 }
 
-/// Parses `a="x", b!~"y.*"` (values in double quotes, `\"` and `\\` escapes).
-fn parse_matchers(text: &str) -> Result<Vec<Matcher>, String> {
+/// Parses `a="x", b!~"y.*"}` (values in double quotes, `\"` and `\\` escapes) up to
+/// the closing brace, and returns the matchers and the text after that brace.
+fn parse_matchers(text: &str) -> Result<(Vec<Matcher>, &str), String> {
+    const UNCLOSED: &str = "the matchers' \"{\" is never closed: a \"}\" is missing at the end";
     let mut matchers = Vec::new();
-    let mut rest = text.trim();
-    while !rest.is_empty() {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix('}') {
+            return Ok((matchers, after));
+        }
+        if rest.is_empty() {
+            return Err(UNCLOSED.to_string());
+        }
         let name_end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .ok_or_else(|| format!("matcher {rest:?} has no operator"))?;
@@ -269,18 +284,21 @@ fn parse_matchers(text: &str) -> Result<Vec<Matcher>, String> {
                 c => value.push(c),
             }
         }
-        let end = end.ok_or_else(|| format!("matcher {rest:?}: unterminated string"))?;
+        let end = end.ok_or_else(|| {
+            format!("matcher {rest:?}: unterminated string (a closing '\"' is missing)")
+        })?;
         matchers.push(Matcher::new(name, op, &value)?);
         rest = body[end..].trim_start();
         if let Some(r) = rest.strip_prefix(',') {
             rest = r.trim_start();
-        } else if !rest.is_empty() {
+        } else if rest.is_empty() {
+            return Err(UNCLOSED.to_string());
+        } else if !rest.starts_with('}') {
             return Err(format!(
-                "unexpected {rest:?} after a matcher (expected ',')"
+                "unexpected {rest:?} after a matcher (expected ',' or '}}')"
             ));
         }
     }
-    Ok(matchers)
 }
 
 #[cfg(test)]
@@ -317,6 +335,9 @@ mod tests {
         assert!(s.matches(labels("parca", "2")));
         assert!(!s.matches(labels("xparca", "2")), "regexes are anchored");
         assert!(!s.matches(labels("parca", "1")));
+        let braces = Selector::parse(r#"a:b:c:d:e{ path="/a}b" , x="{",}"#).expect("valid");
+        let values: Vec<&str> = braces.matchers.iter().map(|m| m.value.as_str()).collect();
+        assert_eq!(values, ["/a}b", "{"], "braces inside quotes are text");
         let absent = Selector::parse(r#"a:b:c:d:e{missing=""}"#).expect("valid");
         assert!(
             absent.matches(|_| None),
@@ -330,8 +351,17 @@ mod tests {
             ("cpu", "is not name:sample_type"),
             ("a:b:c:d:e:f", "only be \"delta\""),
             ("a::c:d:e", "part 2 is empty"),
-            (r#"a:b:c:d:e{comm="x"#, "braces"),
+            (r#"a:b:c:d:e{comm="x""#, "a \"}\" is missing"),
+            (r#"a:b:c:d:e{comm="x","#, "a \"}\" is missing"),
+            (r#"a:b:c:d:e{"#, "a \"}\" is missing"),
+            (
+                r#"a:b:c:d:e{comm="x"} x"#,
+                "unexpected \"x\" after the closing",
+            ),
+            (r#"a:b:c:d:e{comm="x"}}"#, "after the closing"),
             (r#"a:b:c:d:e{comm="x}"#, "unterminated"),
+            (r#"a:b:c:d:e}"#, "without its"),
+            (r#"a:b:c:d:e{comm=~"api.*", pid!=""#, "unterminated"),
             (r#"a:b:c:d:e{comm x"}"#, "expected =, !=, =~ or !~"),
             (r#"a:b:c:d:e{comm=x}"#, "double quotes"),
             (r#"a:b:c:d:e{comm=~"("}"#, "invalid regex"),
