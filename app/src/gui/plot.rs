@@ -3,7 +3,7 @@
 
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
-use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, VLine};
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, Text, VLine};
 use profile_model::units;
 
 use super::app::FlintApp;
@@ -411,6 +411,10 @@ impl FlintApp {
                 i.smooth_scroll_delta = egui::vec2(d.x + d.y, 0.0);
             });
         }
+        // With nothing to plot the plot says why, without axes: an empty plot's axes
+        // would show made-up times and values.
+        let empty_text = tl.empty_plot_text();
+        let weak = ui.visuals().weak_text_color();
         let row = ui.horizontal_top(|ui| {
             // Borrowed, not copied: the lines stay in the cache while the plot draws them.
             let lines = tl.drawn_lines(shown, vx0, vx1, width);
@@ -426,6 +430,8 @@ impl FlintApp {
                 // replace the view shown (a merged day) before the reset; *all* resets.
                 .allow_double_click_reset(false)
                 .y_axis_label(unit)
+                .show_axes(empty_text.is_none())
+                .show_grid(empty_text.is_none())
                 .include_y(0.0)
                 .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
                     time_grid_steps(input.base_step_size)
@@ -450,6 +456,12 @@ impl FlintApp {
                     }
                 })
                 .show(ui, |plot_ui| {
+                    if let Some(text) = empty_text {
+                        let centre = plot_ui.plot_bounds().center();
+                        plot_ui.text(
+                            Text::new("", centre, egui::RichText::new(text).size(14.0)).color(weak),
+                        );
+                    }
                     if let Some((a, b)) = pending {
                         plot_ui.set_plot_bounds_x(a..=b);
                         plot_ui.set_auto_bounds([false, true]);

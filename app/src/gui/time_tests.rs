@@ -1186,3 +1186,22 @@ fn a_window_made_small_then_large_again_gives_the_panels_their_sizes_back() {
     assert_eq!(places(&h), before, "plot height and table width as before");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_plot_without_series_says_why_instead_of_drawing_empty_axes() {
+    let dir = fixture_dir("empty-plot");
+    let mut h = harness(dir.clone());
+    assert_eq!(h.state().timeline.as_ref().unwrap().empty_plot_text(), None);
+    let typ = {
+        let tl = h.state().timeline.as_ref().unwrap();
+        tl.selector().unwrap().profile_type.to_string()
+    };
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .apply_selector_text(&ctx, &format!(r#"{typ}{{endpoint="/no/such"}}"#));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert!(tl.series.is_empty());
+    assert_eq!(tl.empty_plot_text().as_deref(), Some(NO_DATA));
+    let _ = std::fs::remove_dir_all(dir);
+}

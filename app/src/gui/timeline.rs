@@ -519,6 +519,22 @@ impl Timeline {
         None
     }
 
+    /// What the plot says when it has no series to draw, and so no axes: the work
+    /// under way (indexing, merging, loading the series), else [`NO_DATA`]; `None`
+    /// when there are series.
+    pub fn empty_plot_text(&self) -> Option<String> {
+        if !self.series.is_empty() {
+            return None;
+        }
+        Some(if let Some(progress) = self.progress_text() {
+            format!("{progress}…")
+        } else if self.loading_series {
+            "loading series…".to_string()
+        } else {
+            NO_DATA.to_string()
+        })
+    }
+
     /// The plot's bounds (seconds) that show all the data: the span with a margin of
     /// [`MARGIN`] of it (at least a second) on each side, so that the first and last
     /// points, and a lone one, are drawn inside the plot rather than on its edges.
