@@ -10,8 +10,8 @@ use super::app::FlintApp;
 use super::compare::Side;
 use super::selector_bar::{nearest_series, series_matchers};
 use super::timeline::{
-    MAX_SERIES, Origin, PlotSeries, date_hms, drag_to_range, snap_click, time_grid_steps,
-    time_label, value_grid_steps, value_label,
+    MAX_SERIES, Origin, PlotSeries, RangeFields, Timeline, date_hms, drag_to_range, snap_click,
+    time_grid_steps, time_label, value_grid_steps, value_label,
 };
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
@@ -40,6 +40,56 @@ enum LegendClick {
     Toggle(usize),
     /// Filter by the series' labels (Shift+click).
     Filter(usize),
+}
+
+/// *range…* and its fields: the view moved to a time range typed as `flint top
+/// --from/--to` take it (true: a server's series must be loaded again).
+fn typed_range(ui: &mut Ui, tl: &mut Timeline) -> bool {
+    let button = ui.button("range…").on_hover_text(
+        "show a time range typed in: RFC 3339 times (2026-11-30T14:00:00Z), now-1h, or \
+         nanoseconds since the epoch",
+    );
+    let popup_id = egui::Popup::default_response_id(&button);
+    if button.clicked() && !egui::Popup::is_id_open(ui.ctx(), popup_id) {
+        let (start, end) = tl
+            .last_view
+            .map_or_else(|| tl.whole_bounds(), |(a, b, _)| (a, b));
+        tl.range = RangeFields::of_view(start, end);
+    }
+    let error_color = ui.visuals().error_fg_color;
+    let mut apply = false;
+    egui::Popup::from_toggle_button_response(&button)
+        .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+        .show(|ui| {
+            ui.set_min_width(330.0);
+            let mut enter = false;
+            for (name, text) in [("from", &mut tl.range.from), ("to", &mut tl.range.to)] {
+                ui.horizontal(|ui| {
+                    ui.add_sized([36.0, 20.0], egui::Label::new(name));
+                    let field =
+                        ui.add(egui::TextEdit::singleline(text).min_size(egui::vec2(280.0, 0.0)));
+                    enter |= field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                });
+            }
+            apply = ui.button("Show").clicked() || enter;
+            if let Some(e) = &tl.range.error {
+                ui.colored_label(error_color, e);
+            }
+        });
+    if !apply {
+        return false;
+    }
+    match tl.range.parse(capture::time::now_nanos()) {
+        Ok(range) => {
+            tl.range.error = None;
+            egui::Popup::close_id(ui.ctx(), popup_id);
+            tl.show_range(range.start_nanos, range.end_nanos)
+        }
+        Err(e) => {
+            tl.range.error = Some(e);
+            false
+        }
+    }
 }
 
 /// The legend beside the plot, `height` points tall (scrolled when the series do not
@@ -287,14 +337,7 @@ impl FlintApp {
                         } else {
                             7.0 * 86_400.0
                         } * 1e9;
-                        tl.span = TimeRange {
-                            start_nanos: now.saturating_sub(nanos as i64),
-                            end_nanos: now,
-                        };
-                        tl.pending_bounds =
-                            Some((tl.span.start_nanos as f64 / 1e9, now as f64 / 1e9));
-                        tl.zoomed = None;
-                        reload_range = true;
+                        reload_range = tl.show_range(now.saturating_sub(nanos as i64), now);
                     } else if end - secs <= start {
                         tl.pending_bounds = Some(tl.whole_bounds());
                     } else {
@@ -302,6 +345,7 @@ impl FlintApp {
                     }
                 }
             }
+            reload_range |= typed_range(ui, tl);
             ui.separator();
             ui.toggle_value(&mut self.compare.enabled, "Compare")
                 .on_hover_text(

@@ -178,6 +178,11 @@ fn a_range_over_midnight_names_its_dates() {
         )
     };
     assert_eq!(merge(noon, noon + 3600 * SEC), "12:39:29–13:39:29");
+    // The visible range merged reaches a microsecond past the view: not a second.
+    assert_eq!(
+        merge(noon - 1_000, noon + 3600 * SEC + 1_000),
+        "12:39:29–13:39:29"
+    );
     // A day's merge: the same clock time at both ends, a day apart.
     assert_eq!(
         merge(noon, noon + 86_400 * SEC),
@@ -1203,5 +1208,50 @@ fn a_plot_without_series_says_why_instead_of_drawing_empty_axes() {
     let tl = h.state().timeline.as_ref().unwrap();
     assert!(tl.series.is_empty());
     assert_eq!(tl.empty_plot_text().as_deref(), Some(NO_DATA));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_typed_range_moves_the_view_and_merge_takes_what_it_shows() {
+    let dir = fixture_dir("typed-range");
+    let mut h = harness(dir.clone());
+    h.get_by_label("range…").click();
+    h.run_steps(2);
+    // Filled with the view shown, to the second.
+    let filled = h.state().timeline.as_ref().unwrap().range.clone();
+    assert!(
+        filled.from.ends_with('Z') && filled.to.ends_with('Z'),
+        "{filled:?}"
+    );
+    let set = |h: &mut Harness<'static, FlintApp>, from: &str, to: &str| {
+        let range = &mut h.state_mut().timeline.as_mut().unwrap().range;
+        range.from = from.to_string();
+        range.to = to.to_string();
+        h.get_by_label("Show").click();
+        h.run_steps(3);
+    };
+    // A bad time is named, and the view stays.
+    set(&mut h, "2026-11-30T12:39:14Z", "soon");
+    let error = h.state().timeline.as_ref().unwrap().range.error.clone();
+    let error = error.expect("refused");
+    assert!(error.starts_with("to: "), "{error}");
+    h.get_by_label(&error);
+    set(&mut h, "2026-11-30T12:39:16Z", "2026-11-30T12:39:14Z");
+    assert!(h.state().timeline.as_ref().unwrap().range.error.is_some());
+    // Around the second file only: the view shows it, and Merge merges it alone.
+    set(&mut h, "2026-11-30T12:39:14Z", "2026-11-30T12:39:16Z");
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.range.error, None);
+    let (x0, x1, _) = tl.last_view.unwrap();
+    assert!((x0 - 1_796_042_354.0).abs() < 1e-3, "{x0}");
+    assert!((x1 - 1_796_042_356.0).abs() < 1e-3, "{x1}");
+    h.get_by_label("Merge").click();
+    h.run_steps(4);
+    let app = h.state();
+    assert_eq!(
+        app.current.as_ref().unwrap().totals[0],
+        default_total(FILES[1]).0
+    );
+    assert!(app.selection_text().unwrap().contains("1 profile"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -208,6 +208,8 @@ pub struct Timeline {
     pub drag_now: Option<f64>,
     /// Plot x bounds to apply on the next frame (a time preset).
     pub pending_bounds: Option<(f64, f64)>,
+    /// The typed time range (*range…* beside the presets).
+    pub range: RangeFields,
     /// Visible x bounds and plot width of the last frame (for bucketing).
     pub last_view: Option<(f64, f64, f32)>,
     /// Indexing in progress.
@@ -321,6 +323,7 @@ impl Timeline {
             drag_start: None,
             drag_now: None,
             pending_bounds: None,
+            range: RangeFields::default(),
             last_view: None,
             indexing: None,
             querying: None,
@@ -517,6 +520,22 @@ impl Timeline {
             return Some(format!("merging {done}/{total} profiles"));
         }
         None
+    }
+
+    /// Shows the time from `start_nanos` to `end_nanos`: a directory's or a capture's
+    /// plot moves its view there, a server is asked for the series of that range
+    /// (true: they must be loaded again).
+    pub fn show_range(&mut self, start_nanos: i64, end_nanos: i64) -> bool {
+        self.pending_bounds = Some((start_nanos as f64 / 1e9, end_nanos as f64 / 1e9));
+        if !matches!(self.origin, Origin::Server(_)) {
+            return false;
+        }
+        self.span = TimeRange {
+            start_nanos,
+            end_nanos,
+        };
+        self.zoomed = None;
+        true
     }
 
     /// What the plot says when it has no series to draw, and so no axes: the work
@@ -739,6 +758,16 @@ pub fn date_hms(nanos: i64) -> String {
 /// range over midnight names both dates ("2026-11-29 22:13:20–2026-11-30 22:13:20"),
 /// or a day's merge would read as a second.
 pub fn describe_time(time: QueryTime, step_nanos: i64) -> String {
+    // A range's ends to the nearest second: the visible range merged reaches a
+    // microsecond past the view on each side (`Timeline::visible_range`), and a view
+    // from 07:50:00 would read 07:49:59.
+    let time = match time {
+        QueryTime::Merge(r) => QueryTime::Merge(TimeRange {
+            start_nanos: nearest_second(r.start_nanos),
+            end_nanos: nearest_second(r.end_nanos),
+        }),
+        single => single,
+    };
     match time {
         QueryTime::Single(t) => hms(t),
         QueryTime::Merge(r) if r.end_nanos.saturating_sub(r.start_nanos) <= step_nanos => {
@@ -748,6 +777,59 @@ pub fn describe_time(time: QueryTime, step_nanos: i64) -> String {
             format!("{}–{}", hms(r.start_nanos), hms(r.end_nanos))
         }
         QueryTime::Merge(r) => format!("{}–{}", date_hms(r.start_nanos), date_hms(r.end_nanos)),
+    }
+}
+
+/// `nanos` rounded to the nearest whole second.
+fn nearest_second(nanos: i64) -> i64 {
+    const SEC: i64 = 1_000_000_000;
+    nanos
+        .saturating_add(SEC / 2)
+        .div_euclid(SEC)
+        .saturating_mul(SEC)
+}
+
+/// The fields of *range…*: a time range typed as `flint top --from/--to` take it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RangeFields {
+    /// Start: RFC 3339, `now-1h`, or nanoseconds since the epoch.
+    pub from: String,
+    /// End, as the start.
+    pub to: String,
+    /// Why the last range typed was refused.
+    pub error: Option<String>,
+}
+
+impl RangeFields {
+    /// The fields filled with the view from `start` to `end` (seconds since the epoch),
+    /// to the second.
+    pub fn of_view(start: f64, end: f64) -> Self {
+        let text = |secs: f64| capture::time::rfc3339((secs * 1e9) as i64);
+        Self {
+            from: text(start.floor()),
+            to: text(end.ceil()),
+            error: None,
+        }
+    }
+
+    /// The range typed, in nanoseconds; `now_nanos` is what `now` means. An unreadable
+    /// time names its field; an empty or backwards range is refused.
+    pub fn parse(&self, now_nanos: i64) -> Result<TimeRange, String> {
+        let time = |name: &str, text: &str| {
+            capture::time::parse_time(text.trim(), now_nanos).map_err(|e| format!("{name}: {e}"))
+        };
+        let (start_nanos, end_nanos) = (time("from", &self.from)?, time("to", &self.to)?);
+        if end_nanos <= start_nanos {
+            return Err(format!(
+                "to ({}) must be after from ({})",
+                capture::time::rfc3339(end_nanos),
+                capture::time::rfc3339(start_nanos)
+            ));
+        }
+        Ok(TimeRange {
+            start_nanos,
+            end_nanos,
+        })
     }
 }
 
