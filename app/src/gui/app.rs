@@ -140,6 +140,8 @@ pub struct FlintApp {
     pub live: Option<super::live::LiveCapture>,
     /// The sizes the user gave the resizable panels.
     pub(super) panel_sizes: PanelSizes,
+    /// Whether the window listing what opening a folder reported is open.
+    pub warnings_shown: bool,
 }
 
 /// The sizes the user gave the window's resizable panels, each restored once the
@@ -204,6 +206,7 @@ impl FlintApp {
             connect_dialog: super::connect::ConnectDialog::default(),
             live: None,
             panel_sizes: PanelSizes::default(),
+            warnings_shown: false,
         }
     }
 
@@ -574,6 +577,7 @@ impl FlintApp {
         });
 
         self.connect_window(&ctx);
+        self.warnings_window(&ctx);
         self.path_prompt_window(&ctx);
         self.drop_overlay(&ctx);
         if self.is_loading()

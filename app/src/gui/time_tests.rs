@@ -1255,3 +1255,27 @@ fn a_typed_range_moves_the_view_and_merge_takes_what_it_shows() {
     assert!(app.selection_text().unwrap().contains("1 profile"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn many_skipped_files_are_counted_in_the_tooltip_and_listed_whole_on_a_click() {
+    let dir = fixture_dir("many-broken");
+    for i in 0..25 {
+        std::fs::write(dir.join(format!("broken-{i:02}.pb.gz")), b"junk").unwrap();
+    }
+    let mut h = harness(dir.clone());
+    let warnings = h.state().timeline.as_ref().unwrap().warnings.clone();
+    assert_eq!(warnings.len(), 25);
+    let tooltip = super::time_jobs::warnings_tooltip(&warnings);
+    assert_eq!(tooltip.lines().count(), 21, "{tooltip}");
+    assert!(
+        tooltip.ends_with("… and 5 more: click to see them all"),
+        "{tooltip}"
+    );
+    assert!(super::time_jobs::warnings_tooltip(&warnings[..1]).ends_with("click to see the list"));
+    h.get_by_label_contains("(and 24 more)").click();
+    h.run_steps(3);
+    h.get_by_label("Warnings from opening (25)");
+    h.get_by_label("Copy the list");
+    assert!(h.state().warnings_shown);
+    let _ = std::fs::remove_dir_all(dir);
+}
