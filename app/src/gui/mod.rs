@@ -33,6 +33,8 @@ mod compare_tests;
 #[cfg(test)]
 mod live_tests;
 #[cfg(test)]
+mod monkey_tests;
+#[cfg(test)]
 mod open_tests;
 #[cfg(test)]
 mod remote_tests;
