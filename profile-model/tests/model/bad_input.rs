@@ -270,3 +270,125 @@ proptest! {
         }
     }
 }
+
+/// One edit of a decoded message: which field (`kind`), which entry, what value.
+fn edit_message(p: &mut proto::Profile, kind: u8, at: prop::sample::Index, v: i64) {
+    let n = |len: usize| at.index(len.max(1));
+    match kind % 12 {
+        0 if !p.sample.is_empty() => {
+            let s = n(p.sample.len());
+            let values = &mut p.sample[s].value;
+            let i = n(values.len());
+            if let Some(x) = values.get_mut(i) {
+                *x = v;
+            }
+        }
+        1 if !p.sample.is_empty() => {
+            let s = n(p.sample.len());
+            let ids = &mut p.sample[s].location_id;
+            let i = n(ids.len());
+            if let Some(x) = ids.get_mut(i) {
+                *x = v as u64;
+            }
+        }
+        2 if !p.location.is_empty() => {
+            let l = n(p.location.len());
+            p.location[l].id = v as u64;
+        }
+        3 if !p.location.is_empty() => {
+            let l = n(p.location.len());
+            match p.location[l].line.first_mut() {
+                Some(line) => line.function_id = v as u64,
+                None => p.location[l].mapping_id = v as u64,
+            }
+        }
+        4 if !p.function.is_empty() => {
+            let f = n(p.function.len());
+            p.function[f].name = v;
+        }
+        5 if !p.function.is_empty() => {
+            let f = n(p.function.len());
+            p.function[f].id = v as u64;
+        }
+        6 if !p.sample.is_empty() => {
+            let s = n(p.sample.len());
+            p.sample[s].label.push(proto::Label {
+                key: v.rem_euclid(p.string_table.len() as i64 + 1),
+                str: v.rem_euclid(3),
+                num: v,
+                num_unit: 0,
+            });
+        }
+        7 => p.time_nanos = v,
+        8 => p.duration_nanos = v,
+        9 if !p.sample_type.is_empty() => {
+            let t = n(p.sample_type.len());
+            p.sample_type[t].r#type = v;
+        }
+        10 if !p.sample.is_empty() => {
+            let s = p.sample[n(p.sample.len())].clone();
+            p.sample.push(s);
+        }
+        11 if !p.string_table.is_empty() => {
+            let i = n(p.string_table.len());
+            p.string_table[i] = "x".repeat(v.rem_euclid(3) as usize);
+        }
+        _ => {}
+    }
+}
+
+fn interesting() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        Just(0),
+        Just(1),
+        Just(-1),
+        Just(i64::MAX),
+        Just(i64::MIN),
+        0..64i64,
+        any::<i64>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Every reader of pprof bytes (decoding, indexing, `flint top`'s sum and the
+    /// merge) accepts and refuses the same messages, and what they accept adds up
+    /// the same: edits of ids, names, values, labels and types of a real profile.
+    #[test]
+    fn every_reader_takes_an_edited_profile_alike(
+        edits in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>(), interesting()), 1..6)
+    ) {
+        use profile_model::merge::{Merger, Selection};
+        use profile_model::topsum::TopSum;
+        let mut message = valid_message();
+        for (kind, at, v) in edits {
+            edit_message(&mut message, kind, at, v);
+        }
+        let raw = message.encode_to_vec();
+        let decoded = decode(&raw);
+        let indexed = profile_model::codec::decode_without_stacks(&raw, DecodeOptions::default());
+        let mut sum = TopSum::new();
+        let summed = sum.add_pprof(&raw, 0, 1);
+        let mut merger = Merger::new();
+        let merged = merger.add_pprof("edited", &raw, Selection { sample_type: None, keep: None });
+        let ok = [decoded.is_ok(), indexed.is_ok(), summed.is_ok(), merged.is_ok()];
+        prop_assert!(ok.iter().all(|&o| o == ok[0]), "decode, index, top, merge: {ok:?} {:?}", decoded.as_ref().err());
+        if let Ok(p) = decoded {
+            let merged = merger.finish();
+            for t in 0..p.sample_types.len() {
+                prop_assert_eq!(merged.total(t), p.total(t));
+            }
+            if !p.sample_types.is_empty() {
+                let view = profile_model::View::new(&p, &profile_model::ViewOptions::default());
+                let mut from_top = TopSum::new();
+                from_top.add(&view.top(&p, 0), &view.frames, 1);
+                let rows = |s: TopSum| {
+                    let (rows, total) = s.finish();
+                    (rows.into_iter().map(|r| (r.name, r.flat, r.cum)).collect::<Vec<_>>(), total)
+                };
+                prop_assert_eq!(rows(sum), rows(from_top));
+            }
+        }
+    }
+}
