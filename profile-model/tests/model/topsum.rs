@@ -192,6 +192,121 @@ fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
     assert_eq!(wire_sum(&[(&bytes, 1)], 0), expected);
 }
 
+/// The `(inline)` marks as pprof's text report gives them: from the edges of its call
+/// graph, each inlined only when every sample through it inlines there, none from a
+/// function to itself, and those under `-edgefraction` of the total left out.
+#[test]
+fn inline_marks_follow_pprofs_call_graph() {
+    use profile_model::top::InlineMark;
+    let names = ["main", "a", "b", "c", "d", "e"];
+    let function = |name: &str| names.iter().position(|n| *n == name).expect("name") as u64 + 1;
+    // Each location's functions, innermost (inlined) first.
+    let locations: [&[&str]; 8] = [
+        &["main"],
+        &["b", "a"],
+        &["b"],
+        &["a"],
+        &["c", "main"],
+        &["d", "d"],
+        &["e", "a"],
+        &["e"],
+    ];
+    let p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        function: names
+            .iter()
+            .map(|n| proto::Function {
+                id: function(n),
+                name: function(n) as i64 + 2,
+                ..Default::default()
+            })
+            .collect(),
+        location: locations
+            .iter()
+            .enumerate()
+            .map(|(i, functions)| proto::Location {
+                id: i as u64 + 1,
+                line: functions
+                    .iter()
+                    .map(|f| proto::Line {
+                        function_id: function(f),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        // Stacks by location number, leaf first.
+        sample: [
+            // main calls a, which inlines b; and main calls a, which calls b.
+            (vec![2, 1], 1000),
+            (vec![3, 4, 1], 1000),
+            // main inlines c, lighter than 0.1% of the total.
+            (vec![5], 1),
+            // d inlined into itself, called by main.
+            (vec![6, 1], 50),
+            // a inlines e; main calls e.
+            (vec![7, 1], 25),
+            (vec![8, 1], 25),
+        ]
+        .into_iter()
+        .map(|(location_id, v)| proto::Sample {
+            location_id,
+            value: vec![v],
+            label: Vec::new(),
+        })
+        .collect(),
+        string_table: ["", "samples", "count"]
+            .into_iter()
+            .chain(names)
+            .map(str::to_string)
+            .collect(),
+        ..Default::default()
+    };
+    let bytes = prost::Message::encode_to_vec(&p);
+    let decoded = decode(&bytes).expect("valid");
+    let marks = |mut sum: TopSum, decoded_way: bool| {
+        if decoded_way {
+            let view = View::new(&decoded, &ViewOptions::default());
+            sum.add(&view.top(&decoded, 0), &view.frames, 1);
+        } else {
+            sum.add_pprof(&bytes, 0, 1).expect("valid");
+        }
+        let mut marks: Vec<(String, InlineMark)> = sum
+            .finish()
+            .0
+            .into_iter()
+            .map(|r| (r.name, r.mark))
+            .collect();
+        marks.sort_by(|x, y| x.0.cmp(&y.0));
+        marks
+    };
+    let expect = |c: InlineMark| {
+        ["a", "b", "c", "d", "e", "main"]
+            .into_iter()
+            .map(|n| n.to_string())
+            .zip([
+                InlineMark::None,
+                // Inlined by a in one sample, called by it in another: a call.
+                InlineMark::None,
+                c,
+                // Its edge to itself is no edge.
+                InlineMark::None,
+                InlineMark::Partial,
+                InlineMark::None,
+            ])
+            .collect::<Vec<_>>()
+    };
+    for decoded_way in [false, true] {
+        // The total is 2,101: edges under 2 are left out.
+        assert_eq!(marks(TopSum::new(), decoded_way), expect(InlineMark::None));
+        assert_eq!(
+            marks(TopSum::with_edge_fraction(0.0), decoded_way),
+            expect(InlineMark::Inline)
+        );
+    }
+}
+
 #[test]
 fn what_decoding_refuses_the_wire_sum_refuses_alike() {
     super::for_each_damaged(|bytes, decoded| {
