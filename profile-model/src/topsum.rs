@@ -14,7 +14,7 @@ use crate::error::ProfileError;
 use crate::frames::{FrameId, FrameTable, address_name, frame_key};
 use crate::merge::BASE_LABEL;
 use crate::profile::StrId;
-use crate::top::{Counts, EDGE_FRACTION, InlineMark, Top, TopEdge, edge_cutoff, pprof_key};
+use crate::top::{Counts, Reached, Top, pprof_key};
 use crate::wire::tables::{RawTables, SampleBuf, Tables};
 
 /// A row of a [`TopSum`]: a frame known by its name.
@@ -26,8 +26,8 @@ pub struct NamedRow {
     pub flat: i64,
     /// Summed cum value.
     pub cum: i64,
-    /// pprof's `(inline)` mark, from the summed call graph's edges into the frame.
-    pub mark: InlineMark,
+    /// How callers reach the frame, in any of the profiles.
+    pub reached: Reached,
 }
 
 /// What [`TopSum::add_pprof`] read about a profile besides its samples.
@@ -44,39 +44,19 @@ pub struct PprofSummary {
 }
 
 /// The top table of many profiles, added one at a time.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct TopSum {
     rows: Rows,
     total: i64,
     base_total: i64,
-    /// pprof's `-edgefraction`: the edges lighter than this share of the flat sum
-    /// are left out of the `(inline)` marks.
-    edge_fraction: f64,
     wire: WireState,
 }
 
-impl Default for TopSum {
-    fn default() -> Self {
-        Self {
-            rows: Rows::default(),
-            total: 0,
-            base_total: 0,
-            edge_fraction: EDGE_FRACTION,
-            wire: WireState::default(),
-        }
-    }
-}
-
-/// The rows of a [`TopSum`], found by name, and the call graph's edges between them.
+/// The rows of a [`TopSum`], found by name.
 #[derive(Debug, Default)]
 struct Rows {
     index: FxHashMap<String, usize>,
     rows: Vec<NamedRow>,
-    /// (caller row, callee row) → summed weight, and whether every profile's samples
-    /// through it inline the callee.
-    edges: FxHashMap<(usize, usize), (i64, bool)>,
-    /// The flat sum of every profile ([`Top::leaf_total`]).
-    leaf_total: i64,
 }
 
 impl Rows {
@@ -89,47 +69,18 @@ impl Rows {
             name: name.to_string(),
             flat: 0,
             cum: 0,
-            mark: InlineMark::None,
+            reached: Reached::default(),
         });
         self.index.insert(name.to_string(), self.rows.len() - 1);
         self.rows.len() - 1
     }
 
     /// Adds `sign` times the values to row `row`.
-    fn add(&mut self, row: usize, flat: i64, cum: i64, sign: i64) {
+    fn add(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
         let row = &mut self.rows[row];
         row.flat = row.flat.wrapping_add(sign.wrapping_mul(flat));
         row.cum = row.cum.wrapping_add(sign.wrapping_mul(cum));
-    }
-
-    /// Adds `sign` times an edge's weight from row `caller` to row `callee` (none
-    /// between a row and itself, as pprof's graph has none).
-    fn add_edge(&mut self, caller: usize, callee: usize, weight: i64, inline: bool, sign: i64) {
-        if caller == callee {
-            return;
-        }
-        let e = self.edges.entry((caller, callee)).or_insert((0, true));
-        e.0 = e.0.wrapping_add(sign.wrapping_mul(weight));
-        e.1 &= inline;
-    }
-
-    /// Every row's mark from the edges kept at `edge_fraction` of the flat sum.
-    fn mark(&mut self, edge_fraction: f64) {
-        let cutoff = edge_cutoff(self.leaf_total, edge_fraction);
-        let mut how = vec![(false, false); self.rows.len()];
-        for (&(_, callee), &(weight, inline)) in &self.edges {
-            if weight.unsigned_abs() >= cutoff {
-                let h = &mut how[callee];
-                if inline {
-                    h.0 = true;
-                } else {
-                    h.1 = true;
-                }
-            }
-        }
-        for (row, (inlined, called)) in self.rows.iter_mut().zip(how) {
-            row.mark = InlineMark::of(inlined, called);
-        }
+        row.reached = row.reached.or(reached);
     }
 }
 
@@ -170,16 +121,6 @@ impl TopSum {
         Self::default()
     }
 
-    /// An empty sum whose `(inline)` marks leave out the edges lighter than
-    /// `fraction` of the flat sum (pprof's `-edgefraction`; [`EDGE_FRACTION`] by
-    /// default, 0 keeps every edge).
-    pub fn with_edge_fraction(fraction: f64) -> Self {
-        Self {
-            edge_fraction: fraction,
-            ..Self::default()
-        }
-    }
-
     /// Adds the 100% of one profile's percentages ([`Top::total`]) and its base total.
     fn add_totals(&mut self, total: i64, base_total: i64, sign: i64) {
         if sign < 0 {
@@ -195,17 +136,8 @@ impl TopSum {
     pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
         for r in &top.rows {
             let row = self.rows.row(&frames.get(r.frame).name);
-            self.rows.add(row, r.flat, r.cum, sign);
+            self.rows.add(row, r.flat, r.cum, r.reached, sign);
         }
-        for e in &top.edges {
-            let caller = self.rows.row(&frames.get(e.caller).name);
-            let callee = self.rows.row(&frames.get(e.callee).name);
-            self.rows.add_edge(caller, callee, e.weight, e.inline, sign);
-        }
-        self.rows.leaf_total = self
-            .rows
-            .leaf_total
-            .wrapping_add(sign.wrapping_mul(top.leaf_total));
         self.add_totals(top.total, top.base_total, sign);
     }
 
@@ -229,24 +161,9 @@ impl TopSum {
                 let r = w.counts.row(f);
                 if r.flat != 0 || r.cum != 0 {
                     let row = w.row_of[w.frames[f as usize] as usize];
-                    self.rows.add(row, r.flat, r.cum, sign);
+                    self.rows.add(row, r.flat, r.cum, r.reached, sign);
                 }
             }
-            let row_of = |f: FrameId| w.row_of[w.frames[f as usize] as usize];
-            for TopEdge {
-                caller,
-                callee,
-                weight,
-                inline,
-            } in w.counts.edges()
-            {
-                self.rows
-                    .add_edge(row_of(caller), row_of(callee), weight, inline, sign);
-            }
-            self.rows.leaf_total = self
-                .rows
-                .leaf_total
-                .wrapping_add(sign.wrapping_mul(w.counts.leaf_total));
         }
         w.counts.clear();
         for &f in &w.frames {
@@ -273,29 +190,17 @@ impl TopSum {
 
     /// Adds every row and total of `other` (summed on another thread).
     pub fn absorb(&mut self, other: TopSum) {
-        let rows: Vec<usize> = other
-            .rows
-            .rows
-            .iter()
-            .map(|r| {
-                let row = self.rows.row(&r.name);
-                self.rows.add(row, r.flat, r.cum, 1);
-                row
-            })
-            .collect();
-        for ((caller, callee), (weight, inline)) in other.rows.edges {
-            self.rows
-                .add_edge(rows[caller], rows[callee], weight, inline, 1);
+        for r in other.rows.rows {
+            let row = self.rows.row(&r.name);
+            self.rows.add(row, r.flat, r.cum, r.reached, 1);
         }
-        self.rows.leaf_total = self.rows.leaf_total.wrapping_add(other.rows.leaf_total);
         self.total = self.total.wrapping_add(other.total);
         self.base_total = self.base_total.wrapping_add(other.base_total);
     }
 
     /// The rows in pprof's order (frames whose values cancel out left out), and the
     /// 100% of the percentages: the base's total for a difference, else the total.
-    pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
-        self.rows.mark(self.edge_fraction);
+    pub fn finish(self) -> (Vec<NamedRow>, i64) {
         let mut rows = self.rows.rows;
         rows.retain(|r| r.flat != 0 || r.cum != 0);
         rows.sort_by(|a, b| {

@@ -7,7 +7,7 @@ use clap::Args;
 use std::ops::ControlFlow;
 
 use profile_model::codec::{DecodeOptions, message_bytes};
-use profile_model::top::{EDGE_FRACTION, InlineMark};
+use profile_model::top::InlineMark;
 use profile_model::topsum::TopSum;
 use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Granularity, Profile, ProfileError, View, ViewOptions};
@@ -29,22 +29,8 @@ pub struct TopArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// As pprof's `-edgefraction`: calls and inlinings lighter than this share of the
-    /// total are left out of the `(inline)` / `(partial-inline)` marks (0 keeps all).
-    #[arg(long, value_name = "F", default_value_t = EDGE_FRACTION, value_parser = parse_fraction)]
-    edge_fraction: f64,
     #[command(flatten)]
     server: ServerQueryArgs,
-}
-
-/// A share between 0 and 1, e.g. `0.001`.
-fn parse_fraction(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err(format!(
-            "{text:?} is not a fraction from 0 to 1, e.g. 0.001"
-        )),
-    }
 }
 
 /// What to ask a server for, when FILE is `grpc://HOST:PORT` or `https://HOST`.
@@ -311,7 +297,7 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
             flat: r.flat,
             cum: r.cum,
             name: &r.name,
-            inline: r.mark,
+            inline: r.reached.mark(),
         })
         .collect();
     let text = match args.format {
@@ -335,7 +321,7 @@ fn sum_decoded(
     options: &ViewOptions,
     decode: DecodeOptions,
 ) -> Result<Summed, String> {
-    let mut sum = TopSum::with_edge_fraction(args.edge_fraction);
+    let mut sum = TopSum::new();
     let mut inputs: Option<(Inputs, usize)> = None;
     let mut add = |path: &Path, profile: Profile, sign: i64| -> Result<(), String> {
         let sample_type = match &mut inputs {
@@ -457,7 +443,7 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
         }
         ControlFlow::Continue(())
     });
-    let mut sum = TopSum::with_edge_fraction(args.edge_fraction);
+    let mut sum = TopSum::new();
     let mut failed = Vec::new();
     let mut mismatch: Option<(usize, Vec<String>)> = None;
     let mut inputs = inputs;

@@ -156,25 +156,6 @@ fn diff_base_matches_pprof() {
     );
 }
 
-/// pprof leaves the edges under `-edgefraction` of the total (0.001 by default) out
-/// of its `(inline)` marks; in a difference the total is small, so marks change with
-/// it (the default golden file has `(inline)` where every edge gives
-/// `(partial-inline)`).
-#[test]
-fn the_inline_marks_follow_pprofs_edge_fraction() {
-    let read = |name: &str| std::fs::read_to_string(fixtures().join("golden").join(name));
-    let (default, all) = (
-        read("diff-cpu3-base1.top.txt").expect("golden"),
-        read("diff-cpu3-base1.edgefraction=0.top.txt").expect("golden"),
-    );
-    assert_ne!(default, all, "the fixtures show the difference");
-    let base = ["top", "--diff-base", "cpu-1.pb.gz", "cpu-3.pb.gz"];
-    assert_matches_pprof(
-        "diff-cpu3-base1.edgefraction=0.top.txt",
-        &[&base[..], &["--edge-fraction", "0"]].concat(),
-    );
-}
-
 /// Two bases are merged, as pprof merges the profiles it is given (pprof itself keeps
 /// only the last `-diff_base`: the golden file subtracts the two merged by pprof).
 #[test]
