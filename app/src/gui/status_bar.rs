@@ -9,6 +9,10 @@ use super::app::FlintApp;
 use super::flame;
 use super::loader::Loaded;
 
+/// The status bar's width from which it shows how long the last job, merge and
+/// flame graph took.
+const TIMINGS_WIDTH: f32 = 900.0;
+
 impl FlintApp {
     pub(super) fn error_banner(&mut self, ui: &mut Ui) {
         let mut dismiss = false;
@@ -27,6 +31,9 @@ impl FlintApp {
     }
 
     pub(super) fn status_bar(&mut self, ui: &mut Ui) {
+        // The timings only where the bar has room for them beside what it says of the
+        // view: in a narrow window, the view's totals matter more.
+        let timings = ui.available_width() >= TIMINGS_WIDTH;
         // Right side first (job, timing, message), then the left side in what remains.
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
             let mut cancel = false;
@@ -63,7 +70,7 @@ impl FlintApp {
             if cancel_diff && self.compare.cancel() {
                 self.message = Some(("cancelled".to_string(), false));
             }
-            if self.current.is_some() {
+            if self.current.is_some() && timings {
                 ui.weak(format!(
                     "flame {:.1} ms",
                     self.flame.frame_time.as_secs_f64() * 1e3
@@ -79,12 +86,14 @@ impl FlintApp {
                 ui.label(format!("capturing: {}", short.join(", ")))
                     .on_hover_text(format!("the recorder: {text}"));
             }
-            if let Some((took, new_file)) = self.last_job {
+            if let Some((took, new_file)) = self.last_job.filter(|_| timings) {
                 let verb = if new_file { "opened" } else { "updated" };
                 ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))
                     .on_hover_text("from the start of the job until its result was installed");
             }
-            self.merge_status(ui);
+            if timings {
+                self.merge_status(ui);
+            }
             if let Some((msg, is_error)) = &self.message {
                 let color = if *is_error {
                     ui.visuals().error_fg_color
@@ -100,6 +109,10 @@ impl FlintApp {
                 });
             }
             ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
+                // Shortened to the room the right side leaves (whole on hover), so that
+                // in a narrow window the two sides never run into each other.
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+                ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
                 if self.comparing() {
                     ui.strong("compare");
                     ui.separator();

@@ -420,3 +420,35 @@ fn elide_keeps_the_function() {
     );
     assert_eq!(flame::elide("runtime.mallocgc", 2), None);
 }
+
+#[test]
+fn a_narrow_window_keeps_the_views_totals_in_the_status_bar_and_drops_the_timings() {
+    let mut h = harness();
+    let totals = h
+        .state()
+        .current
+        .as_ref()
+        .map(|c| format!("{} samples", units::thousands(c.kept_samples as u64)))
+        .unwrap();
+    let wide = h.get_by_label_contains(&totals).rect().width();
+    let timing = |h: &Harness<'static, FlintApp>| {
+        h.query_all_by(|n| {
+            n.value()
+                .is_some_and(|v| v.starts_with("flame ") && v.ends_with(" ms"))
+        })
+        .next()
+        .is_some()
+    };
+    assert!(timing(&h), "timings when wide");
+    h.set_size(vec2(800.0, 600.0));
+    h.run_steps(3);
+    assert!(!timing(&h), "no timings when narrow");
+    // Whole, not shortened: the timings no longer take its room.
+    let narrow = h.get_by_label_contains(&totals).rect().width();
+    assert_eq!(narrow, wide);
+    // Narrower still, it is shortened rather than drawn over the bar's right side.
+    h.set_size(vec2(330.0, 600.0));
+    h.run_steps(3);
+    let rect = h.get_by_label_contains(&totals).rect();
+    assert!(rect.width() < wide && rect.right() <= 330.0, "{rect:?}");
+}
