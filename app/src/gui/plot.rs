@@ -458,6 +458,7 @@ impl FlintApp {
         // With nothing to plot the plot says why, without axes: an empty plot's axes
         // would show made-up times and values.
         let empty_text = tl.empty_plot_text();
+        let no_series = empty_text.is_some();
         let weak = ui.visuals().weak_text_color();
         let row = ui.horizontal_top(|ui| {
             // Borrowed, not copied: the lines stay in the cache while the plot draws them.
@@ -495,6 +496,8 @@ impl FlintApp {
                         date_hms((position.x * 1e9) as i64),
                         position.y
                     )),
+                    // Without series there are no axes, and no times to tell.
+                    egui_plot::HoverPosition::Elsewhere { .. } if no_series => None,
                     egui_plot::HoverPosition::Elsewhere { position } => {
                         Some(date_hms((position.x * 1e9) as i64))
                     }

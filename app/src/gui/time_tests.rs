@@ -1209,6 +1209,18 @@ fn a_plot_without_series_says_why_instead_of_drawing_empty_axes() {
     assert!(tl.series.is_empty());
     assert_eq!(tl.empty_plot_text().as_deref(), Some(NO_DATA));
     let _ = std::fs::remove_dir_all(dir);
+    // A folder without profiles: nothing was opened, and the plot does not say
+    // "no data for this selection" of it.
+    let empty = std::env::temp_dir().join(format!("flint-gui-no-profiles-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut h = super::test_fixtures::window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, empty.clone());
+    h.run_steps(4);
+    assert!(h.state().error.is_some(), "the window says why");
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.empty_plot_text().as_deref(), Some(timeline::NOT_OPENED));
+    let _ = std::fs::remove_dir_all(empty);
 }
 
 #[test]

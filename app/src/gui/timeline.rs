@@ -30,6 +30,10 @@ use super::selector_bar::{SelectorBar, SumBy};
 pub const MAX_SERIES: usize = 20;
 /// The message shown when a selection holds no profile.
 pub const NO_DATA: &str = "no data for this selection and range";
+
+/// What the plot says when its folder or server could not be opened (the window's
+/// message says why).
+pub const NOT_OPENED: &str = "nothing to plot: opening failed (the message above says why)";
 /// Default height of the plot panel (points).
 pub const PANEL_HEIGHT: f32 = 290.0;
 /// Smallest height of the plot panel (points).
@@ -539,8 +543,9 @@ impl Timeline {
     }
 
     /// What the plot says when it has no series to draw, and so no axes: the work
-    /// under way (indexing, merging, loading the series), else [`NO_DATA`]; `None`
-    /// when there are series.
+    /// under way (indexing, merging, loading the series), [`NOT_OPENED`], the notice
+    /// of the last answer (a server unavailable), else [`NO_DATA`]; `None` when there
+    /// are series.
     pub fn empty_plot_text(&self) -> Option<String> {
         if !self.series.is_empty() {
             return None;
@@ -549,6 +554,10 @@ impl Timeline {
             format!("{progress}…")
         } else if self.loading_series {
             "loading series…".to_string()
+        } else if self.source.is_none() {
+            NOT_OPENED.to_string()
+        } else if let Some(notice) = &self.notice {
+            notice.clone()
         } else {
             NO_DATA.to_string()
         })
