@@ -1,7 +1,7 @@
 //! The error banner and the status bar (file, totals, selection, hovered frame, job
 //! progress, timings, messages).
 
-use egui::{Align, Layout, RichText, Ui};
+use egui::{Align, Context, Layout, RichText, Ui};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::units;
 
@@ -167,3 +167,93 @@ pub(super) fn hovered_text(cur: &Loaded, h: &FlameRect) -> String {
         units::percent(h.value, total)
     )
 }
+
+/// Time mode's part of the status bar.
+impl FlintApp {
+    /// The status bar part of time mode: what opening warned of, progress and Cancel.
+    pub(super) fn timeline_status(&mut self, ui: &mut Ui) {
+        let Some(tl) = &self.timeline else {
+            return;
+        };
+        let mut cancel = false;
+        if let Some(text) = tl.progress_text() {
+            cancel = ui.button("Cancel").clicked();
+            ui.label(text);
+        }
+        let mut open_list = false;
+        if let Some(first) = tl.warnings.first() {
+            let n = tl.warnings.len();
+            let more = if n > 1 {
+                format!(" (and {} more)", n - 1)
+            } else {
+                String::new()
+            };
+            let text =
+                egui::RichText::new(format!("{first}{more}")).color(ui.visuals().warn_fg_color);
+            open_list = ui
+                .add(egui::Label::new(text).sense(egui::Sense::click()))
+                .on_hover_text(warnings_tooltip(&tl.warnings))
+                .clicked();
+        }
+        if open_list {
+            self.warnings_shown = true;
+        }
+        if cancel {
+            self.cancel_time_job();
+        }
+    }
+
+    /// The window listing everything opening reported (a click on the status bar's
+    /// warning opens it), scrolled, with a button that copies the list.
+    pub(super) fn warnings_window(&mut self, ctx: &Context) {
+        let Some(tl) = &self.timeline else {
+            self.warnings_shown = false;
+            return;
+        };
+        if !self.warnings_shown || tl.warnings.is_empty() {
+            return;
+        }
+        let mut open = true;
+        egui::Window::new(format!("Warnings from opening ({})", tl.warnings.len()))
+            .open(&mut open)
+            .default_size([720.0, 420.0])
+            .show(ctx, |ui| {
+                if ui.button("Copy the list").clicked() {
+                    ui.ctx().copy_text(tl.warnings.join("\n"));
+                }
+                let row = ui.text_style_height(&egui::TextStyle::Body);
+                egui::ScrollArea::both()
+                    .auto_shrink([false, false])
+                    .show_rows(ui, row, tl.warnings.len(), |ui, rows| {
+                        for line in &tl.warnings[rows] {
+                            ui.add(egui::Label::new(line).extend());
+                        }
+                    });
+            });
+        self.warnings_shown = open;
+    }
+}
+
+/// The status bar warning's tooltip: the first [`TOOLTIP_WARNINGS`] lines of what
+/// opening reported, and how many more the window lists (a tooltip taller than the
+/// window would be cut off).
+pub fn warnings_tooltip(warnings: &[String]) -> String {
+    let mut text = warnings
+        .iter()
+        .take(TOOLTIP_WARNINGS)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if warnings.len() > TOOLTIP_WARNINGS {
+        text.push_str(&format!(
+            "\n… and {} more: click to see them all",
+            warnings.len() - TOOLTIP_WARNINGS
+        ));
+    } else {
+        text.push_str("\nclick to see the list");
+    }
+    text
+}
+
+/// How many warnings the status bar's tooltip lists.
+const TOOLTIP_WARNINGS: usize = 20;

@@ -1277,13 +1277,13 @@ fn many_skipped_files_are_counted_in_the_tooltip_and_listed_whole_on_a_click() {
     let mut h = harness(dir.clone());
     let warnings = h.state().timeline.as_ref().unwrap().warnings.clone();
     assert_eq!(warnings.len(), 25);
-    let tooltip = super::time_jobs::warnings_tooltip(&warnings);
+    let tooltip = super::status_bar::warnings_tooltip(&warnings);
     assert_eq!(tooltip.lines().count(), 21, "{tooltip}");
     assert!(
         tooltip.ends_with("… and 5 more: click to see them all"),
         "{tooltip}"
     );
-    assert!(super::time_jobs::warnings_tooltip(&warnings[..1]).ends_with("click to see the list"));
+    assert!(super::status_bar::warnings_tooltip(&warnings[..1]).ends_with("click to see the list"));
     h.get_by_label_contains("(and 24 more)").click();
     h.run_steps(3);
     h.get_by_label("Warnings from opening (25)");
