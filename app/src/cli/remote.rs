@@ -162,10 +162,13 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// The selector `query` asks for, else the server's CPU profile type (else its first).
+/// `held` is the span of the profiles a store or files hold, named when `range` holds
+/// none of them.
 pub async fn selector_or_default(
     source: &dyn capture::ProfileSource,
     query: Option<&str>,
     range: TimeRange,
+    held: Option<TimeRange>,
 ) -> Result<Selector, String> {
     if let Some(q) = query {
         return Selector::parse(q);
@@ -179,9 +182,33 @@ pub async fn selector_or_default(
         .find(|t| t.sample_type == "cpu")
         .or_else(|| types.iter().find(|t| t.period_type == "cpu"))
         .or_else(|| types.first())
-        .ok_or("no profiles in this range")?;
+        .ok_or_else(|| no_profiles(range, held))?;
     Ok(Selector {
         profile_type: chosen.clone(),
         matchers: Vec::new(),
     })
+}
+
+/// Why a range gives nothing: the range asked for (times as RFC 3339), and the span of
+/// what there is, when known.
+fn no_profiles(range: TimeRange, held: Option<TimeRange>) -> String {
+    let time = capture::time::rfc3339;
+    let mut text = match (range.start_nanos, range.end_nanos) {
+        (i64::MIN, i64::MAX) => "no profiles".to_string(),
+        (start, i64::MAX) => format!("no profiles in this range, from {} on", time(start)),
+        (i64::MIN, end) => format!("no profiles in this range, up to {}", time(end)),
+        (start, end) => format!(
+            "no profiles in this range, from {} to {}",
+            time(start),
+            time(end)
+        ),
+    };
+    if let Some(held) = held.filter(|h| h.start_nanos <= h.end_nanos && range != TimeRange::ALL) {
+        text.push_str(&format!(
+            " (the profiles span {} to {})",
+            time(held.start_nanos),
+            time(held.end_nanos)
+        ));
+    }
+    text
 }

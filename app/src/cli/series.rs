@@ -52,20 +52,21 @@ enum Format {
 /// Runs `flint series`.
 pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
     let runtime = runtime()?;
-    let (source, range, step): (Box<dyn ProfileSource>, TimeRange, i64) =
+    let (source, range, step, held): (Box<dyn ProfileSource>, TimeRange, i64, _) =
         match args.paths.as_slice() {
             [url] if is_url(url) => {
                 let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
                 let source = args
                     .connect
                     .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
-                (Box::new(source), args.range.range()?, step.max(1))
+                (Box::new(source), args.range.range()?, step.max(1), None)
             }
             [dir] if Store::is_store_dir(dir) => {
                 let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
                 let store = Store::open(dir, StoreOptions::default())?;
                 let range = args.range.range_or(TimeRange::ALL)?;
-                (Box::new(store), range, step.max(1))
+                let held = Some(store.span());
+                (Box::new(store), range, step.max(1), held)
             }
             paths => {
                 if let Some(url) = paths.iter().find(|p| is_url(p)) {
@@ -80,12 +81,13 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
                 }
                 // One point per profile: a step of one nanosecond never merges two.
                 let range = args.range.range_or(TimeRange::ALL)?;
-                (Box::new(source), range, 1)
+                let held = Some(source.span());
+                (Box::new(source), range, 1, held)
             }
         };
     let source = source.as_ref();
     let text = runtime.block_on(async {
-        let selector = selector_or_default(source, args.query.as_deref(), range).await?;
+        let selector = selector_or_default(source, args.query.as_deref(), range, held).await?;
         let sum_by = match args.sum_by.as_slice() {
             [all] if all == "*" => None,
             [] => {

@@ -55,14 +55,18 @@ impl ServerQueryArgs {
         let source = self
             .connect
             .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
-        self.merged(&source, range)
+        self.merged(&source, range, None)
     }
 
     /// The profiles of flint's store in `dir` over the range (all of it by default),
     /// merged.
     fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
         let store = Store::open(dir, StoreOptions::default())?;
-        self.merged(&store, self.range.range_or(TimeRange::ALL)?)
+        self.merged(
+            &store,
+            self.range.range_or(TimeRange::ALL)?,
+            Some(store.span()),
+        )
     }
 
     /// The merged profile these arguments ask for, named by the input it came from,
@@ -134,14 +138,21 @@ impl ServerQueryArgs {
         decode: DecodeOptions,
     ) -> Result<(Profile, Vec<String>), String> {
         let (source, skipped) = FileSource::open(files, decode, &Progress::default())?;
-        let merged = self.merged(&source, self.range.range_or(TimeRange::ALL)?)?;
+        let range = self.range.range_or(TimeRange::ALL)?;
+        let merged = self.merged(&source, range, Some(source.span()))?;
         Ok((merged, skipped))
     }
 
-    /// What `source` merges for --query (default: its CPU profile type) over `range`.
-    fn merged(&self, source: &dyn ProfileSource, range: TimeRange) -> Result<Profile, String> {
+    /// What `source` merges for --query (default: its CPU profile type) over `range`;
+    /// `held` is the span a store or files hold (named when the range holds nothing).
+    fn merged(
+        &self,
+        source: &dyn ProfileSource,
+        range: TimeRange,
+        held: Option<TimeRange>,
+    ) -> Result<Profile, String> {
         runtime()?.block_on(async {
-            let selector = selector_or_default(source, self.query.as_deref(), range).await?;
+            let selector = selector_or_default(source, self.query.as_deref(), range, held).await?;
             let progress = Progress::default();
             let merged = source
                 .query(selector.clone(), QueryTime::Merge(range), progress.clone())

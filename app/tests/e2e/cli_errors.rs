@@ -106,7 +106,12 @@ fn bad_flags_and_values() {
     for command in ["top", "series"] {
         assert_error(
             &[command, "cpu.pb.gz", "--from", "now-1h"],
-            "no profiles in this range",
+            "no profiles in this range, from ",
+        );
+        // What the files hold is named, so that a range typed for the wrong day shows.
+        assert_error(
+            &[command, "cpu.pb.gz", "--to", "2020-01-01T00:00:00Z"],
+            "up to 2020-01-01T00:00:00Z (the profiles span 2026-11-30T12:39:08",
         );
         assert_error(
             &[command, "cpu.pb.gz", "--from", "now", "--to", "now-1h"],
