@@ -360,7 +360,16 @@ impl FlintApp {
                 .show_ui(ui, |ui| {
                     for s in [SumBy::Auto, SumBy::Total, SumBy::Every] {
                         let text = s.text();
-                        ui.selectable_value(&mut sum_by, s, text);
+                        let hint = match s {
+                            SumBy::Every => {
+                                "every distinct set of labels apart; a file's path is one of \
+                                 its labels, so in a folder each file is a series of its own"
+                            }
+                            SumBy::Total => "everything summed into one series",
+                            _ => "by comm, else container, else one series",
+                        };
+                        ui.selectable_value(&mut sum_by, s, text)
+                            .on_hover_text(hint);
                     }
                     ui.separator();
                     for name in &bar.label_names {
