@@ -30,6 +30,15 @@ fn harness(dir: PathBuf) -> Harness<'static, FlintApp> {
     h
 }
 
+/// Merges every profile of the window's span, as a drag over all of it does; the span.
+fn merge_everything(h: &mut Harness<'static, FlintApp>) -> TimeRange {
+    let span = h.state().timeline.as_ref().expect("time mode").span;
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    h.run_steps(4);
+    span
+}
+
 fn default_total(name: &str) -> (i64, String) {
     let bytes = std::fs::read(fixture(name)).unwrap();
     let p = codec::decode(&bytes).unwrap();
@@ -49,12 +58,9 @@ fn range_over_all_files_merges(set_aside_nodes: usize) {
     let dir = fixture_dir("merge");
     let mut h = harness(dir.clone());
     h.state_mut().set_aside_nodes = set_aside_nodes;
-    let span = h.state().timeline.as_ref().unwrap().span;
-    let ctx = h.ctx.clone();
     // Twice: the second merge replaces the view the first one made.
     for _ in 0..2 {
-        h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-        h.run_steps(4);
+        merge_everything(&mut h);
     }
     let app = h.state();
     let cur = app.current.as_ref().expect("selection shown");
@@ -85,10 +91,8 @@ fn empty_selection_keeps_the_view(set_aside_nodes: usize) {
     let dir = fixture_dir("empty");
     let mut h = harness(dir.clone());
     h.state_mut().set_aside_nodes = set_aside_nodes;
-    let span = h.state().timeline.as_ref().unwrap().span;
+    let span = merge_everything(&mut h);
     let ctx = h.ctx.clone();
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
     let before = h.state().current.as_ref().unwrap().totals[0];
     let far = TimeRange {
         start_nanos: span.end_nanos + 3_600_000_000_000,
@@ -296,9 +300,7 @@ fn endpoint_matcher_reduces_the_plotted_total() {
     h.get_by_label(r#"endpoint="/api/hash""#);
 
     // A selection merges only the matching samples.
-    let span = h.state().timeline.as_ref().unwrap().span;
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
+    merge_everything(&mut h);
     assert_eq!(h.state().current.as_ref().unwrap().totals[0], hash);
 
     // The chip's × removes the matcher.
@@ -605,10 +607,8 @@ fn shift_click_on_a_legend_entry_summed_by_two_labels_adds_both() {
 fn changing_the_matchers_merges_the_selection_again() {
     let dir = fixture_dir("remerge");
     let mut h = harness(dir.clone());
-    let span = h.state().timeline.as_ref().unwrap().span;
+    let span = merge_everything(&mut h);
     let ctx = h.ctx.clone();
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
     let all: i64 = FILES.iter().map(|f| default_total(f).0).sum();
     assert_eq!(h.state().current.as_ref().unwrap().totals[0], all);
     let value = "/api/sort";
@@ -1161,9 +1161,7 @@ fn profiles_at_the_ends_of_time_are_plotted_and_merged() {
     let span = tl.span;
     assert!(span.start_nanos < -9_000_000_000_000_000_000, "{span:?}");
     assert!(span.end_nanos > 9_000_000_000_000_000_000, "{span:?}");
-    let ctx = h.ctx.clone();
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
+    merge_everything(&mut h);
     let merged = h.state().current.as_ref().expect("merged").totals[0];
     assert_eq!(merged, 2 * default_total(FILES[0]).0);
     let _ = std::fs::remove_dir_all(dir);
@@ -1173,10 +1171,7 @@ fn profiles_at_the_ends_of_time_are_plotted_and_merged() {
 fn a_window_made_small_then_large_again_gives_the_panels_their_sizes_back() {
     let dir = fixture_dir("panel-sizes");
     let mut h = harness(dir.clone());
-    let span = h.state().timeline.as_ref().unwrap().span;
-    let ctx = h.ctx.clone();
-    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
-    h.run_steps(4);
+    merge_everything(&mut h);
     // Below the plot: the flame graph's Reset; the top table's heading beside it.
     let places = |h: &Harness<'static, FlintApp>| {
         let reset = h.get_by_label("Reset").rect().top();
