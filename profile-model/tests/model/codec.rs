@@ -2,7 +2,7 @@
 
 use profile_model::codec::{decode, encode, encode_gzip, is_gzip};
 use profile_model::export::to_profile;
-use profile_model::{View, ViewOptions};
+use profile_model::{Profile, View, ViewOptions};
 
 use super::{fixture, fixture_bytes};
 
@@ -131,13 +131,16 @@ fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_shown_as_pprof_does
         ..Default::default()
     };
     let mut bytes = message.encode_to_vec();
+    /// The functions' names, as decoded.
+    fn function_names(profile: &Profile) -> Vec<&str> {
+        profile
+            .functions
+            .iter()
+            .map(|f| profile.str(f.name))
+            .collect()
+    }
     let profile = decode(&bytes).expect("valid strings");
-    let read: Vec<&str> = profile
-        .functions
-        .iter()
-        .map(|f| profile.str(f.name))
-        .collect();
-    assert_eq!(read, names[1..]);
+    assert_eq!(function_names(&profile), names[1..]);
 
     // The same message with one name's bytes made invalid UTF-8.
     let at = bytes
@@ -147,13 +150,8 @@ fn strings_of_any_length_and_script_are_read_and_bad_utf8_is_shown_as_pprof_does
     bytes[at + 1] = b'A';
     // As `go tool pprof` reads it: each invalid sequence is U+FFFD, the rest kept.
     let profile = decode(&bytes).expect("invalid UTF-8 read");
-    let read: Vec<&str> = profile
-        .functions
-        .iter()
-        .map(|f| profile.str(f.name))
-        .collect();
     assert_eq!(
-        read,
+        function_names(&profile),
         [
             "main",
             "\u{fffd}A\u{fffd}本語::関数",
