@@ -146,8 +146,93 @@ pub fn parse_labels(flags: &[String]) -> Result<capture::Labels, String> {
 }
 
 /// Whether a command-line input names a server rather than a file.
-pub fn is_url(input: &Path) -> bool {
+fn is_url(input: &Path) -> bool {
     capture::ServerUrl::names_server(&input.to_string_lossy())
+}
+
+/// What the inputs of a command name: one server, one flint store, or files and
+/// folders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// `grpc://HOST:PORT` or `https://HOST`, alone.
+    Server,
+    /// A directory holding flint's store, alone.
+    Store,
+    /// Profile files and folders (searched recursively).
+    Files,
+}
+
+/// The inputs opened as one source ([`Input::open`]).
+pub struct Opened {
+    /// Where the profiles are.
+    pub source: Box<dyn capture::ProfileSource>,
+    /// The range asked for: --from/--to, by default the last hour of a server and
+    /// everything of a store or files.
+    pub range: TimeRange,
+    /// The span of the profiles a store or files hold (a server's is not known).
+    pub held: Option<TimeRange>,
+    /// The files skipped as unreadable.
+    pub skipped: Vec<String>,
+}
+
+impl Input {
+    /// What `paths` name; a server given together with other inputs is an error.
+    pub fn of(paths: &[PathBuf]) -> Result<Self, String> {
+        match paths {
+            [url] if is_url(url) => Ok(Self::Server),
+            [dir] if capture::Store::is_store_dir(dir) => Ok(Self::Store),
+            paths => match paths.iter().find(|p| is_url(p)) {
+                Some(url) => Err(format!(
+                    "{}: a server is queried alone, not together with files",
+                    url.display()
+                )),
+                None => Ok(Self::Files),
+            },
+        }
+    }
+
+    /// Opens `paths` (which this names) as one source, over the range `range` asks for.
+    pub fn open(
+        self,
+        paths: &[PathBuf],
+        connect: &ConnectArgs,
+        range: &RangeArgs,
+        decode: profile_model::codec::DecodeOptions,
+    ) -> Result<Opened, String> {
+        let first = || paths.first().map_or_else(PathBuf::new, PathBuf::clone);
+        Ok(match self {
+            Self::Server => {
+                let range = range.range()?;
+                let server =
+                    connect.connect(&first().to_string_lossy(), decode.max_decompressed_bytes)?;
+                Opened {
+                    source: Box::new(server),
+                    range,
+                    held: None,
+                    skipped: Vec::new(),
+                }
+            }
+            Self::Store => {
+                let store = capture::Store::open(&first(), capture::StoreOptions::default())?;
+                Opened {
+                    range: range.range_or(TimeRange::ALL)?,
+                    held: Some(store.span()),
+                    source: Box::new(store),
+                    skipped: Vec::new(),
+                }
+            }
+            Self::Files => {
+                let (files, skipped) =
+                    capture::FileSource::open(paths, decode, &capture::Progress::default())?;
+                Opened {
+                    range: range.range_or(TimeRange::ALL)?,
+                    held: Some(files.span()),
+                    source: Box::new(files),
+                    skipped,
+                }
+            }
+        })
+    }
 }
 
 /// A runtime for the requests of one command; its threads are named as the recorder

@@ -4,13 +4,13 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use capture::Labels;
 use capture::time::{parse_duration, rfc3339};
-use capture::{FileSource, Labels, ProfileSource, Progress, Store, StoreOptions, TimeRange};
 use clap::Args;
 use profile_model::codec::DecodeOptions;
 use profile_model::units;
 
-use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
+use super::remote::{ConnectArgs, Input, Opened, RangeArgs, runtime, selector_or_default};
 use super::write_stdout;
 
 /// Arguments of `flint series`.
@@ -52,39 +52,21 @@ enum Format {
 /// Runs `flint series`.
 pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
     let runtime = runtime()?;
-    let (source, range, step, held): (Box<dyn ProfileSource>, TimeRange, i64, _) =
-        match args.paths.as_slice() {
-            [url] if is_url(url) => {
-                let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
-                let source = args
-                    .connect
-                    .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
-                (Box::new(source), args.range.range()?, step.max(1), None)
-            }
-            [dir] if Store::is_store_dir(dir) => {
-                let step = parse_duration(&args.step).map_err(|e| format!("--step: {e}"))?;
-                let store = Store::open(dir, StoreOptions::default())?;
-                let range = args.range.range_or(TimeRange::ALL)?;
-                let held = Some(store.span());
-                (Box::new(store), range, step.max(1), held)
-            }
-            paths => {
-                if let Some(url) = paths.iter().find(|p| is_url(p)) {
-                    return Err(format!(
-                        "{}: a server is queried alone, not together with files",
-                        url.display()
-                    ));
-                }
-                let (source, skipped) = FileSource::open(paths, decode, &Progress::default())?;
-                for s in &skipped {
-                    eprintln!("warning: skipped {s}");
-                }
-                // One point per profile: a step of one nanosecond never merges two.
-                let range = args.range.range_or(TimeRange::ALL)?;
-                let held = Some(source.span());
-                (Box::new(source), range, 1, held)
-            }
-        };
+    let input = Input::of(&args.paths)?;
+    // Files give one point per profile: a step of one nanosecond never merges two.
+    let step = match input {
+        Input::Files => 1,
+        Input::Server | Input::Store => parse_duration(&args.step)
+            .map_err(|e| format!("--step: {e}"))?
+            .max(1),
+    };
+    let Opened {
+        source,
+        range,
+        held,
+        skipped,
+    } = input.open(&args.paths, &args.connect, &args.range, decode)?;
+    super::warn_skipped(&skipped);
     let source = source.as_ref();
     let text = runtime.block_on(async {
         let selector = selector_or_default(source, args.query.as_deref(), range, held).await?;

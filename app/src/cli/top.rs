@@ -12,9 +12,9 @@ use profile_model::topsum::TopSum;
 use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Granularity, Profile, ProfileError, View, ViewOptions};
 
-use capture::{FileSource, ProfileSource, Progress, QueryTime, Store, StoreOptions, TimeRange};
+use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
-use super::remote::{ConnectArgs, RangeArgs, is_url, runtime, selector_or_default};
+use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
 use crate::load::{InputFiles, for_each_profile, read_profile};
 
@@ -49,26 +49,6 @@ pub(super) struct ServerQueryArgs {
 }
 
 impl ServerQueryArgs {
-    /// The profiles of the range merged by the server at `url`.
-    fn fetch(&self, url: &Path, decode: DecodeOptions) -> Result<Profile, String> {
-        let range = self.range.range()?;
-        let source = self
-            .connect
-            .connect(&url.to_string_lossy(), decode.max_decompressed_bytes)?;
-        self.merged(&source, range, None)
-    }
-
-    /// The profiles of flint's store in `dir` over the range (all of it by default),
-    /// merged.
-    fn fetch_store(&self, dir: &Path) -> Result<Profile, String> {
-        let store = Store::open(dir, StoreOptions::default())?;
-        self.merged(
-            &store,
-            self.range.range_or(TimeRange::ALL)?,
-            Some(store.span()),
-        )
-    }
-
     /// The merged profile these arguments ask for, named by the input it came from,
     /// with the files skipped as unreadable: a server's or a store's merge, or the
     /// selection (--query, --from, --to) among `files`; `None` for files taken whole.
@@ -80,67 +60,32 @@ impl ServerQueryArgs {
         diff_base: &[PathBuf],
         decode: DecodeOptions,
     ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, String> {
-        let no_base = |what: &str| {
-            if diff_base.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "--diff-base compares files; it cannot be used with a {what}"
-                ))
-            }
-        };
         if self.takes_whole(files) {
             return Ok(None);
         }
-        match files {
-            [url] if is_url(url) => {
-                no_base("server")?;
-                Ok(Some((url.clone(), self.fetch(url, decode)?, Vec::new())))
-            }
-            [dir] if Store::is_store_dir(dir) => {
-                no_base("store")?;
-                Ok(Some((dir.clone(), self.fetch_store(dir)?, Vec::new())))
-            }
-            files => {
-                if let Some(url) = files.iter().find(|f| is_url(f)) {
-                    return Err(format!(
-                        "{}: a server is queried alone, not together with files",
-                        url.display()
-                    ));
+        let input = Input::of(files)?;
+        if !diff_base.is_empty() {
+            return Err(match input {
+                Input::Server => "--diff-base compares files; it cannot be used with a server",
+                Input::Store => "--diff-base compares files; it cannot be used with a store",
+                Input::Files => {
+                    "--diff-base takes files whole; it cannot be used with --query, --from \
+                     or --to"
                 }
-                if !diff_base.is_empty() {
-                    return Err("--diff-base takes files whole; it cannot be used with \
-                                --query, --from or --to"
-                        .into());
-                }
-                let (merged, skipped) = self.fetch_files(files, decode)?;
-                let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
-                Ok(Some((name, merged, skipped)))
             }
+            .into());
         }
+        let opened = input.open(files, &self.connect, &self.range, decode)?;
+        let merged = self.merged(opened.source.as_ref(), opened.range, opened.held)?;
+        let name = files.first().map_or_else(PathBuf::new, PathBuf::clone);
+        Ok(Some((name, merged, opened.skipped)))
     }
 
     /// Whether `files` are local files taken whole: no server, no store, and no
     /// selection among them asked for (--query, --from or --to, which files then answer
     /// as a store does).
     fn takes_whole(&self, files: &[PathBuf]) -> bool {
-        !files.iter().any(|f| is_url(f))
-            && !matches!(files, [dir] if Store::is_store_dir(dir))
-            && self.query.is_none()
-            && !self.range.given()
-    }
-
-    /// The profiles of `files` (and the folders' files) that --query selects over the
-    /// range (all of it by default), merged, and the files skipped as unreadable.
-    fn fetch_files(
-        &self,
-        files: &[PathBuf],
-        decode: DecodeOptions,
-    ) -> Result<(Profile, Vec<String>), String> {
-        let (source, skipped) = FileSource::open(files, decode, &Progress::default())?;
-        let range = self.range.range_or(TimeRange::ALL)?;
-        let merged = self.merged(&source, range, Some(source.span()))?;
-        Ok((merged, skipped))
+        matches!(Input::of(files), Ok(Input::Files)) && self.query.is_none() && !self.range.given()
     }
 
     /// What `source` merges for --query (default: its CPU profile type) over `range`;
