@@ -475,8 +475,8 @@ impl FlintApp {
                 // replace the view shown (a merged day) before the reset; *all* resets.
                 .allow_double_click_reset(false)
                 .y_axis_label(unit)
-                .show_axes(empty_text.is_none())
-                .show_grid(empty_text.is_none())
+                .show_axes(!no_series)
+                .show_grid(!no_series)
                 .include_y(0.0)
                 .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
                     time_grid_steps(input.base_step_size)

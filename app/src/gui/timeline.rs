@@ -30,7 +30,6 @@ use super::selector_bar::{SelectorBar, SumBy};
 pub const MAX_SERIES: usize = 20;
 /// The message shown when a selection holds no profile.
 pub const NO_DATA: &str = "no data for this selection and range";
-
 /// What the plot says when its folder or server could not be opened (the window's
 /// message says why).
 pub const NOT_OPENED: &str = "nothing to plot: opening failed (the message above says why)";
