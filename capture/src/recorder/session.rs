@@ -88,7 +88,7 @@ impl IntervalProfile {
         100.0 * self.recorder_cpu_nanos as f64 / self.duration_nanos.max(1) as f64
     }
 
-    /// One line for humans: `19 Hz, bpf, 1,234 samples, 0.2% CPU, symbolized in 12 ms,
+    /// One line for humans: `19 Hz, bpf, 1,234 samples, flint 0.2% CPU, symbolized in 12 ms,
     /// 3 lost to stack-map collisions, stack may be incomplete: …`.
     pub fn status_line(&self) -> String {
         let backend = match self.backend {
@@ -103,7 +103,7 @@ impl IntervalProfile {
                 "{} samples",
                 profile_model::units::thousands(self.report.samples)
             ),
-            format!("{:.1}% CPU", self.recorder_cpu_percent()),
+            format!("flint {:.1}% CPU", self.recorder_cpu_percent()),
             format!(
                 "symbolized in {} ms",
                 profile_model::units::thousands(self.symbolize_nanos / 1_000_000)
@@ -422,7 +422,7 @@ mod tests {
         };
         assert_eq!(
             interval.status_line(),
-            "19 Hz, bpf, 1,234 samples, 0.2% CPU, symbolized in 12 ms, \
+            "19 Hz, bpf, 1,234 samples, flint 0.2% CPU, symbolized in 12 ms, \
              3 lost to stack-map collisions"
         );
     }
