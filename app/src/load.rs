@@ -112,12 +112,18 @@ pub fn for_each_profile(
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
     let inputs = InputFiles::list(paths)?;
     let failed = Mutex::new(Vec::new());
+    // The bytes of a lone input, kept as read: it is then decoded whole from them,
+    // since a pipe (`/dev/stdin`, `<(…)`) gives its bytes only once.
+    let lone = Mutex::new(None);
     let merger = capture::index::merge_in_runs(
         inputs.files.len(),
         |merger, buf, i| {
             let (file, dir) = &inputs.files[i];
             let name = file.display().to_string();
             let merged = capture::index::read_into(file, &mut buf.stored, options).and_then(|()| {
+                if inputs.files.len() == 1 {
+                    *lone.lock().unwrap_or_else(PoisonError::into_inner) = Some(buf.stored.clone());
+                }
                 message_bytes(&buf.stored, options, &mut buf.body)
                     .and_then(|body| merger.add_pprof(&name, body, Selection::default()))
                     .map_err(|e| format!("{name}: {e}"))
@@ -147,7 +153,14 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(format!("no profiles found in {}", names.join(", ")));
         }
-        [only] => read_profile(&inputs.files[only].0, options)?,
+        [only] => {
+            let path = &inputs.files[only].0;
+            match lone.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                Some(bytes) => profile_model::codec::decode_with(&bytes, options)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+                None => read_profile(path, options)?,
+            }
+        }
         _ => merger.finish(),
     };
     Ok(Merged { profile, skipped })

@@ -16,7 +16,7 @@ use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
-use crate::load::{InputFiles, for_each_profile, read_profile};
+use crate::load::{InputFiles, for_each_profile};
 
 /// Arguments of `flint top`.
 #[derive(Debug, Args)]
@@ -353,10 +353,24 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
         })
         .collect();
     // The sample type and the header come from the first file that reads, as when
-    // profiles are decoded one by one.
-    let first = all
-        .iter()
-        .find_map(|(path, _, _)| read_profile(path, decode).ok().map(|p| (*path, p)));
+    // profiles are decoded one by one. What the files tried for it held (or why they
+    // could not be read) is kept for the workers: a pipe (`/dev/stdin`, `<(…)`) gives
+    // its bytes only once.
+    let mut tried: Vec<Result<Vec<u8>, String>> = Vec::new();
+    let mut first = None;
+    for (path, _, _) in &all {
+        let mut bytes = Vec::new();
+        let read = capture::index::read_into(path, &mut bytes, decode);
+        let profile = read
+            .as_ref()
+            .ok()
+            .and_then(|()| profile_model::codec::decode_with(&bytes, decode).ok());
+        tried.push(read.map(|()| bytes));
+        if let Some(profile) = profile {
+            first = Some((*path, profile));
+            break;
+        }
+    }
     let (inputs, sample_type) = match &first {
         Some((path, profile)) => {
             let t = args.view.sample_type_of(profile)?;
@@ -367,8 +381,12 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
     let reference = inputs.as_ref().map(|i| i.sample_type_names.clone());
     let workers = capture::index::fold_in_parallel(all.len(), WireWorker::default, |w, i| {
         let (path, sign, named) = all[i];
-        let added = capture::index::read_into(path, &mut w.file, decode).and_then(|()| {
-            message_bytes(&w.file, decode, &mut w.body)
+        let bytes = match tried.get(i) {
+            Some(tried) => tried.as_deref().map_err(String::clone),
+            None => capture::index::read_into(path, &mut w.file, decode).map(|()| &w.file[..]),
+        };
+        let added = bytes.and_then(|bytes| {
+            message_bytes(bytes, decode, &mut w.body)
                 .and_then(|body| w.sum.add_pprof(body, sample_type, sign))
                 .map_err(|e| format!("{}: {e}", path.display()))
         });

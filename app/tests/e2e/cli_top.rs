@@ -1,7 +1,7 @@
 //! `flint top` prints exactly what `go tool pprof -top` prints, line for line: the
 //! header (main binary, type, time, duration, filters), the totals and every row.
 
-use super::{fixtures, flint_ok};
+use super::{fixtures, flint, flint_ok, flint_piped};
 
 fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
@@ -268,4 +268,43 @@ fn a_range_or_a_query_selects_among_files() {
         "2026-11-30T12:39:13Z",
     ]);
     assert_eq!(series.lines().count(), 2, "{series}");
+}
+
+#[test]
+fn a_profile_piped_to_dev_stdin_reads_as_its_file_does() {
+    let bytes = std::fs::read(fixtures().join("cpu-1.pb.gz")).expect("fixture");
+    let piped = |args: &[&str]| {
+        let out = flint_piped(args, &bytes);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "flint {args:?} failed: {stderr}");
+        String::from_utf8(out.stdout).expect("utf-8 output")
+    };
+    // Read straight from the bytes, with a filter (decoded), and as a diff's side.
+    for args in [
+        &["top"][..],
+        &["top", "--focus", "main\\."],
+        &["top", "--diff-base", "cpu-2.pb.gz"],
+        &["fold"],
+    ] {
+        let from_file = flint_ok(&[args, &["cpu-1.pb.gz"]].concat());
+        let from_pipe = piped(&[args, &["/dev/stdin"]].concat());
+        assert!(from_file.lines().count() > 10, "{args:?}: {from_file}");
+        assert_eq!(from_pipe, from_file, "flint {args:?} of a pipe");
+    }
+    // A pipe cut short is refused as the same file cut short is.
+    let cut = &bytes[..bytes.len() / 2];
+    let dir = std::env::temp_dir().join(format!("flint-e2e-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("cut.pb.gz");
+    std::fs::write(&file, cut).expect("write");
+    let from_file = flint(&["top", file.to_str().expect("utf-8 path")]);
+    let from_pipe = flint_piped(&["top", "/dev/stdin"], cut);
+    let message = |out: &std::process::Output, name: &str| {
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).replace(name, "INPUT")
+    };
+    let expected = message(&from_file, file.to_str().expect("utf-8 path"));
+    assert!(expected.contains("truncated"), "{expected}");
+    assert_eq!(message(&from_pipe, "/dev/stdin"), expected);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -15,8 +15,9 @@ mod gui_smoke;
 mod record;
 mod serve;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// The folder of the Go fixtures and their golden outputs.
 pub fn fixtures() -> PathBuf {
@@ -53,6 +54,30 @@ pub fn flint(args: &[&str]) -> Output {
         .env_remove("WAYLAND_DISPLAY")
         .output()
         .expect("the flint binary runs")
+}
+
+/// Runs `flint` with `args` in the fixtures folder, `input` written to its standard
+/// input through a pipe (which gives its bytes only once, as `curl … | flint` does).
+pub fn flint_piped(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flint"))
+        .args(args)
+        .current_dir(fixtures())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the flint binary runs");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        // flint may stop reading (and close the pipe) once it has refused the input.
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("flint ends");
+    writer.join().expect("the writer ends");
+    out
 }
 
 /// Runs `flint` and returns its stdout, failing the test on a non-zero exit.
