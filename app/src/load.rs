@@ -29,6 +29,8 @@ pub struct InputFiles {
     pub files: Vec<(PathBuf, Option<usize>)>,
     /// Every directory, with the number of files found in it.
     dirs: Vec<(PathBuf, usize)>,
+    /// The folders below them that could not be read, a line each.
+    unreadable: Vec<String>,
 }
 
 impl InputFiles {
@@ -36,22 +38,29 @@ impl InputFiles {
     pub fn list(paths: &[PathBuf]) -> Result<Self, String> {
         let mut files = Vec::new();
         let mut dirs = Vec::new();
+        let mut unreadable = Vec::new();
         for path in paths {
             if path.is_dir() {
                 let found = capture::files::files_under(path)?;
-                dirs.push((path.clone(), found.len()));
+                dirs.push((path.clone(), found.files.len()));
                 let dir = dirs.len() - 1;
-                files.extend(found.into_iter().map(|f| (f, Some(dir))));
+                files.extend(found.files.into_iter().map(|f| (f, Some(dir))));
+                unreadable.extend(found.unreadable);
             } else {
                 files.push((path.clone(), None));
             }
         }
-        Ok(Self { files, dirs })
+        Ok(Self {
+            files,
+            dirs,
+            unreadable,
+        })
     }
 
     /// Judges the files that could not be read, given as (index in `files`, why) in
     /// index order: a file named as it is must be a profile (its error is returned),
-    /// and so must one file of each directory; else the skipped files, a line each.
+    /// and so must one file of each directory; else the skipped folders and files, a
+    /// line each.
     pub fn judge(&self, failed: Vec<(usize, String)>) -> Result<Vec<String>, String> {
         if let Some((_, e)) = failed.iter().find(|(i, _)| self.files[*i].1.is_none()) {
             return Err(e.clone());
@@ -62,20 +71,20 @@ impl InputFiles {
                 bad[d] += 1;
             }
         }
-        let skipped: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
+        let failed: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
         if let Some(((dir, size), _)) = self
             .dirs
             .iter()
             .zip(&bad)
             .find(|((_, size), bad)| *size > 0 && *bad == size)
         {
-            let first = skipped.first().map_or("", String::as_str);
+            let first = failed.first().map_or("", String::as_str);
             return Err(format!(
                 "{}: none of its {size} files is a pprof profile ({first})",
                 dir.display()
             ));
         }
-        Ok(skipped)
+        Ok(self.unreadable.iter().cloned().chain(failed).collect())
     }
 }
 

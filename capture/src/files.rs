@@ -13,11 +13,23 @@ use crate::index::{self, Entry, Index, Interner, SampleLabels, groups_of, load_i
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, ProfileSource, Progress, QueryTime, Series, SourceFuture, TimeRange};
 
+/// What [`files_under`] found below a folder.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Every regular file, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// One line per folder below it that could not be read (`PATH: why`), passed over
+    /// as a broken file is.
+    pub unreadable: Vec<String>,
+}
+
 /// Every regular file below `dir` (hidden ones left out), sorted by path. Symbolic
 /// links are followed, but every folder and file is taken once: a link back to a
 /// folder above it (a loop) or to something found another way is passed over, so that
 /// no profile is counted twice. Of two paths to one file, the one without links wins.
-pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// A folder below `dir` that cannot be read is named in the listing and passed over;
+/// `dir` itself must be readable.
+pub fn files_under(dir: &Path) -> Result<Listing, String> {
     let canonical =
         |p: &Path| std::fs::canonicalize(p).map_err(|e| format!("{}: {e}", p.display()));
     // Every file by what it is (links resolved): whether its path goes through a
@@ -27,13 +39,35 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
     // Folders reached through links wait until every other folder is read.
     let mut pending = vec![(dir.to_path_buf(), canonical(dir)?, false)];
     let mut linked = Vec::new();
+    let mut unreadable = Vec::new();
     while let Some((d, real, via_link)) = pending.pop().or_else(|| linked.pop()) {
         if !seen_dirs.insert(real.clone()) {
             continue;
         }
-        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let top = d == dir;
+        let mut failed = |e: std::io::Error| -> Result<(), String> {
+            let line = format!("{}: {e}", d.display());
+            if top {
+                return Err(line);
+            }
+            unreadable.push(line);
+            Ok(())
+        };
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) => {
+                failed(e)?;
+                continue;
+            }
+        };
         for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    failed(e)?;
+                    break;
+                }
+            };
             let name = entry.file_name();
             if name.to_string_lossy().starts_with('.') {
                 continue;
@@ -74,7 +108,8 @@ pub fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
     }
     let mut files: Vec<PathBuf> = files.into_values().map(|(_, path)| path).collect();
     files.sort();
-    Ok(files)
+    unreadable.sort();
+    Ok(Listing { files, unreadable })
 }
 
 /// Reads and decodes one pprof file; errors name the file.
@@ -207,9 +242,12 @@ impl FileSource {
         progress: &Progress,
     ) -> Result<(Self, Vec<String>), String> {
         let mut files = Vec::new();
+        let mut skipped = Vec::new();
         for path in paths {
             if path.is_dir() {
-                files.extend(files_under(path)?);
+                let listing = files_under(path)?;
+                files.extend(listing.files);
+                skipped.extend(listing.unreadable);
             } else {
                 files.push(path.clone());
             }
@@ -217,7 +255,6 @@ impl FileSource {
         progress.set_total(files.len());
         let mut entries = Vec::new();
         let mut interner = Interner::default();
-        let mut skipped = Vec::new();
         // The index needs each file's header, labels and values, not its stacks.
         let read = |i: usize| {
             read_with(&files[i], decode, |bytes| {

@@ -308,7 +308,7 @@ fn directories_are_searched_through_links_and_without_hidden_entries() {
     std::os::unix::fs::symlink(elsewhere.join("linked-dir"), real.join("linked"))
         .expect("dir link");
     std::os::unix::fs::symlink(dir.join("missing"), real.join("dangling")).expect("dangling link");
-    let found = capture::files::files_under(&real).expect("listed");
+    let found = capture::files::files_under(&real).expect("listed").files;
     let names: Vec<String> = found
         .iter()
         .map(|p| p.strip_prefix(&real).expect("under").display().to_string())
@@ -332,7 +332,9 @@ fn a_link_loop_or_a_second_path_to_a_file_lists_it_once() {
     std::os::unix::fs::symlink(dir.join("day/sub"), dir.join("day/again")).expect("dir link");
     std::os::unix::fs::symlink(dir.join("day/b.pb.gz"), dir.join("day/sub/b-link.pb.gz"))
         .expect("file link");
-    let found = capture::files::files_under(&dir.join("day")).expect("listed");
+    let found = capture::files::files_under(&dir.join("day"))
+        .expect("listed")
+        .files;
     let names: Vec<String> = found
         .iter()
         .map(|p| {

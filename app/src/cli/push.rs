@@ -71,7 +71,11 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
     let mut uploads = Vec::new();
     for input in &args.files {
         let (files, in_dir) = if input.is_dir() {
-            (files_under(input)?, true)
+            let listing = files_under(input)?;
+            for line in &listing.unreadable {
+                eprintln!("warning: skipped {line}");
+            }
+            (listing.files, true)
         } else {
             (vec![input.clone()], false)
         };

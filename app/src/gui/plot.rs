@@ -4,7 +4,6 @@
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
 use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, Text, VLine};
-use profile_model::units;
 
 use super::app::FlintApp;
 use super::compare::Side;
@@ -295,7 +294,7 @@ impl FlintApp {
         ui.horizontal(|ui| {
             ui.strong(tl.origin.name());
             if let Some(n) = tl.profiles {
-                ui.weak(format!("{} profiles", units::thousands(n as u64)));
+                ui.weak(super::timeline::profiles_text(n));
             }
             let before = tl.type_index;
             let shown = tl

@@ -922,7 +922,11 @@ pub fn clamp_to(range: TimeRange, span: TimeRange) -> TimeRange {
     }
 }
 
-/// "1 profile", "8640 profiles".
+/// "1 profile", "8,640 profiles".
 pub fn profiles_text(n: usize) -> String {
-    format!("{n} profile{}", if n == 1 { "" } else { "s" })
+    let plural = if n == 1 { "" } else { "s" };
+    format!(
+        "{} profile{plural}",
+        profile_model::units::thousands(n as u64)
+    )
 }

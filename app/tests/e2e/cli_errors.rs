@@ -178,3 +178,95 @@ fn a_directory_mixing_sample_types_names_the_odd_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `flint ARGS` as a user without the right to read a folder: as that user, or (when
+/// the tests run as root, who reads everything) as `nobody` through `setpriv`, from a
+/// copy of the binary in `dir` that user may run. `None` where neither is possible.
+fn flint_unprivileged(dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let uid = std::process::Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return Some(flint(args));
+    }
+    let binary = dir.join("flint");
+    if !binary.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_flint"), &binary).ok()?;
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).ok()?;
+    }
+    // A child of another test's thread, forked while the copy was open for writing,
+    // may hold it open for a moment: the copy is then "busy" and is run again.
+    for _ in 0..20 {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&binary)
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .ok()?;
+        if !String::from_utf8_lossy(&out.stderr).contains("Text file busy") {
+            return Some(out);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_folder_that_cannot_be_read_is_skipped_with_a_warning_and_the_rest_load() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("flint-e2e-locked-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let fixture = super::fixtures().join("cpu-1.pb.gz");
+    for sub in ["profiles/ok", "profiles/locked"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("temp dir");
+        std::fs::copy(&fixture, dir.join(sub).join("cpu.pb.gz")).expect("copy");
+    }
+    let mode = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    mode(&dir, 0o755);
+    let profiles = dir.join("profiles");
+    let locked = profiles.join("locked");
+    mode(&locked, 0o000);
+    let profiles = profiles.to_str().expect("utf-8 path");
+    let expected = flint(&["top", fixture.to_str().expect("utf-8 path")]);
+    for args in [
+        &["top", profiles][..],
+        &["fold", profiles],
+        &["series", profiles],
+    ] {
+        let Some(out) = flint_unprivileged(&dir, args) else {
+            println!("SKIP: cannot run flint as a user who may not read a folder");
+            break;
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "flint {args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim(),
+            format!(
+                "warning: skipped {}: Permission denied (os error 13)",
+                locked.display()
+            ),
+            "flint {args:?}"
+        );
+        assert!(!out.stdout.is_empty(), "flint {args:?}");
+        if args[0] == "top" {
+            assert_eq!(out.stdout, expected.stdout, "the readable folder's profile");
+        }
+    }
+    // The folder named itself cannot be read: an error, nothing else.
+    if let Some(out) = flint_unprivileged(&dir, &["top", locked.to_str().expect("utf-8 path")]) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert_eq!(
+            stderr.trim(),
+            format!(
+                "error: {}: Permission denied (os error 13)",
+                locked.display()
+            )
+        );
+    }
+    mode(&locked, 0o755);
+    let _ = std::fs::remove_dir_all(dir);
+}
