@@ -136,10 +136,15 @@ impl Matcher {
             return Err(format!("{name:?} is not a valid label name"));
         }
         let regex = match op {
-            MatchOp::Regex | MatchOp::NotRegex => Some(
-                Regex::new(&format!("^(?:{value})$"))
-                    .map_err(|e| format!("invalid regex in {name}{}\"{value}\": {e}", op.text()))?,
-            ),
+            MatchOp::Regex | MatchOp::NotRegex => {
+                Some(Regex::new(&format!("^(?:{value})$")).map_err(|e| {
+                    format!(
+                        "invalid regex in {name}{}\"{value}\": {}",
+                        op.text(),
+                        profile_model::filter::regex_error(&e)
+                    )
+                })?)
+            }
             _ => None,
         };
         Ok(Self {
@@ -370,6 +375,7 @@ mod tests {
         ] {
             let err = Selector::parse(text).expect_err(text);
             assert!(err.contains(needle), "{text}: {err}");
+            assert_eq!(err.lines().count(), 1, "one line: {err}");
         }
     }
 }

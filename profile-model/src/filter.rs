@@ -26,8 +26,8 @@ impl TagFilter {
         if key.is_empty() {
             return Err(format!("tag filter {spec:?} has an empty key"));
         }
-        let regex =
-            Regex::new(value).map_err(|e| format!("tag filter {spec:?}: invalid regex: {e}"))?;
+        let regex = Regex::new(value)
+            .map_err(|e| format!("tag filter {spec:?}: invalid regex: {}", regex_error(&e)))?;
         Ok(Self {
             key: key.to_string(),
             value: value.to_string(),

@@ -1,7 +1,7 @@
 //! The filter fields and the search box, as typed, and what they compile to.
 
 use profile_model::Filters;
-use profile_model::filter::{TagFilter, compile_regex};
+use profile_model::filter::{self, TagFilter, compile_regex};
 
 /// The filter text fields, as typed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,11 +60,8 @@ impl SearchState {
         } else {
             format!("(?i){}", regex::escape(text))
         };
-        regex::Regex::new(&pattern).map(Some).map_err(|e| {
-            format!(
-                "invalid regex: {}",
-                e.to_string().lines().last().unwrap_or("")
-            )
-        })
+        regex::Regex::new(&pattern)
+            .map(Some)
+            .map_err(|e| format!("invalid regex: {}", filter::regex_error(&e)))
     }
 }

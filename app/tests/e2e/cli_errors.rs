@@ -96,6 +96,19 @@ fn bad_flags_and_values() {
         "invalid --focus regex",
     );
     assert_error(&["top", "cpu.pb.gz", "--tag", "endpoint"], "KEY=VALUE");
+    assert_error(
+        &["top", "cpu.pb.gz", "--tag", "endpoint=("],
+        "invalid regex: unclosed group",
+    );
+    assert_error(
+        &[
+            "series",
+            "cpu.pb.gz",
+            "--query",
+            r#"process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{endpoint=~"("}"#,
+        ],
+        "invalid regex in endpoint=~\"(\": unclosed group",
+    );
     assert_error(&["top", "cpu.pb.gz", "--format", "xml"], "xml");
     assert_error(&["top", "cpu.pb.gz", "--max-decompressed", "lots"], "lots");
     assert_error(
