@@ -430,3 +430,33 @@ fn retention_by_size_drops_the_oldest_segments_only() {
     let store = Store::open(&dir, options).expect("reopens");
     assert_eq!(stored_seconds(&store), [1070, 1080, 1090]);
 }
+
+#[test]
+fn a_folder_of_other_files_is_not_made_a_store() {
+    let dir = temp_dir("not-a-store");
+    let profile = dir.join("cpu.pb.gz");
+    std::fs::write(&profile, bytes("cpu-1.pb.gz")).expect("write");
+    let err = Store::open(&dir, StoreOptions::default())
+        .err()
+        .expect("refused");
+    assert!(
+        err.contains("is not a flint store and is not empty (it holds cpu.pb.gz)"),
+        "{err}"
+    );
+    // Untouched: no LOCK, no segment, so it still opens as a folder of profiles.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["cpu.pb.gz"]);
+    assert!(!Store::is_store_dir(&dir));
+    // An empty folder, a new one and a store are opened.
+    let empty = temp_dir("empty");
+    drop(Store::open(&empty, StoreOptions::default()).expect("an empty folder"));
+    drop(Store::open(&empty, StoreOptions::default()).expect("the store made there"));
+    let new = dir.with_extension("new");
+    drop(Store::open(&new, StoreOptions::default()).expect("a new folder"));
+    for d in [dir, empty, new] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

@@ -275,10 +275,12 @@ impl Outputs {
             written.push_str(&format!(" written to {}", path.display()));
         }
         if let Some(store) = &self.store {
+            let held = store.stats().profiles;
             written.push_str(&format!(
-                "{} stored in {} profiles",
+                "{} stored in {} (which holds {held} profile{})",
                 if written.is_empty() { "" } else { "," },
-                store.stats().profiles
+                store.dir().display(),
+                if held == 1 { "" } else { "s" }
             ));
         }
         if let Some((remote, _)) = &self.push {

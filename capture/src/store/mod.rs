@@ -162,8 +162,21 @@ impl Store {
     /// Opens the store in `dir`, creating it if missing. Rebuilds the index from the
     /// record headers, truncates a torn tail, skips damaged records (see
     /// [`Store::warnings`]) and applies retention. Fails when the directory cannot be
-    /// used or another process has the store open.
+    /// used, holds other files (a folder of profiles would then open as the store and
+    /// hide them), or another process has the store open.
     pub fn open(dir: &Path, options: StoreOptions) -> Result<Store, String> {
+        if !Self::is_store_dir(dir)
+            && let Ok(mut items) = std::fs::read_dir(dir)
+            && let Some(item) = items.next()
+        {
+            let name = item.map_or_else(|_| "files".into(), |i| i.file_name());
+            return Err(format!(
+                "{} is not a flint store and is not empty (it holds {}): give a new or \
+                 empty folder",
+                dir.display(),
+                name.to_string_lossy()
+            ));
+        }
         std::fs::create_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))?;
         let lock_path = dir.join("LOCK");
         let lock_file = OpenOptions::new()
