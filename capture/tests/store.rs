@@ -453,7 +453,12 @@ fn a_folder_of_other_files_is_not_made_a_store() {
     // An empty folder, a new one and a store are opened.
     let empty = temp_dir("empty");
     drop(Store::open(&empty, StoreOptions::default()).expect("an empty folder"));
-    drop(Store::open(&empty, StoreOptions::default()).expect("the store made there"));
+    let open = Store::open(&empty, StoreOptions::default()).expect("the store made there");
+    let err = Store::open(&empty, StoreOptions::default())
+        .err()
+        .expect("one opener at a time");
+    assert!(err.contains("is open in another process"), "{err}");
+    drop(open);
     let new = dir.with_extension("new");
     drop(Store::open(&new, StoreOptions::default()).expect("a new folder"));
     for d in [dir, empty, new] {

@@ -185,9 +185,14 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(|e| io_error("cannot open", &lock_path, e))?;
-        lock_file
-            .try_lock()
-            .map_err(|e| format!("store {} is in use: {e}", dir.display()))?;
+        lock_file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => format!(
+                "store {} is open in another process (a flint serve or flint record): ask \
+                 that server (flint top grpc://HOST:PORT), or stop it first",
+                dir.display()
+            ),
+            std::fs::TryLockError::Error(e) => io_error("cannot lock", &lock_path, e),
+        })?;
 
         let mut ids = Vec::new();
         for item in std::fs::read_dir(dir).map_err(|e| io_error("cannot read", dir, e))? {
