@@ -735,6 +735,31 @@ mod tests {
         Command::new("sleep").arg(seconds).spawn().unwrap()
     }
 
+    /// Starts `sleep SECONDS` from a copy of its own (named `sleep`, its own path and
+    /// inode), so that the `sleep`s other tests start meanwhile are other binaries.
+    fn start_own_sleep(tag: &str, seconds: &str) -> Child {
+        let dir = std::env::temp_dir().join(format!("flint-sleep-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("sleep");
+        let system = ["/usr/bin/sleep", "/bin/sleep"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .unwrap();
+        std::fs::copy(system, &copy).unwrap();
+        // A child another test's thread forked while the copy was open for writing may
+        // hold it open for a moment.
+        let waiting = Instant::now();
+        loop {
+            match Command::new(&copy).arg(seconds).spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    assert!(waiting.elapsed() < Duration::from_secs(10), "{e}");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                spawned => return spawned.unwrap(),
+            }
+        }
+    }
+
     /// A symbolizer that has scanned `/proc` once, and a `sleep` started after the scan.
     fn scanned_then_started() -> (Symbolizer, Child) {
         let mut s = Symbolizer::new();
@@ -963,7 +988,9 @@ mod tests {
     /// before the interval's end looks them up (before, they were opened at the end).
     #[test]
     fn binaries_of_processes_sampled_so_far_are_opened_before_their_addresses_are_looked_up() {
-        let child = start_sleep("30");
+        // Its own binary: another test's `sleep`, new to the second scan below, would
+        // queue the system's `sleep` for opening.
+        let child = start_own_sleep("sampled", "30");
         let pid = child.id();
         let sleep = exec_done(&child);
         let mut s = Symbolizer::new();
@@ -1016,6 +1043,9 @@ mod tests {
             s.process_maps(pid)
                 .is_some_and(|m| m.find(stack.user[0]).is_some())
         );
+        if let Some(dir) = std::path::Path::new(&sleep.path).parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     #[test]
