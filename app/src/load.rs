@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use std::sync::{Mutex, PoisonError};
 
-use profile_model::Profile;
 use profile_model::codec::{DecodeOptions, message_bytes};
 use profile_model::merge::{Merger, Selection};
+use profile_model::{Profile, ProfileError};
 
 pub use capture::files::read_profile;
 
@@ -129,17 +129,24 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
         |merger, buf, i| {
             let (file, dir) = &inputs.files[i];
             let name = file.display().to_string();
+            // Profiles of other sample types than the first's are never summed, nor
+            // skipped as broken (the answer would then depend on which came first).
+            let mut other_types = false;
             let merged = capture::index::read_into(file, &mut buf.stored, options).and_then(|()| {
                 if inputs.files.len() == 1 {
                     *lone.lock().unwrap_or_else(PoisonError::into_inner) = Some(buf.stored.clone());
                 }
                 message_bytes(&buf.stored, options, &mut buf.body)
                     .and_then(|body| merger.add_pprof(&name, body, Selection::default()))
-                    .map_err(|e| format!("{name}: {e}"))
+                    .map_err(|e| {
+                        other_types = matches!(e, ProfileError::IncompatibleSampleTypes { .. });
+                        format!("{name}: {e}")
+                    })
             });
             match (merged, dir) {
                 (Ok(()), _) => Ok(()),
                 (Err(e), None) => Err(e),
+                (Err(e), Some(_)) if other_types => Err(e),
                 (Err(e), Some(_)) => {
                     failed
                         .lock()

@@ -133,6 +133,8 @@ struct Inputs {
     sample_type_names: Vec<String>,
     /// Name of the first profile, for errors.
     first: String,
+    /// The first profile's chosen type as `--query` takes it, for errors.
+    profile_type: String,
     /// The chosen sample type's kind and unit.
     kind: String,
     unit: String,
@@ -160,6 +162,9 @@ impl Inputs {
         Inputs {
             sample_type_names: profile.sample_type_names(),
             first: path.display().to_string(),
+            profile_type: capture::files::profile_types_of(profile)
+                .get(sample_type)
+                .map_or_else(String::new, ToString::to_string),
             kind: profile.str(kind_unit.kind).to_string(),
             unit: profile.str(kind_unit.unit).to_string(),
             binary,
@@ -183,15 +188,23 @@ impl Inputs {
         }
     }
 
-    /// The error for a later profile whose sample types differ from the first's.
-    fn mismatch(&self, path: &Path, names: Vec<String>) -> String {
-        ProfileError::IncompatibleSampleTypes {
+    /// The error for a later profile whose sample types differ from the first's; for
+    /// one found in a folder (not `named` on the command line), how to take one type
+    /// of a folder's profiles.
+    fn mismatch(&self, path: &Path, names: Vec<String>, named: bool) -> String {
+        let error = ProfileError::IncompatibleSampleTypes {
             first: self.first.clone(),
             first_types: self.sample_type_names.join(", "),
             second: path.display().to_string(),
             second_types: names.join(", "),
+        };
+        if named || self.profile_type.is_empty() {
+            return error.to_string();
         }
-        .to_string()
+        format!(
+            "{error} (to merge the profiles of one type in a folder: --query, e.g. -q '{}')",
+            self.profile_type
+        )
     }
 }
 
@@ -290,7 +303,8 @@ fn sum_decoded(
             Some((seen, t)) => {
                 let names = profile.sample_type_names();
                 if names != seen.sample_type_names {
-                    return Err(seen.mismatch(path, names));
+                    let mut named = args.view.files.iter().chain(&args.view.diff_base);
+                    return Err(seen.mismatch(path, names, named.any(|f| f == path)));
                 }
                 seen.add(&Header::of(&profile));
                 *t
@@ -445,7 +459,7 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
     if let (Some((i, names)), Some(inputs)) = (mismatch, &inputs)
         && first_failed_named.is_none_or(|f| i < f)
     {
-        return Err(inputs.mismatch(all[i].0, names));
+        return Err(inputs.mismatch(all[i].0, names, all[i].2));
     }
     let n_files = sets[0].files.len();
     let (files_failed, base_failed): (Vec<_>, Vec<_>) =

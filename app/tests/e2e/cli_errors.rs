@@ -179,6 +179,22 @@ fn a_directory_mixing_sample_types_names_the_odd_file() {
     }
     let dir_arg = dir.to_str().expect("utf-8");
     assert_error(&["top", dir_arg], "b.pb.gz (alloc_objects/count");
+    // How to take one type of them, as the window's selector and `--query` do.
+    assert_error(
+        &["top", dir_arg],
+        "(to merge the profiles of one type in a folder: --query, e.g. \
+         -q 'process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta')",
+    );
+    let picked = super::flint_ok(&[
+        "top",
+        dir_arg,
+        "-q",
+        "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta",
+    ]);
+    assert!(picked.contains("main.fib"), "{picked}");
+    // fold (and every merge of files) stops there too: never one answer for one order
+    // of the files and another for the next.
+    assert_error(&["fold", dir_arg], "b.pb.gz (alloc_objects/count");
     // The first file read sets the types, wherever the odd one is.
     assert_error(
         &[
