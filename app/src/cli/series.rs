@@ -51,6 +51,20 @@ enum Format {
 
 /// Runs `flint series`.
 pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
+    if let [_, _, ..] = args.sum_by.as_slice()
+        && args.sum_by.iter().any(|l| l == "*")
+    {
+        return Err("--sum-by '*' keeps every label set apart: it takes no other label".into());
+    }
+    if let Some(bad) = args
+        .sum_by
+        .iter()
+        .find(|l| *l != "*" && !capture::selector::is_label_name(l))
+    {
+        return Err(format!(
+            "--sum-by {bad:?} is not a label name (letters, digits and _, not first a digit)"
+        ));
+    }
     let runtime = runtime()?;
     let input = Input::of(&args.paths)?;
     // Files give one point per profile: a step of one nanosecond never merges two.

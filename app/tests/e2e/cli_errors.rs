@@ -101,6 +101,18 @@ fn bad_flags_and_values() {
         "invalid regex: unclosed group",
     );
     assert_error(
+        &["series", "cpu.pb.gz", "--sum-by", "end point"],
+        "--sum-by \"end point\" is not a label name",
+    );
+    assert_error(
+        &["series", "cpu.pb.gz", "--sum-by", ""],
+        "is not a label name",
+    );
+    assert_error(
+        &["series", "cpu.pb.gz", "--sum-by", "*", "--sum-by", "pid"],
+        "it takes no other label",
+    );
+    assert_error(
         &[
             "series",
             "cpu.pb.gz",
