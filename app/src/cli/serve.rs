@@ -46,6 +46,15 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         .map(parse_duration)
         .transpose()
         .map_err(|e| format!("--retention: {e}"))?;
+    // Zero would empty the store it is asked to keep.
+    if let (Some(0), Some(text)) = (retention_nanos, &args.retention) {
+        return Err(format!(
+            "--retention {text}: must be longer than zero (leave it out to keep every profile)"
+        ));
+    }
+    if args.max_size == Some(0) {
+        return Err("--max-size 0: must be more than zero (leave it out for no limit)".into());
+    }
     let options = StoreOptions {
         retention_nanos,
         max_size_bytes: args.max_size,

@@ -108,6 +108,17 @@ fn bad_flags_and_values() {
         &["series", "cpu.pb.gz", "--sum-by", ""],
         "is not a label name",
     );
+    let store = std::env::temp_dir().join(format!("flint-e2e-zero-{}", std::process::id()));
+    let store = store.to_str().expect("utf-8 path");
+    assert_error(
+        &["serve", "--store", store, "--retention", "0s"],
+        "--retention 0s: must be longer than zero",
+    );
+    assert_error(
+        &["serve", "--store", store, "--max-size", "0"],
+        "--max-size 0: must be more than zero",
+    );
+    assert!(!std::path::Path::new(store).exists(), "no store made");
     assert_error(
         &["series", "cpu.pb.gz", "--sum-by", "*", "--sum-by", "pid"],
         "it takes no other label",
