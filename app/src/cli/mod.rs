@@ -21,8 +21,10 @@ use profile_model::{Filters, Granularity, Profile, TagFilter, ViewOptions};
 #[derive(Debug, Parser)]
 #[command(name = "flint", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// Profile to open in the window (.pb.gz or raw pprof); the bundled demo when absent.
-    file: Option<PathBuf>,
+    /// What to open in the window: profiles (.pb.gz or raw pprof; several are merged,
+    /// as `go tool pprof` merges them), or one folder of profiles over time, or one
+    /// server URL; the bundled demo when absent.
+    files: Vec<PathBuf>,
     /// Largest decompressed profile accepted, e.g. 2GiB, 512MiB, 1000000.
     #[arg(long, global = true, value_parser = parse_size, default_value = "2GiB")]
     max_decompressed: u64,
@@ -241,7 +243,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
                         .into(),
                 );
             }
-            crate::gui::run(cli.file, decode)
+            crate::gui::run(cli.files, decode)
         }
     }
 }

@@ -18,6 +18,8 @@ use profile_model::{CallTree, FrameTable, Profile, View, ViewOptions};
 pub enum Source {
     /// A file on disk.
     Path(PathBuf),
+    /// Several files on disk, merged as `go tool pprof` merges them.
+    Paths(Vec<PathBuf>),
     /// Bytes already in memory (the bundled demo, a file dropped in a browser-like way).
     Bytes {
         /// File name to show.
@@ -40,10 +42,11 @@ impl Source {
     /// The file name to show for this source.
     pub fn name(&self) -> String {
         match self {
-            Self::Path(p) => p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
+            Self::Path(p) => file_name(p),
+            Self::Paths(paths) => match paths.as_slice() {
+                [first, rest @ ..] => format!("{} + {} more", file_name(first), rest.len()),
+                [] => String::new(),
+            },
             Self::Bytes { name, .. } | Self::Profile { name, .. } => name.clone(),
         }
     }
@@ -52,6 +55,14 @@ impl Source {
     pub fn is_new_file(&self) -> bool {
         !matches!(self, Self::Profile { .. })
     }
+}
+
+/// The last part of `path`, as a window names what it shows.
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// How the profile is looked at: the settings a job computes for.
@@ -134,6 +145,11 @@ pub fn compute(
             let profile = codec::decode_with(&bytes, decode)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             (Arc::new(profile), Some(path))
+        }
+        Source::Paths(paths) => {
+            stage(1);
+            let merged = crate::load::read_merged(&paths, decode)?;
+            (Arc::new(merged.profile), None)
         }
         Source::Bytes { bytes, .. } => {
             stage(1);

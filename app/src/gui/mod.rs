@@ -63,21 +63,35 @@ pub const DEMO_BYTES: &[u8] = include_bytes!("../../../assets/demo-cpu.pb.gz");
 pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
 
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
-pub fn run(initial: Option<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
     let launched = std::time::Instant::now();
+    let names_server = |p: &PathBuf| capture::ServerUrl::names_server(&p.to_string_lossy());
+    if let [_, _, ..] = initial.as_slice()
+        && let Some(alone) = initial
+            .iter()
+            .find(|p| names_server(p) || timeline::is_time_dir(p))
+    {
+        return Err(format!(
+            "{}: a folder or a server is opened alone; several profile files are merged",
+            alone.display()
+        ));
+    }
     allocator::map_large_blocks();
-    let server = initial
-        .as_ref()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| capture::ServerUrl::names_server(p));
-    let initial = initial.filter(|_| server.is_none());
-    let dir = initial.clone().filter(|p| timeline::is_time_dir(p));
-    let source = match initial {
-        Some(path) => Source::Path(path),
-        None => Source::Bytes {
+    let server = match initial.as_slice() {
+        [one] if names_server(one) => Some(one.to_string_lossy().into_owned()),
+        _ => None,
+    };
+    let dir = match initial.as_slice() {
+        [one] if timeline::is_time_dir(one) => Some(one.clone()),
+        _ => None,
+    };
+    let source = match <[PathBuf; 1]>::try_from(initial) {
+        Ok([path]) => Source::Path(path),
+        Err(paths) if paths.is_empty() => Source::Bytes {
             name: DEMO_NAME.to_string(),
             bytes: Arc::from(DEMO_BYTES),
         },
+        Err(paths) => Source::Paths(paths),
     };
     let title = format!(
         "flint — {}",

@@ -130,3 +130,24 @@ fn the_prompt_exports_the_view_where_typed_and_cancel_writes_nothing() {
     assert_eq!(written.total(cur.sample_type), cur.totals[0]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn several_files_open_merged_as_pprof_merges_them() {
+    let mut h = window();
+    let paths: Vec<_> = FILES[..2].iter().map(|f| fixture(f)).collect();
+    h.state_mut().open(super::loader::Source::Paths(paths));
+    let waiting = Instant::now();
+    while h.state().current.is_none() {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "never opened");
+        h.run_steps(1);
+    }
+    let cur = h.state().current.clone().unwrap();
+    assert_eq!(cur.name, "cpu-1.pb.gz + 1 more");
+    // The total shown is the two files' together, of the type pprof shows by default.
+    let total_of = |name: &str| {
+        let p = codec::decode(&std::fs::read(fixture(name)).unwrap()).unwrap();
+        p.total(p.default_sample_index())
+    };
+    assert_eq!(cur.totals[0], total_of(FILES[0]) + total_of(FILES[1]));
+    assert_eq!(cur.path, None);
+}

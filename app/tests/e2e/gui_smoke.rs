@@ -104,6 +104,15 @@ fn window_opens_on_good_and_broken_files() {
     };
     stays_up(&x, &[]).expect("the demo opens");
     stays_up(&x, &["cpu.pb.gz"]).expect("a Go profile opens");
+    stays_up(&x, &["cpu-1.pb.gz", "cpu-2.pb.gz"]).expect("several profiles open merged");
+    // A folder is opened alone: one line says so, and the window is not opened.
+    let err = stays_up(&x, &["cpu-1.pb.gz", "golden"]).expect_err("refused");
+    assert!(
+        err.contains(
+            "error: golden: a folder or a server is opened alone; several profile files are merged"
+        ),
+        "{err}"
+    );
     // A broken file: the window says why instead of exiting.
     stays_up(&x, &["golden/COMMANDS.txt"]).expect("a broken file leaves the window up");
 }
