@@ -50,6 +50,14 @@ impl InputFiles {
                 files.push((path.clone(), None));
             }
         }
+        // Each file once, however many of the paths reach it (the first path counts).
+        if paths.len() > 1 {
+            let mut first = capture::files::first_path_to_each_file();
+            files.retain(|(f, _)| first(f));
+            for (i, (_, size)) in dirs.iter_mut().enumerate() {
+                *size = files.iter().filter(|(_, d)| *d == Some(i)).count();
+            }
+        }
         Ok(Self {
             files,
             dirs,

@@ -112,6 +112,15 @@ pub fn files_under(dir: &Path) -> Result<Listing, String> {
     Ok(Listing { files, unreadable })
 }
 
+/// A test passed by the first path to each file only (as [`files_under`] takes each
+/// file once, whichever way it is reached), for `retain`: a file named twice, or named
+/// beside a folder that holds it, counts once. A path that cannot be resolved passes
+/// (reading it says why).
+pub fn first_path_to_each_file() -> impl FnMut(&Path) -> bool {
+    let mut seen = HashSet::new();
+    move |p| std::fs::canonicalize(p).map_or(true, |real| seen.insert(real))
+}
+
 /// Reads and decodes one pprof file; errors name the file.
 pub fn read_profile(path: &Path, options: DecodeOptions) -> Result<Profile, String> {
     read_with(path, options, |bytes| codec::decode_with(bytes, options))
@@ -251,6 +260,10 @@ impl FileSource {
             } else {
                 files.push(path.clone());
             }
+        }
+        if paths.len() > 1 {
+            let mut first = first_path_to_each_file();
+            files.retain(|p| first(p));
         }
         progress.set_total(files.len());
         let mut entries = Vec::new();

@@ -69,6 +69,8 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
         return Err(format!("--name {name:?} is not a valid profile name"));
     }
     let mut uploads = Vec::new();
+    // Each file is sent once, however many of the paths reach it.
+    let mut first = capture::files::first_path_to_each_file();
     for input in &args.files {
         let (files, in_dir) = if input.is_dir() {
             let listing = files_under(input)?;
@@ -79,7 +81,7 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
         } else {
             (vec![input.clone()], false)
         };
-        for path in files {
+        for path in files.into_iter().filter(|p| first(p)) {
             let mut bytes = Vec::new();
             let profile =
                 match capture::index::read_into(&path, &mut bytes, decode).and_then(|()| {

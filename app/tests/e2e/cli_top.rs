@@ -308,3 +308,32 @@ fn a_profile_piped_to_dev_stdin_reads_as_its_file_does() {
     assert_eq!(message(&from_pipe, "/dev/stdin"), expected);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_file_reached_by_several_paths_counts_once() {
+    let dir = std::env::temp_dir().join(format!("flint-e2e-twice-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for name in ["cpu-1.pb.gz", "cpu-2.pb.gz"] {
+        std::fs::copy(fixtures().join(name), dir.join(name)).expect("copy");
+    }
+    let d = dir.to_str().expect("utf-8 path");
+    let file = dir.join("cpu-1.pb.gz");
+    let file = file.to_str().expect("utf-8 path");
+    let dotted = format!("{d}/./cpu-1.pb.gz");
+    for command in ["top", "fold", "series"] {
+        let once = flint_ok(&[command, d]);
+        assert!(once.lines().count() > 1, "{command}: {once}");
+        for twice in [&[d, d][..], &[d, file], &[file, d]] {
+            let args = [&[command][..], twice].concat();
+            assert_eq!(flint_ok(&args), once, "flint {args:?}");
+        }
+        let one = flint_ok(&[command, file]);
+        assert_eq!(
+            flint_ok(&[command, file, &dotted]),
+            one,
+            "{command}: one file"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -113,8 +113,13 @@ fn pushed_profiles_answer_queries_as_the_files_do() {
     let files = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz", "heap.pb.gz"].map(fixture);
     let mut push = vec!["push"];
     push.extend(files.iter().map(String::as_str));
+    // A file named twice is sent once.
+    push.push(&files[0]);
     push.extend(["--to", &server.url, "--label", "job=e2e"]);
-    flint_ok(&push);
+    let out = flint(&push);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.starts_with("pushed 4 profiles"), "{said}");
     // The server's merge of the CPU profiles prints what the files print, row for row.
     let remote = flint_ok(&["top", &server.url, "--from", FROM, "-q", CPU]);
     let local_cpu = flint_ok(&["top", &files[0], &files[1], &files[2]]);
