@@ -9,6 +9,7 @@ use profile_model::codec::{DecodeOptions, message_bytes};
 use profile_model::merge::{Merger, Selection};
 use profile_model::{Profile, ProfileError};
 
+use capture::files::Inputs;
 pub use capture::files::read_profile;
 
 /// Several inputs merged into one profile, and what could not be read.
@@ -20,82 +21,6 @@ pub struct Merged {
     pub skipped: Vec<String>,
 }
 
-/// The files some paths name: files as they are, directories searched recursively
-/// (in name order).
-#[derive(Debug)]
-pub struct InputFiles {
-    /// Every file, with the index in `dirs` of the directory it was found in (`None`
-    /// for a file named as it is).
-    pub files: Vec<(PathBuf, Option<usize>)>,
-    /// Every directory, with the number of files found in it.
-    dirs: Vec<(PathBuf, usize)>,
-    /// The folders below them that could not be read, a line each.
-    unreadable: Vec<String>,
-}
-
-impl InputFiles {
-    /// Lists the files of `paths`.
-    pub fn list(paths: &[PathBuf]) -> Result<Self, String> {
-        let mut files = Vec::new();
-        let mut dirs = Vec::new();
-        let mut unreadable = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                let found = capture::files::files_under(path)?;
-                dirs.push((path.clone(), found.files.len()));
-                let dir = dirs.len() - 1;
-                files.extend(found.files.into_iter().map(|f| (f, Some(dir))));
-                unreadable.extend(found.unreadable);
-            } else {
-                files.push((path.clone(), None));
-            }
-        }
-        // Each file once, however many of the paths reach it (the first path counts).
-        if paths.len() > 1 {
-            let mut first = capture::files::first_path_to_each_file();
-            files.retain(|(f, _)| first(f));
-            for (i, (_, size)) in dirs.iter_mut().enumerate() {
-                *size = files.iter().filter(|(_, d)| *d == Some(i)).count();
-            }
-        }
-        Ok(Self {
-            files,
-            dirs,
-            unreadable,
-        })
-    }
-
-    /// Judges the files that could not be read, given as (index in `files`, why) in
-    /// index order: a file named as it is must be a profile (its error is returned),
-    /// and so must one file of each directory; else the skipped folders and files, a
-    /// line each.
-    pub fn judge(&self, failed: Vec<(usize, String)>) -> Result<Vec<String>, String> {
-        if let Some((_, e)) = failed.iter().find(|(i, _)| self.files[*i].1.is_none()) {
-            return Err(e.clone());
-        }
-        let mut bad = vec![0usize; self.dirs.len()];
-        for (i, _) in &failed {
-            if let Some(d) = self.files[*i].1 {
-                bad[d] += 1;
-            }
-        }
-        let failed: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
-        if let Some(((dir, size), _)) = self
-            .dirs
-            .iter()
-            .zip(&bad)
-            .find(|((_, size), bad)| *size > 0 && *bad == size)
-        {
-            let first = failed.first().map_or("", String::as_str);
-            return Err(format!(
-                "{}: none of its {size} files is a pprof profile ({first})",
-                dir.display()
-            ));
-        }
-        Ok(self.unreadable.iter().cloned().chain(failed).collect())
-    }
-}
-
 /// Reads files and directories (searched recursively, in name order) and calls `each`
 /// with every profile, in that order. Files are decoded on all cores while `each` runs.
 /// A file named in `paths` must be a valid profile; a broken file found in a directory
@@ -105,7 +30,7 @@ pub fn for_each_profile(
     options: DecodeOptions,
     mut each: impl FnMut(&Path, Profile) -> Result<(), String>,
 ) -> Result<Vec<String>, String> {
-    let inputs = InputFiles::list(paths)?;
+    let inputs = Inputs::list(paths)?;
     let mut failed = Vec::new();
     let paths_only: Vec<PathBuf> = inputs.files.iter().map(|(f, _)| f.clone()).collect();
     capture::files::decode_in_order(&paths_only, options, |i, result| {
@@ -127,7 +52,7 @@ pub fn for_each_profile(
 /// file's bytes ([`Merger::add_pprof`]), in file order. A single profile is kept as it
 /// is (its comments and frame regexes too, which a merge leaves out).
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
-    let inputs = InputFiles::list(paths)?;
+    let inputs = Inputs::list(paths)?;
     let failed = Mutex::new(Vec::new());
     // The bytes of a lone input, kept as read: it is then decoded whole from them,
     // since a pipe (`/dev/stdin`, `<(…)`) gives its bytes only once.

@@ -112,13 +112,84 @@ pub fn files_under(dir: &Path) -> Result<Listing, String> {
     Ok(Listing { files, unreadable })
 }
 
-/// A test passed by the first path to each file only (as [`files_under`] takes each
-/// file once, whichever way it is reached), for `retain`: a file named twice, or named
-/// beside a folder that holds it, counts once. A path that cannot be resolved passes
-/// (reading it says why).
-pub fn first_path_to_each_file() -> impl FnMut(&Path) -> bool {
-    let mut seen = HashSet::new();
-    move |p| std::fs::canonicalize(p).map_or(true, |real| seen.insert(real))
+/// The files some paths name: files as they are, folders searched ([`files_under`],
+/// in name order), each file once however many of the paths reach it (named twice, or
+/// named beside a folder that holds it: the first path counts).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// Every file, with the index in `dirs` of the folder it was found in (`None` for
+    /// a file named as it is).
+    pub files: Vec<(PathBuf, Option<usize>)>,
+    /// Every folder named.
+    pub dirs: Vec<PathBuf>,
+    /// One line per folder below them that could not be read.
+    pub unreadable: Vec<String>,
+}
+
+impl Inputs {
+    /// Lists the files of `paths`.
+    pub fn list(paths: &[PathBuf]) -> Result<Self, String> {
+        let mut inputs = Self::default();
+        for path in paths {
+            if path.is_dir() {
+                let found = files_under(path)?;
+                let dir = Some(inputs.dirs.len());
+                inputs.dirs.push(path.clone());
+                inputs
+                    .files
+                    .extend(found.files.into_iter().map(|f| (f, dir)));
+                inputs.unreadable.extend(found.unreadable);
+            } else {
+                inputs.files.push((path.clone(), None));
+            }
+        }
+        // One folder lists each file once already.
+        if paths.len() > 1 {
+            let mut seen = HashSet::new();
+            // A path that cannot be resolved is kept: reading it says why.
+            inputs
+                .files
+                .retain(|(f, _)| std::fs::canonicalize(f).map_or(true, |real| seen.insert(real)));
+        }
+        Ok(inputs)
+    }
+
+    /// Judges the files that could not be read, given as (index in `files`, why) in
+    /// index order: a file named as it is must be a profile (its error is returned),
+    /// and so must one file of each folder; else the skipped folders and files, a
+    /// line each.
+    pub fn judge(&self, failed: Vec<(usize, String)>) -> Result<Vec<String>, String> {
+        if let Some((_, e)) = failed.iter().find(|(i, _)| self.files[*i].1.is_none()) {
+            return Err(e.clone());
+        }
+        let mut found = vec![0usize; self.dirs.len()];
+        for (_, d) in &self.files {
+            if let Some(d) = d {
+                found[*d] += 1;
+            }
+        }
+        let mut bad = vec![0usize; self.dirs.len()];
+        for (i, _) in &failed {
+            if let Some(d) = self.files[*i].1 {
+                bad[d] += 1;
+            }
+        }
+        let failed: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
+        if let Some(((dir, size), _)) = self
+            .dirs
+            .iter()
+            .zip(&found)
+            .zip(&bad)
+            .find(|((_, size), bad)| **size > 0 && *bad == *size)
+        {
+            let first = failed.first().map_or("", String::as_str);
+            return Err(format!(
+                "{}: none of its {size} files is a pprof profile ({first})",
+                dir.display()
+            ));
+        }
+        Ok(self.unreadable.iter().cloned().chain(failed).collect())
+    }
 }
 
 /// Reads and decodes one pprof file; errors name the file.
@@ -250,21 +321,9 @@ impl FileSource {
         decode: DecodeOptions,
         progress: &Progress,
     ) -> Result<(Self, Vec<String>), String> {
-        let mut files = Vec::new();
-        let mut skipped = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                let listing = files_under(path)?;
-                files.extend(listing.files);
-                skipped.extend(listing.unreadable);
-            } else {
-                files.push(path.clone());
-            }
-        }
-        if paths.len() > 1 {
-            let mut first = first_path_to_each_file();
-            files.retain(|p| first(p));
-        }
+        let inputs = Inputs::list(paths)?;
+        let files: Vec<PathBuf> = inputs.files.into_iter().map(|(f, _)| f).collect();
+        let mut skipped = inputs.unreadable;
         progress.set_total(files.len());
         let mut entries = Vec::new();
         let mut interner = Interner::default();

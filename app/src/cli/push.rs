@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use capture::files::{default_profile_name, files_under};
+use capture::files::default_profile_name;
 use capture::selector::is_label_name;
 use capture::{Labels, ProfileSink as _};
 use clap::Args;
@@ -69,44 +69,31 @@ pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
         return Err(format!("--name {name:?} is not a valid profile name"));
     }
     let mut uploads = Vec::new();
-    // Each file is sent once, however many of the paths reach it.
-    let mut first = capture::files::first_path_to_each_file();
-    for input in &args.files {
-        let (files, in_dir) = if input.is_dir() {
-            let listing = files_under(input)?;
-            for line in &listing.unreadable {
-                eprintln!("warning: skipped {line}");
+    let inputs = capture::files::Inputs::list(&args.files)?;
+    super::warn_skipped(&inputs.unreadable);
+    for (path, dir) in inputs.files {
+        let mut bytes = Vec::new();
+        let profile = match capture::index::read_into(&path, &mut bytes, decode).and_then(|()| {
+            codec::decode_with(&bytes, decode).map_err(|e| format!("{}: {e}", path.display()))
+        }) {
+            Ok(p) => p,
+            Err(e) if dir.is_some() => {
+                super::warn_skipped(&[e]);
+                continue;
             }
-            (listing.files, true)
-        } else {
-            (vec![input.clone()], false)
+            Err(e) => return Err(e),
         };
-        for path in files.into_iter().filter(|p| first(p)) {
-            let mut bytes = Vec::new();
-            let profile =
-                match capture::index::read_into(&path, &mut bytes, decode).and_then(|()| {
-                    codec::decode_with(&bytes, decode)
-                        .map_err(|e| format!("{}: {e}", path.display()))
-                }) {
-                    Ok(p) => p,
-                    Err(e) if in_dir => {
-                        eprintln!("warning: skipped {e}");
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                };
-            let mut labels = common.clone();
-            let name = args
-                .name
-                .clone()
-                .unwrap_or_else(|| default_profile_name(&profile));
-            labels.insert("__name__".to_string(), name);
-            uploads.push(Upload {
-                path,
-                bytes,
-                labels,
-            });
-        }
+        let mut labels = common.clone();
+        let name = args
+            .name
+            .clone()
+            .unwrap_or_else(|| default_profile_name(&profile));
+        labels.insert("__name__".to_string(), name);
+        uploads.push(Upload {
+            path,
+            bytes,
+            labels,
+        });
     }
     if uploads.is_empty() {
         return Err("no profiles to push".into());

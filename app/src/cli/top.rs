@@ -16,7 +16,7 @@ use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
-use crate::load::{InputFiles, for_each_profile};
+use crate::load::for_each_profile;
 
 /// Arguments of `flint top`.
 #[derive(Debug, Args)]
@@ -354,8 +354,8 @@ struct WireWorker {
 /// errors as [`sum_decoded`], a few times faster.
 fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String> {
     let sets = [
-        InputFiles::list(&args.view.files)?,
-        InputFiles::list(&args.view.diff_base)?,
+        capture::files::Inputs::list(&args.view.files)?,
+        capture::files::Inputs::list(&args.view.diff_base)?,
     ];
     let all: Vec<(&Path, i64, bool)> = sets
         .iter()
