@@ -79,6 +79,30 @@ pub fn readable(value: i64, unit: &str) -> String {
     }
 }
 
+/// [`readable`], with the unit named where the number alone does not tell it:
+/// `12,345 count`, `3.40 MiB`, `1.23 s`.
+pub fn readable_with_unit(value: i64, unit: &str) -> String {
+    let text = readable(value, unit);
+    match family(unit) {
+        Family::Other if !unit.is_empty() => format!("{text} {unit}"),
+        _ => text,
+    }
+}
+
+/// A value per second made readable, as the window's plot and `flint series` give it:
+/// time per second as CPU cores (`1.079 cores`), bytes per second scaled
+/// (`3.40 MiB/s`), anything else with three decimals (`107.859 count/s`).
+pub fn readable_per_second(value: f64, unit: &str) -> String {
+    match family(unit) {
+        Family::Time(factor) => format!("{:.3} cores", value * factor / 1e9),
+        Family::Memory(factor) if (value * factor).abs() >= 1.0 => {
+            format!("{}/s", readable((value * factor).round() as i64, "bytes"))
+        }
+        Family::Memory(factor) => format!("{:.3} B/s", value * factor),
+        Family::Other => format!("{value:.3} {unit}/s"),
+    }
+}
+
 /// Three significant digits: `1.23`, `12.3`, `123`.
 fn three_digits(v: f64) -> String {
     if v >= 100.0 {
@@ -284,5 +308,21 @@ mod tests {
         assert_eq!(readable(512, "bytes"), "512 B");
         assert_eq!(readable(0, "nanoseconds"), "0");
         assert_eq!(readable(-2_000_000, "nanoseconds"), "-2.00 ms");
+        assert_eq!(readable_with_unit(12345, "count"), "12,345 count");
+        assert_eq!(readable_with_unit(2_683_469, "bytes"), "2.56 MiB");
+        assert_eq!(readable_with_unit(7, ""), "7");
+    }
+
+    #[test]
+    fn readable_rates() {
+        assert_eq!(readable_per_second(1.079e9, "nanoseconds"), "1.079 cores");
+        assert_eq!(readable_per_second(0.5, "seconds"), "0.500 cores");
+        assert_eq!(
+            readable_per_second(3.0 * 1024.0 * 1024.0 + 400.0 * 1024.0, "bytes"),
+            "3.39 MiB/s"
+        );
+        assert_eq!(readable_per_second(2.0, "kilobytes"), "2.00 KiB/s");
+        assert_eq!(readable_per_second(0.25, "bytes"), "0.250 B/s");
+        assert_eq!(readable_per_second(107.8594, "count"), "107.859 count/s");
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use capture::time::{now_nanos, parse_time};
-use capture::{RemoteOptions, RemoteSource, Selector, TimeRange};
+use capture::{ProfileType, RemoteOptions, RemoteSource, Selector, TimeRange};
 use clap::Args;
 
 /// How to reach a server: `grpc://HOST:PORT` (cleartext HTTP/2) or `https://HOST`.
@@ -248,20 +248,28 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 /// The selector `query` asks for, else the server's CPU profile type (else its first).
 /// `held` is the span of the profiles a store or files hold, named when `range` holds
-/// none of them.
+/// none of them. A query for a profile type the source has none of in `range`, while
+/// it has others, is an error naming those (a type written without its `:delta`, say);
+/// with none at all in `range`, the range is.
 pub async fn selector_or_default(
     source: &dyn capture::ProfileSource,
     query: Option<&str>,
     range: TimeRange,
     held: Option<TimeRange>,
 ) -> Result<Selector, String> {
-    if let Some(q) = query {
-        return Selector::parse(q);
+    let asked = query.map(Selector::parse).transpose()?;
+    let types = source.profile_types(range).await;
+    if let Some(selector) = asked {
+        // Types that cannot be listed leave the query to say what is wrong.
+        return match types {
+            Ok(types) if types.is_empty() => Err(no_profiles(range, held)),
+            Ok(types) if !types.contains(&selector.profile_type) => {
+                Err(unknown_type(&selector, &types))
+            }
+            _ => Ok(selector),
+        };
     }
-    let types = source
-        .profile_types(range)
-        .await
-        .map_err(|e| e.to_string())?;
+    let types = types.map_err(|e| e.to_string())?;
     let chosen = types
         .iter()
         .find(|t| t.sample_type == "cpu")
@@ -272,6 +280,16 @@ pub async fn selector_or_default(
         profile_type: chosen.clone(),
         matchers: Vec::new(),
     })
+}
+
+/// The error of a query for a profile type there is none of: the types there are.
+fn unknown_type(selector: &Selector, types: &[ProfileType]) -> String {
+    let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    format!(
+        "no profiles of type {}; the types here are {}",
+        selector.profile_type,
+        names.join(", ")
+    )
 }
 
 /// Why a range gives nothing: the range asked for (times as RFC 3339), and the span of

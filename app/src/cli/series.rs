@@ -126,7 +126,7 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
                         out,
                         "{time}  {labels:<30} {:>10} {:>16}",
                         units::readable(p.value, unit),
-                        rate.map_or("-".to_string(), |r| per_second(r, unit))
+                        rate.map_or("-".to_string(), |r| units::readable_per_second(r, unit))
                     ),
                 };
             }
@@ -134,16 +134,6 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
         Ok::<String, String>(out)
     })?;
     write_stdout(&text)
-}
-
-/// A value per second as the window's plot gives it: CPU nanoseconds per second as
-/// CPU cores, anything else as `<unit>/s`.
-fn per_second(value: f64, unit: &str) -> String {
-    if unit == "nanoseconds" {
-        format!("{:.3} cores", value / 1e9)
-    } else {
-        format!("{value:.3} {unit}/s")
-    }
 }
 
 /// `{comm="api", pid="7"}`, or `{}` for the sum of everything.

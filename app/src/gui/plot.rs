@@ -4,6 +4,7 @@
 use capture::{ProfileType, QueryTime, Series, TimeRange};
 use egui::{Color32, PointerButton, Ui};
 use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, Text, VLine};
+use profile_model::units;
 
 use super::app::FlintApp;
 use super::compare::Side;
@@ -241,6 +242,16 @@ impl PlotScale {
         }
     }
 
+    /// A value drawn in this scale, as the hover tells it, for values in `unit`:
+    /// `0.875 CPU cores`, `107.859 count/s`, `2.56 MiB`.
+    pub fn hover_text(self, y: f64, unit: &str) -> String {
+        match self {
+            Self::Cores => format!("{y:.3} CPU cores"),
+            Self::PerSecond => units::readable_per_second(y, unit),
+            Self::Value => units::readable_with_unit(y.round() as i64, unit),
+        }
+    }
+
     /// The value drawn for point `p`.
     pub fn y(self, p: &capture::Point) -> f64 {
         match self {
@@ -385,7 +396,12 @@ impl FlintApp {
             return;
         };
         let unit = tl.y_unit();
-        let hover_unit = unit.clone();
+        let scale = tl.scale;
+        let sample_unit = tl
+            .types
+            .get(tl.type_index)
+            .map(|t| t.sample_unit.clone())
+            .unwrap_or_default();
         let (vx0, vx1, width) = tl.last_view.unwrap_or((
             tl.span.start_nanos as f64 / 1e9,
             tl.span.end_nanos as f64 / 1e9,
@@ -491,9 +507,9 @@ impl FlintApp {
                         position,
                         ..
                     } => Some(format!(
-                        "{plot_name}\n{}\n{:.3} {hover_unit}",
+                        "{plot_name}\n{}\n{}",
                         date_hms((position.x * 1e9) as i64),
-                        position.y
+                        scale.hover_text(position.y, &sample_unit)
                     )),
                     // Without series there are no axes, and no times to tell.
                     egui_plot::HoverPosition::Elsewhere { .. } if no_series => None,

@@ -1072,6 +1072,24 @@ fn the_scale_of_a_type_without_points_is_its_own() {
 }
 
 #[test]
+fn the_hover_tells_a_value_in_its_unit() {
+    use super::plot::PlotScale;
+    assert_eq!(
+        PlotScale::Cores.hover_text(0.8754, "nanoseconds"),
+        "0.875 CPU cores"
+    );
+    assert_eq!(
+        PlotScale::PerSecond.hover_text(107.8594, "count"),
+        "107.859 count/s"
+    );
+    assert_eq!(
+        PlotScale::Value.hover_text(2_683_469.0, "bytes"),
+        "2.56 MiB"
+    );
+    assert_eq!(PlotScale::Value.hover_text(1234.0, "count"), "1,234 count");
+}
+
+#[test]
 fn a_file_gone_since_indexing_is_left_out_of_the_merge_and_named() {
     let dir = fixture_dir("gone");
     let mut h = harness(dir.clone());

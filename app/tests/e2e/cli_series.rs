@@ -69,7 +69,36 @@ fn bad_queries_are_one_line_errors() {
         "--query",
         "memory:inuse_space:bytes:space:bytes",
     ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no data for this selection and range"));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: no profiles of type memory:inuse_space:bytes:space:bytes; the types here are \
+         process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta, \
+         process_cpu:samples:count:cpu:nanoseconds:delta"
+    );
+    // The same for every command that takes a query: a type written without its
+    // `:delta` is told apart from a selection that matches nothing.
+    let cpu = "process_cpu:cpu:nanoseconds:cpu:nanoseconds";
+    for command in ["series", "top", "fold"] {
+        let out = flint(&[command, "cpu-1.pb.gz", "--query", cpu]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: no profiles of type {cpu}; the types here are"
+            )),
+            "{command}: {stderr}"
+        );
+        let nothing = format!("{cpu}:delta{{comm=\"nosuch\"}}");
+        let out = flint(&[command, "cpu-1.pb.gz", "--query", &nothing]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.trim_end(),
+            format!("error: {nothing}: no data for this selection and range"),
+            "{command}"
+        );
+    }
     assert!(fixtures().join("cpu-1.pb.gz").exists());
 }
 
