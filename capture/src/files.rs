@@ -174,20 +174,27 @@ impl Inputs {
                 bad[d] += 1;
             }
         }
-        let failed: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
-        if let Some(((dir, size), _)) = self
-            .dirs
+        if let Some((d, size)) = found
             .iter()
-            .zip(&found)
             .zip(&bad)
-            .find(|((_, size), bad)| **size > 0 && *bad == *size)
+            .enumerate()
+            .find_map(|(d, (size, bad))| (*size > 0 && bad == size).then_some((d, size)))
         {
-            let first = failed.first().map_or("", String::as_str);
+            let first = failed
+                .iter()
+                .find(|(i, _)| self.files[*i].1 == Some(d))
+                .map_or("", |(_, e)| e.as_str());
+            let none = match size {
+                1 => "its one file is not".to_string(),
+                2 => "neither of its 2 files is".to_string(),
+                _ => format!("none of its {size} files is"),
+            };
             return Err(format!(
-                "{}: none of its {size} files is a pprof profile ({first})",
-                dir.display()
+                "{}: {none} a pprof profile ({first})",
+                self.dirs[d].display()
             ));
         }
+        let failed = failed.into_iter().map(|(_, e)| e);
         Ok(self.unreadable.iter().cloned().chain(failed).collect())
     }
 }
@@ -322,8 +329,8 @@ impl FileSource {
         progress: &Progress,
     ) -> Result<(Self, Vec<String>), String> {
         let inputs = Inputs::list(paths)?;
-        let files: Vec<PathBuf> = inputs.files.into_iter().map(|(f, _)| f).collect();
-        let mut skipped = inputs.unreadable;
+        let files: Vec<PathBuf> = inputs.files.iter().map(|(f, _)| f.clone()).collect();
+        let mut failed = Vec::new();
         progress.set_total(files.len());
         let mut entries = Vec::new();
         let mut interner = Interner::default();
@@ -340,16 +347,14 @@ impl FileSource {
             progress.step();
             match decoded {
                 Ok(p) => entries.push(entry(&mut interner, &files[i], &p)),
-                Err(e) => skipped.push(e),
+                Err(e) => failed.push((i, e)),
             }
             Ok(())
         })?;
+        let skipped = inputs.judge(failed)?;
         if entries.is_empty() {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            return Err(match skipped.first() {
-                Some(first) => format!("no readable profiles in {} ({first})", names.join(", ")),
-                None => format!("no profiles found in {}", names.join(", ")),
-            });
+            return Err(format!("no profiles found in {}", names.join(", ")));
         }
         Ok((
             Self {

@@ -737,7 +737,10 @@ fn a_directory_without_profiles_says_so_where_the_flame_graph_goes() {
     h.run_steps(4);
     let app = h.state();
     let error = app.error.clone().expect("the error is shown");
-    assert!(error.contains("no readable profiles in"), "{error}");
+    assert!(
+        error.contains("its one file is not a pprof profile (") && error.contains("notes.txt"),
+        "{error}"
+    );
     let hint = app.timeline.as_ref().unwrap().hint();
     assert_eq!(hint, format!("nothing to show: {error}"));
     h.get_by_label(&hint);

@@ -181,11 +181,49 @@ fn a_directory_without_profiles() {
     let name = dir.to_str().expect("utf-8");
     assert_error(&["top", name], &format!("no profiles found in {name}"));
     std::fs::write(dir.join("notes.txt"), b"hello").expect("write");
+    for command in ["top", "fold", "series"] {
+        assert_error(&[command, name], "its one file is not a pprof profile");
+    }
+    std::fs::write(dir.join("more.txt"), b"hello").expect("write");
     assert_error(
-        &["top", dir.to_str().expect("utf-8")],
-        "none of its 1 files is a pprof profile",
+        &["series", name],
+        "neither of its 2 files is a pprof profile",
     );
+    // Beside a folder with a profile, the folder without one is named, with a
+    // file of its own.
+    let good = std::env::temp_dir().join(format!("flint-e2e-good-{}", std::process::id()));
+    std::fs::create_dir_all(&good).expect("temp dir");
+    std::fs::copy(super::fixtures().join("cpu-1.pb.gz"), good.join("a.pb.gz")).expect("copy");
+    std::fs::write(good.join("b.pb.gz"), b"broken").expect("write");
+    let good_name = good.to_str().expect("utf-8");
+    for command in ["top", "fold", "series"] {
+        let out = flint(&[command, good_name, name]);
+        assert!(!out.status.success(), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let error = stderr.lines().last().unwrap_or_default();
+        assert!(
+            error.starts_with(&format!("error: {name}: neither of its 2 files is")),
+            "{command}: {error}"
+        );
+        assert!(error.contains("more.txt"), "{command}: {error}");
+    }
+    let _ = std::fs::remove_dir_all(&good);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_broken_file_named_beside_others_is_an_error_in_every_command() {
+    let broken =
+        std::env::temp_dir().join(format!("flint-e2e-broken-{}.pb.gz", std::process::id()));
+    std::fs::write(&broken, b"broken").expect("write");
+    let name = broken.to_str().expect("utf-8");
+    for command in ["top", "fold", "series"] {
+        assert_error(
+            &[command, "cpu-1.pb.gz", name],
+            &format!("{name}: not a pprof profile"),
+        );
+    }
+    let _ = std::fs::remove_file(&broken);
 }
 
 #[test]
