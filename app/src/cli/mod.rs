@@ -199,11 +199,33 @@ pub fn usage_error(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
+    let rendered = e.render().to_string();
     eprintln!(
-        "error: {} (see flint --help)",
-        usage_line(&e.render().to_string())
+        "error: {} (see {} --help)",
+        usage_line(&rendered),
+        usage_command(&rendered)
     );
     ExitCode::from(2)
+}
+
+/// The command a rendered clap error's usage line names (`flint top`), whose help
+/// tells what went wrong; `flint` when there is none.
+fn usage_command(rendered: &str) -> String {
+    let words: Vec<&str> = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage:"))
+        .map(|usage| {
+            usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect()
+        })
+        .unwrap_or_default();
+    if words.is_empty() {
+        "flint".to_string()
+    } else {
+        words.join(" ")
+    }
 }
 
 /// The first paragraph of a rendered clap error as one line: the message with what it
@@ -272,7 +294,7 @@ fn write_stdout(text: &str) -> Result<(), String> {
 mod tests {
     use clap::Parser as _;
 
-    use super::{Cli, parse_size, usage_line};
+    use super::{Cli, parse_size, usage_command, usage_line};
 
     #[test]
     fn a_usage_error_names_what_is_missing_on_its_one_line() {
@@ -290,6 +312,12 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'));
+        assert_eq!(usage_command(&e.render().to_string()), "flint top");
+        let e = Cli::try_parse_from(["flint", "series"]).expect_err("no PATH");
+        assert_eq!(usage_command(&e.render().to_string()), "flint series");
+        let e = Cli::try_parse_from(["flint", "--nope"]).expect_err("unknown flag");
+        assert_eq!(usage_command(&e.render().to_string()), "flint");
+        assert_eq!(usage_command("error: no usage here"), "flint");
     }
 
     #[test]
