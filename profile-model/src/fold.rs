@@ -7,6 +7,36 @@ use crate::frames::FrameTable;
 /// root first, frames separated by `;`, in call tree order.
 pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> String {
     let mut out = String::new();
+    for_each_folded_line(tree, frames, sample_type, |line| out.push_str(line));
+    out
+}
+
+/// Writes the lines of [`folded`] to `out` as they are made: the folded text of a
+/// day's merge is larger than the merged profile it is made of. The first failure to
+/// write ends the writing and is returned.
+pub fn write_folded(
+    tree: &CallTree,
+    frames: &FrameTable,
+    sample_type: usize,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut written = Ok(());
+    for_each_folded_line(tree, frames, sample_type, |line| {
+        if written.is_ok() {
+            written = out.write_all(line.as_bytes());
+        }
+    });
+    written
+}
+
+/// The lines of [`folded`], each with its `\n`, handed to `line` one at a time.
+fn for_each_folded_line(
+    tree: &CallTree,
+    frames: &FrameTable,
+    sample_type: usize,
+    mut line: impl FnMut(&str),
+) {
+    let mut text = String::new();
     let mut names: Vec<&str> = Vec::new();
     // The subtree ends of the nodes on `names`: a node is below those whose subtree
     // it lies in.
@@ -25,17 +55,18 @@ pub fn folded(tree: &CallTree, frames: &FrameTable, sample_type: usize) -> Strin
             .copied()
             .unwrap_or(0);
         if value != 0 {
+            text.clear();
             for (i, name) in names.iter().enumerate() {
                 if i > 0 {
-                    out.push(';');
+                    text.push(';');
                 }
                 // `;` separates frames and the last space separates the count.
-                out.extend(name.chars().map(|c| if c == ';' { ':' } else { c }));
+                text.extend(name.chars().map(|c| if c == ';' { ':' } else { c }));
             }
-            out.push(' ');
-            out.push_str(&value.to_string());
-            out.push('\n');
+            text.push(' ');
+            text.push_str(&value.to_string());
+            text.push('\n');
+            line(&text);
         }
     }
-    out
 }

@@ -3,10 +3,12 @@
 use clap::Args;
 use profile_model::View;
 use profile_model::codec::DecodeOptions;
-use profile_model::fold::folded;
+use std::io::Write as _;
+
+use profile_model::fold::write_folded;
 
 use super::top::ServerQueryArgs;
-use super::{ViewArgs, warn_skipped, write_stdout};
+use super::{ViewArgs, output_result, warn_skipped};
 
 /// Arguments of `flint fold`.
 #[derive(Debug, Args)]
@@ -31,5 +33,8 @@ pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), String> {
         };
     let view = View::new(&profile, &options);
     let tree = view.call_tree(&profile);
-    write_stdout(&folded(&tree, &view.frames, sample_type))
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    output_result(
+        write_folded(&tree, &view.frames, sample_type, &mut out).and_then(|()| out.flush()),
+    )
 }

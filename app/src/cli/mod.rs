@@ -284,7 +284,13 @@ fn has_display() -> bool {
 fn write_stdout(text: &str) -> Result<(), String> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    output_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
+/// The outcome of writing to stdout: a reader that stopped reading (`| head`) is no
+/// error, any other failure is.
+fn output_result(written: std::io::Result<()>) -> Result<(), String> {
+    match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
         _ => Ok(()),
     }

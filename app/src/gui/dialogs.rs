@@ -1,6 +1,7 @@
 //! File dialogs (open, export) run on their own threads, and writing the current view
 //! to a file.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, TryRecvError};
@@ -112,13 +113,20 @@ pub enum ExportKind {
 pub fn export_to(cur: &Loaded, kind: ExportKind, path: &Path) -> Result<String, String> {
     let view = View::new(&cur.profile, &cur.settings.options);
     let tree = view.call_tree(&cur.profile);
-    let bytes = match kind {
-        ExportKind::Pprof => {
-            codec::encode_gzip(&export::to_profile(&tree, &view.frames, &cur.profile))
-        }
-        ExportKind::Folded => fold::folded(&tree, &view.frames, cur.sample_type).into_bytes(),
+    let written = match kind {
+        ExportKind::Pprof => std::fs::write(
+            path,
+            codec::encode_gzip(&export::to_profile(&tree, &view.frames, &cur.profile)),
+        ),
+        // Written line by line: the folded text of a merged day is larger than the
+        // view it is made of.
+        ExportKind::Folded => std::fs::File::create(path).and_then(|file| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            fold::write_folded(&tree, &view.frames, cur.sample_type, &mut out)?;
+            out.flush()
+        }),
     };
-    std::fs::write(path, bytes).map_err(|e| format!("export failed: {}: {e}", path.display()))?;
+    written.map_err(|e| format!("export failed: {}: {e}", path.display()))?;
     Ok(format!("exported {}", path.display()))
 }
 

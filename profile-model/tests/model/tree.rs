@@ -3,7 +3,7 @@
 
 use profile_model::calltree::CallTree;
 use profile_model::filter::compile_regex;
-use profile_model::fold::folded;
+use profile_model::fold::{folded, write_folded};
 use profile_model::merge::Merger;
 use profile_model::{Filters, Profile, ProfileError, TagFilter, View, ViewOptions};
 use regex::Regex;
@@ -231,6 +231,52 @@ fn folded_lines_are_root_first_with_self_values() {
     assert_eq!(
         folded(&tree, &view.frames, 0),
         "main;a 1\nmain;a;x 5\nmain;b 4\n"
+    );
+    let mut written = Vec::new();
+    write_folded(&tree, &view.frames, 0, &mut written).unwrap();
+    assert_eq!(written, b"main;a 1\nmain;a;x 5\nmain;b 4\n");
+}
+
+/// A writer that takes `room` bytes, then fails.
+struct Full {
+    room: usize,
+    taken: Vec<u8>,
+}
+
+impl std::io::Write for Full {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::other("disk full"));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        self.taken.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn folding_stops_at_the_first_failure_to_write_and_returns_it() {
+    let p = profile(&[
+        ("main;a", 1, None),
+        ("main;b", 4, None),
+        ("main;c", 2, None),
+    ]);
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let mut out = Full {
+        room: 10,
+        taken: Vec::new(),
+    };
+    let e = write_folded(&tree, &view.frames, 0, &mut out).expect_err("the disk is full");
+    assert_eq!(e.to_string(), "disk full");
+    assert_eq!(
+        out.taken, b"main;a 1\nm",
+        "nothing written after the failure"
     );
 }
 
