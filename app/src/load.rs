@@ -53,10 +53,10 @@ pub fn for_each_profile(
 /// is (its comments and frame regexes too, which a merge leaves out).
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
     let inputs = Inputs::list(paths)?;
+    if let [(path, dir)] = &inputs.files[..] {
+        return read_lone(&inputs, path, dir.is_some(), options);
+    }
     let failed = Mutex::new(Vec::new());
-    // The bytes of a lone input, kept as read: it is then decoded whole from them,
-    // since a pipe (`/dev/stdin`, `<(…)`) gives its bytes only once.
-    let lone = Mutex::new(None);
     let merger = capture::index::merge_in_runs(
         inputs.files.len(),
         |merger, buf, i| {
@@ -66,9 +66,6 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
             // skipped as broken (the answer would then depend on which came first).
             let mut other_types = false;
             let merged = capture::index::read_into(file, &mut buf.stored, options).and_then(|()| {
-                if inputs.files.len() == 1 {
-                    *lone.lock().unwrap_or_else(PoisonError::into_inner) = Some(buf.stored.clone());
-                }
                 message_bytes(&buf.stored, options, &mut buf.body)
                     .and_then(|body| merger.add_pprof(&name, body, Selection::default()))
                     .map_err(|e| {
@@ -102,17 +99,37 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(format!("no profiles found in {}", names.join(", ")));
         }
-        [only] => {
-            let path = &inputs.files[only].0;
-            match lone.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                Some(bytes) => profile_model::codec::decode_with(&bytes, options)
-                    .map_err(|e| format!("{}: {e}", path.display()))?,
-                None => read_profile(path, options)?,
-            }
-        }
+        // The others skipped: the one read is kept as it is, as a lone input is.
+        [only] => read_profile(&inputs.files[only].0, options)?,
         _ => merger.finish(),
     };
     Ok(Merged { profile, skipped })
+}
+
+/// The one file `inputs` list, decoded whole from its bytes as read once (a pipe,
+/// `/dev/stdin` or `<(…)`, gives its bytes only once), kept as it is: its comments and
+/// frame regexes too, which a merge leaves out. Found in a folder, it is judged as
+/// [`Inputs::judge`] judges a folder's files.
+fn read_lone(
+    inputs: &Inputs,
+    path: &Path,
+    in_folder: bool,
+    options: DecodeOptions,
+) -> Result<Merged, String> {
+    let mut bytes = Vec::new();
+    let read = capture::index::read_into(path, &mut bytes, options).and_then(|()| {
+        profile_model::codec::decode_with(&bytes, options)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    });
+    match read {
+        Ok(profile) => Ok(Merged {
+            profile,
+            skipped: inputs.judge(Vec::new())?,
+        }),
+        // A folder's only file is not a profile: the folder is an error.
+        Err(e) if in_folder => Err(inputs.judge(vec![(0, e.clone())]).err().unwrap_or(e)),
+        Err(e) => Err(e),
+    }
 }
 
 /// `files` minus `base` (each merged first), as `go tool pprof -diff_base BASE FILES`.
