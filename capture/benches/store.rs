@@ -19,7 +19,7 @@ use capture::{
     ServerOptions, Store, StoreOptions, TimeRange,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use flint_fixture_gen::{SeriesParams, Universe, UniverseParams, encode_gz_level, series_profile};
+use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 use profile_model::codec::{decode, encode_gzip, from_proto};
 use profile_model::proto;
 
@@ -182,15 +182,7 @@ fn merge(c: &mut Criterion) {
     store.write_batch(&batch).expect("written");
     // An hour of one series as flint-fixture-gen makes it (bench/serve.sh's hour):
     // 360 ten-second profiles of ~1,740 samples each.
-    let universe = Universe::new(&UniverseParams {
-        locations: 8_000,
-        functions: 2_500,
-        binaries: 8,
-        min_depth: 10,
-        max_depth: 40,
-        seed: 1,
-    })
-    .expect("universe");
+    let universe = Universe::new(&SERIES_UNIVERSE).expect("universe");
     let params = SeriesParams {
         samples: 2_000,
         // 15:00 UTC: the generator's daily load is near its peak, as in bench/serve.sh.

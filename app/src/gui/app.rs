@@ -604,6 +604,11 @@ impl eframe::App for FlintApp {
         self.show(ui);
     }
 
+    /// Removes the demo's temporary folder, when the demo was opened.
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        let _ = std::fs::remove_dir_all(super::demo::demo_root());
+    }
+
     /// Remembers the recent connections (URLs only, never tokens).
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         storage.set_string(

@@ -26,6 +26,16 @@ impl FlintApp {
                 {
                     self.reload_dir(ui.ctx());
                 }
+                if ui
+                    .button("Demo: a fleet's last hour")
+                    .on_hover_text(
+                        "360 made-up profiles of four services, one every 10 s, ending now: \
+                         try the plot, Merge and Compare",
+                    )
+                    .clicked()
+                {
+                    self.open_demo(ui.ctx());
+                }
                 if ui.button("Connect to a server…").clicked() {
                     self.connect_dialog.open = true;
                 }

@@ -6,6 +6,7 @@ pub mod app;
 pub mod colors;
 pub mod compare;
 pub mod connect;
+pub mod demo;
 pub mod dialogs;
 pub mod diff_job;
 pub mod diff_table;

@@ -9,6 +9,9 @@ use super::app::FlintApp;
 use super::flame;
 use super::loader::Loaded;
 
+/// The status bar's link from the bundled profile to the demo of time mode.
+pub const DEMO_LINK: &str = "see profiles over time: a fleet's last hour";
+
 /// The status bar's width from which it shows how long the last job, merge and
 /// flame graph took.
 const TIMINGS_WIDTH: f32 = 900.0;
@@ -31,6 +34,14 @@ impl FlintApp {
     }
 
     pub(super) fn status_bar(&mut self, ui: &mut Ui) {
+        let mut open_demo = false;
+        self.status_bar_parts(ui, &mut open_demo);
+        if open_demo {
+            self.open_demo(ui.ctx());
+        }
+    }
+
+    fn status_bar_parts(&mut self, ui: &mut Ui, open_demo: &mut bool) {
         // The timings only where the bar has room for them beside what it says of the
         // view: in a narrow window, the view's totals matter more.
         let timings = ui.available_width() >= TIMINGS_WIDTH;
@@ -140,6 +151,18 @@ impl FlintApp {
                     units::thousands(cur.kept_samples as u64),
                     units::thousands(cur.frames.len() as u64)
                 ));
+                // The bundled profile is one moment: the way to the plot over time.
+                let demo = self.timeline.is_none()
+                    && cur.path.is_none()
+                    && cur.name == super::DEMO_NAME
+                    && self.flame.hovered.is_none();
+                if demo {
+                    ui.separator();
+                    *open_demo = ui
+                        .link(DEMO_LINK)
+                        .on_hover_text("File → Demo: a fleet's last hour")
+                        .clicked();
+                }
                 if let Some(sel) = self.flame.selected {
                     ui.separator();
                     let name = cur.frames.frames.get(sel as usize).map_or("?", |f| &f.name);

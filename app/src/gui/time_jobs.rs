@@ -46,9 +46,31 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 impl FlintApp {
     /// Opens a directory in time mode: indexes it in the background.
     pub fn open_dir(&mut self, ctx: &Context, dir: PathBuf) {
+        self.open_dir_made(ctx, dir, || Ok(()));
+    }
+
+    /// File → *Demo: a fleet's last hour*: the demo hour ([`super::demo`]) written into
+    /// its temporary folder, then opened as a folder is; both off the UI thread.
+    pub fn open_demo(&mut self, ctx: &Context) {
+        let dir = super::demo::demo_dir();
+        let target = dir.clone();
+        self.open_dir_made(ctx, dir, move || {
+            super::demo::write_demo_hour(&target, capture::time::now_nanos())
+        });
+    }
+
+    /// [`FlintApp::open_dir`], once `make` has made the folder's files (on the
+    /// indexing thread).
+    fn open_dir_made(
+        &mut self,
+        ctx: &Context,
+        dir: PathBuf,
+        make: impl FnOnce() -> Result<(), String> + Send + 'static,
+    ) {
         let progress = self.start_timeline(Origin::Dir(dir.clone()));
         let decode = self.decode;
         let open = move || {
+            make()?;
             if Store::is_store_dir(&dir) {
                 // flint's own store (`flint record --store`, `flint serve --store`).
                 let store = Store::open(&dir, StoreOptions::default())?;

@@ -1307,3 +1307,50 @@ fn many_skipped_files_are_counted_in_the_tooltip_and_listed_whole_on_a_click() {
     assert!(h.state().warnings_shown);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
+    // The folder of a process that no longer runs (killed) goes with the next demo.
+    let stale = std::env::temp_dir().join(format!("flint-demo-{}", u32::MAX));
+    std::fs::create_dir_all(&stale).unwrap();
+    let mut h = window();
+    h.state_mut().open(super::loader::Source::Bytes {
+        name: super::DEMO_NAME.to_string(),
+        bytes: std::sync::Arc::from(super::DEMO_BYTES),
+    });
+    h.run_steps(3);
+    h.get_by_label(super::status_bar::DEMO_LINK).click();
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert_eq!(tl.origin.name(), "demo fleet, last hour");
+    assert!(!stale.exists() || !cfg!(target_os = "linux"));
+    // An hour ending now, a profile every 10 s, four services.
+    let hour = 3_600_000_000_000;
+    let now = capture::time::now_nanos();
+    assert_eq!(tl.span.end_nanos - tl.span.start_nanos, hour);
+    assert!((now - tl.span.end_nanos).abs() < 60_000_000_000, "ends now");
+    let names: Vec<&str> = tl.series.iter().map(|s| s.name.as_str()).collect();
+    for comm in ["api-server", "search-indexer", "ingest-worker", "envoy"] {
+        assert!(
+            names.contains(&format!("comm={comm}").as_str()),
+            "{names:?}"
+        );
+    }
+    let points: usize = tl.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(points, 4 * super::demo::DEMO_PROFILES as usize);
+    assert!(h.query_by_label(super::status_bar::DEMO_LINK).is_none());
+    let plotted: i64 = tl.series.iter().map(|s| s.total).sum();
+    merge_everything(&mut h);
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert_eq!(tl.selection_profiles, super::demo::DEMO_PROFILES as usize);
+    let cur = h.state().current.as_ref().expect("the merged hour");
+    assert_eq!(
+        cur.totals[0], plotted,
+        "the merge holds what the plot shows"
+    );
+    // Closing the window removes the demo's files.
+    let dir = super::demo::demo_dir();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 360);
+    eframe::App::on_exit(h.state_mut(), None);
+    assert!(!super::demo::demo_root().exists());
+}

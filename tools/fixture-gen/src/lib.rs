@@ -95,6 +95,17 @@ pub struct UniverseParams {
     pub seed: u64,
 }
 
+/// The universe of `flint-fixture-gen series` by default: the day, the hour and the
+/// window's demo hour are drawn from it.
+pub const SERIES_UNIVERSE: UniverseParams = UniverseParams {
+    locations: 8_000,
+    functions: 2_500,
+    binaries: 8,
+    min_depth: 10,
+    max_depth: 40,
+    seed: 1,
+};
+
 struct Binary {
     path: String,
     exe: bool,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flint_fixture_gen::{
-    FleetParams, GenError, SeriesParams, Universe, UniverseParams, encode_gz, encode_gz_level,
-    fleet_profile, series_profile,
+    FleetParams, GenError, SERIES_UNIVERSE, SeriesParams, Universe, UniverseParams, encode_gz,
+    encode_gz_level, fleet_profile, series_profile,
 };
 
 const USAGE: &str = "usage:
@@ -114,7 +114,8 @@ fn series(dir: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
     let mut keys = UNIVERSE_KEYS.to_vec();
     keys.extend(["count", "samples", "step-secs", "time-nanos"]);
     let o = Opts::parse(args, &keys)?;
-    let up = o.universe(8_000, 2_500, 10, 40)?;
+    let d = &SERIES_UNIVERSE;
+    let up = o.universe(d.locations, d.functions, d.min_depth, d.max_depth)?;
     let count: u64 = o.get("count", 8640)?;
     let sp = SeriesParams {
         samples: o.get("samples", 2000)?,
