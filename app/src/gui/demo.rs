@@ -1,10 +1,14 @@
 //! The demo of time mode: an hour of a made-up fleet (four services on eight
 //! binaries, a profile every 10 seconds) written into a temporary folder by flint's
 //! fixture generator, ending now, so that the plot, Merge and Compare can be tried
-//! without profiles of one's own. The folder is removed when the window closes (or,
-//! when the process was killed, by the next demo).
+//! without profiles of one's own; a deploy 20 minutes before the end makes one
+//! function three times as costly, for Compare to show in red. The folder is removed
+//! when the window closes (or, when the process was killed, by the next demo).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+use profile_model::proto::Profile;
 
 use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 
@@ -14,6 +18,13 @@ pub const DEMO_PROFILES: u64 = 360;
 const STEP_SECS: i64 = 10;
 /// Samples of a demo profile at the fleet's busiest (fewer at quieter times of day).
 const SAMPLES: usize = 600;
+/// The demo's deploy: from this profile on (the last 20 minutes), the samples that end
+/// in [`SLOWER`] cost [`SLOWDOWN`] times as much, for Compare to find.
+pub const DEPLOY_AT: u64 = 240;
+/// The function the deploy makes costlier.
+pub const SLOWER: &str = "ssl_shard_compact_token";
+/// How much costlier.
+const SLOWDOWN: i64 = 3;
 
 /// The folder of this process's demo files, removed when the window closes.
 pub fn demo_root() -> PathBuf {
@@ -62,10 +73,46 @@ pub fn write_demo_hour(dir: &Path, end_nanos: i64) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
     for i in 0..DEMO_PROFILES {
-        let profile = series_profile(&universe, &params, i);
+        let mut profile = series_profile(&universe, &params, i);
+        if i >= DEPLOY_AT {
+            slow_down(&mut profile);
+        }
         let (_, gz) =
             encode_gz_level(&profile, flate2::Compression::fast()).map_err(|e| failed(&e.0))?;
         std::fs::write(dir.join(format!("{i:03}.pb.gz")), gz).map_err(|e| failed(&e))?;
     }
     Ok(())
+}
+
+/// Multiplies by [`SLOWDOWN`] the values of the samples whose leaf is [`SLOWER`].
+fn slow_down(profile: &mut Profile) {
+    let Some(name) = profile.string_table.iter().position(|s| s == SLOWER) else {
+        return;
+    };
+    let functions: HashSet<u64> = profile
+        .function
+        .iter()
+        .filter(|f| f.name == name as i64)
+        .map(|f| f.id)
+        .collect();
+    // A location's first line is its innermost frame.
+    let leaves: HashSet<u64> = profile
+        .location
+        .iter()
+        .filter(|l| {
+            l.line
+                .first()
+                .is_some_and(|line| functions.contains(&line.function_id))
+        })
+        .map(|l| l.id)
+        .collect();
+    for sample in &mut profile.sample {
+        if sample
+            .location_id
+            .first()
+            .is_some_and(|l| leaves.contains(l))
+        {
+            sample.value.iter_mut().for_each(|v| *v *= SLOWDOWN);
+        }
+    }
 }

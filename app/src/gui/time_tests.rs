@@ -1348,9 +1348,42 @@ fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
         cur.totals[0], plotted,
         "the merge holds what the plot shows"
     );
+    // Compare before and after the demo's deploy: the function it slows is red.
+    let deploy = span_start_plus(h.state(), super::demo::DEPLOY_AT);
+    let end = h.state().timeline.as_ref().unwrap().span.end_nanos;
+    let start = h.state().timeline.as_ref().unwrap().span.start_nanos;
+    h.state_mut().compare.enabled = true;
+    h.run_steps(1);
+    let ctx = h.ctx.clone();
+    for (from, to) in [(start, deploy - 1), (deploy, end)] {
+        let range = TimeRange {
+            start_nanos: from,
+            end_nanos: to,
+        };
+        h.state_mut().select_time(&ctx, QueryTime::Merge(range));
+        h.run_steps(4);
+    }
+    let app = h.state();
+    let res = app.compare.result.as_ref().expect("compared");
+    let slower = (0..res.tree.len() as u32)
+        .filter(|&n| super::flame::node_name(&res.tree, &res.frames, n) == super::demo::SLOWER)
+        .max_by_key(|&n| res.totals_b[n as usize])
+        .expect("the slowed function is in the comparison");
+    let change = res.values(app.compare.mode).change(slower);
+    assert!(
+        matches!(change, profile_model::diff::Change::More(x) if x > 0.5),
+        "{change:?}"
+    );
     // Closing the window removes the demo's files.
     let dir = super::demo::demo_dir();
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 360);
     eframe::App::on_exit(h.state_mut(), None);
     assert!(!super::demo::demo_root().exists());
+}
+
+/// The time of profile `index` of the window's directory (a profile every 10 s from
+/// the start of its span).
+fn span_start_plus(app: &FlintApp, index: u64) -> i64 {
+    let span = app.timeline.as_ref().expect("time mode").span;
+    span.start_nanos + index as i64 * 10_000_000_000
 }
