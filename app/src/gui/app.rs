@@ -604,9 +604,11 @@ impl eframe::App for FlintApp {
         self.show(ui);
     }
 
-    /// Removes the demo's temporary folder, when the demo was opened.
+    /// Stops a capture, and removes the window's temporary folders (the demo's files, a
+    /// capture's store).
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
-        let _ = std::fs::remove_dir_all(super::demo::demo_root());
+        self.stop_capture();
+        super::temp_dirs::remove_own();
     }
 
     /// Remembers the recent connections (URLs only, never tokens).

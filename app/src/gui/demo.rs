@@ -8,9 +8,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 use profile_model::proto::Profile;
 
-use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
+use super::temp_dirs;
 
 /// Profiles in the demo hour.
 pub const DEMO_PROFILES: u64 = 360;
@@ -26,35 +27,9 @@ pub const SLOWER: &str = "ssl_shard_compact_token";
 /// How much costlier.
 const SLOWDOWN: i64 = 3;
 
-/// The folder of this process's demo files, removed when the window closes.
-pub fn demo_root() -> PathBuf {
-    std::env::temp_dir().join(format!("flint-demo-{}", std::process::id()))
-}
-
-/// Removes the demo folders of flint processes that ended without removing theirs
-/// (killed): a folder named for a process that no longer runs (Linux: no `/proc/PID`).
-fn remove_stale_demos() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let pid = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("flint-demo-"))
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && cfg!(target_os = "linux")
-            && !Path::new(&format!("/proc/{pid}")).exists()
-        {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// The folder the demo hour is written into (named for the top bar).
 pub fn demo_dir() -> PathBuf {
-    demo_root().join("demo fleet, last hour")
+    temp_dirs::own_dir(temp_dirs::DEMO).join("demo fleet, last hour")
 }
 
 /// Writes the demo hour into `dir` (emptied first): [`DEMO_PROFILES`] profiles, the
@@ -69,7 +44,7 @@ pub fn write_demo_hour(dir: &Path, end_nanos: i64) -> Result<(), String> {
         seed: 1,
     };
     let universe = Universe::new(&SERIES_UNIVERSE).map_err(|e| failed(&e.0))?;
-    remove_stale_demos();
+    temp_dirs::remove_stale(temp_dirs::DEMO);
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
     for i in 0..DEMO_PROFILES {

@@ -55,7 +55,8 @@ impl FlintApp {
         self.stop_capture();
         // Set aside, not cancelled: shown again if the capture cannot start.
         let previous = self.timeline.take();
-        let dir = std::env::temp_dir().join(format!("flint-capture-{}", std::process::id()));
+        super::temp_dirs::remove_stale(super::temp_dirs::CAPTURE);
+        let dir = super::temp_dirs::own_dir(super::temp_dirs::CAPTURE);
         let _ = std::fs::remove_dir_all(&dir);
         let store = match Store::open(
             &dir,

@@ -26,6 +26,7 @@ mod menu_bar;
 mod panel_size;
 mod panels;
 mod status_bar;
+mod temp_dirs;
 mod toolbar;
 mod zoom;
 

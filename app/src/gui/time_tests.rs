@@ -1378,7 +1378,7 @@ fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
     let dir = super::demo::demo_dir();
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 360);
     eframe::App::on_exit(h.state_mut(), None);
-    assert!(!super::demo::demo_root().exists());
+    assert!(!dir.exists());
 }
 
 /// The time of profile `index` of the window's directory (a profile every 10 s from
