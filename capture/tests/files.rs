@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use capture::{FileSource, ProfileSource, Progress, QueryTime, Selector, SourceError, TimeRange};
+use flint_fixture_gen::Scratch;
 use profile_model::Profile;
 use profile_model::codec::{DecodeOptions, decode};
 
@@ -24,8 +25,9 @@ fn decoded(name: &str) -> Profile {
     decode(&std::fs::read(fixture(name)).expect("fixture")).expect("decodes")
 }
 
-/// A directory with cpu-1, cpu-2 (in a sub-directory), cpu-3 and a broken file.
-fn source() -> (FileSource, Vec<String>) {
+/// A directory with cpu-1, cpu-2 (in a sub-directory), cpu-3 and a broken file, open
+/// as a source while the [`Scratch`] lives.
+fn source() -> (FileSource, Vec<String>, Scratch) {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("flint-capture-{}-{n}", std::process::id()));
@@ -39,7 +41,13 @@ fn source() -> (FileSource, Vec<String>) {
         std::fs::copy(fixture(name), to.join(name)).expect("copy");
     }
     std::fs::write(dir.join("broken.pb.gz"), b"\x1f\x8bnot gzip").expect("write");
-    FileSource::open(&[dir], DecodeOptions::default(), &Progress::default()).expect("opens")
+    let (fs, skipped) = FileSource::open(
+        std::slice::from_ref(&dir),
+        DecodeOptions::default(),
+        &Progress::default(),
+    )
+    .expect("opens");
+    (fs, skipped, Scratch::adopt(dir))
 }
 
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -55,7 +63,7 @@ fn cpu(matchers: &str) -> Selector {
 
 #[test]
 fn indexes_a_directory_and_skips_broken_files() {
-    let (fs, skipped) = source();
+    let (fs, skipped, _dir) = source();
     assert_eq!(fs.len(), 3);
     assert_eq!(skipped.len(), 1);
     assert!(skipped[0].contains("broken.pb.gz"), "{skipped:?}");
@@ -118,7 +126,7 @@ fn a_file_larger_than_the_cap_is_refused_unread_and_skipped() {
 
 #[test]
 fn series_points_are_the_profiles_totals() {
-    let (fs, _) = source();
+    let (fs, _, _dir) = source();
     let totals: Vec<i64> = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
         .iter()
         .map(|n| decoded(n).total(1))
@@ -153,7 +161,7 @@ fn series_points_are_the_profiles_totals() {
 
 #[test]
 fn merge_and_single_queries() {
-    let (fs, _) = source();
+    let (fs, _, _dir) = source();
     let all: i64 = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"]
         .iter()
         .map(|n| decoded(n).total(1))
@@ -199,7 +207,7 @@ fn merge_and_single_queries() {
 
 #[test]
 fn empty_selections_and_cancel() {
-    let (fs, _) = source();
+    let (fs, _, _dir) = source();
     let nothing = TimeRange {
         start_nanos: 0,
         end_nanos: 1,
@@ -269,6 +277,7 @@ fn numeric_labels_match_in_series_and_merge_alike() {
     };
     let dir = std::env::temp_dir().join(format!("flint-capture-numeric-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    let _scratch = Scratch::adopt(dir.clone());
     let bytes = encode_gzip(&from_proto(message).expect("valid profile"));
     std::fs::write(dir.join("pids.pb.gz"), bytes).expect("write");
     let (fs, _) =
@@ -351,7 +360,7 @@ fn a_link_loop_or_a_second_path_to_a_file_lists_it_once() {
 
 #[test]
 fn series_labels_are_the_files_labels_with_the_sample_labels_over_them() {
-    let (fs, _) = source();
+    let (fs, _, _dir) = source();
     let series = block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, None)).expect("series");
     let p = decoded("cpu-1.pb.gz");
     let endpoints = (0..p.label_sets.len() as u32)

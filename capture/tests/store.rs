@@ -14,6 +14,7 @@ use capture::{
     FileSource, Labels, ProfileSink, ProfileSource, Progress, QueryTime, Selector, Series,
     SourceError, Store, StoreOptions, TimeRange,
 };
+use flint_fixture_gen::Scratch;
 use profile_model::codec::{DecodeOptions, decode, encode_gzip};
 
 const CPU: &str = "process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta";
@@ -29,14 +30,11 @@ fn bytes(name: &str) -> Vec<u8> {
     std::fs::read(fixture(name)).expect("fixture")
 }
 
-/// A fresh, empty directory.
-fn temp_dir(what: &str) -> PathBuf {
+/// A fresh, empty directory, removed at the end of the test.
+fn temp_dir(what: &str) -> Scratch {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("flint-store-{what}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    Scratch::new(&format!("store-{what}-{n}"))
 }
 
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -159,8 +157,12 @@ fn answers_survive_reopening_and_match_the_file_source() {
     for name in names {
         std::fs::copy(fixture(name), files_dir.join(name)).expect("copy");
     }
-    let (files, _) = FileSource::open(&[files_dir], DecodeOptions::default(), &Progress::default())
-        .expect("opens");
+    let (files, _) = FileSource::open(
+        &[files_dir.to_path_buf()],
+        DecodeOptions::default(),
+        &Progress::default(),
+    )
+    .expect("opens");
     let from_files = answers(&files, single_at, 1);
     assert_eq!(after.endpoints, from_files.endpoints);
     assert_eq!(after.by_endpoint, from_files.by_endpoint);
@@ -173,7 +175,7 @@ fn answers_survive_reopening_and_match_the_file_source() {
 }
 
 /// Three records in one segment; returns the directory and the segment's bytes.
-fn three_records(what: &str) -> (PathBuf, Vec<u8>) {
+fn three_records(what: &str) -> (Scratch, Vec<u8>) {
     let dir = temp_dir(what);
     let store = Store::open(&dir, StoreOptions::default()).expect("opens");
     for i in 0..3 {
@@ -459,9 +461,6 @@ fn a_folder_of_other_files_is_not_made_a_store() {
         .expect("one opener at a time");
     assert!(err.contains("is open in another process"), "{err}");
     drop(open);
-    let new = dir.with_extension("new");
+    let new = Scratch::adopt(dir.with_extension("new"));
     drop(Store::open(&new, StoreOptions::default()).expect("a new folder"));
-    for d in [dir, empty, new] {
-        let _ = std::fs::remove_dir_all(d);
-    }
 }

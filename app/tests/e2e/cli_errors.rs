@@ -23,8 +23,10 @@ fn assert_error(args: &[&str], needle: &str) {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// A file of these tests, under cargo's own temporary folder (rewritten by each run,
+/// never one folder per run).
 fn temp_file(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("flint-e2e-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-errors");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
     std::fs::write(&path, bytes).expect("write temp file");

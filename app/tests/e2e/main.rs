@@ -19,6 +19,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub use flint_fixture_gen::Scratch;
+
 /// The folder of the Go fixtures and their golden outputs.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/go")

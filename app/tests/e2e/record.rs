@@ -121,11 +121,8 @@ fn serial() -> MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flint-e2e-record-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+fn scratch(tag: &str) -> super::Scratch {
+    super::Scratch::new(&format!("e2e-record-{tag}"))
 }
 
 /// Why sampling cannot work here, if it cannot.
@@ -151,10 +148,14 @@ macro_rules! require_sampling {
 fn helper() -> &'static Path {
     static HELPER_BIN: OnceLock<PathBuf> = OnceLock::new();
     HELPER_BIN.get_or_init(|| {
-        let dir = scratch("helper");
-        let src = dir.join("busy.rs");
+        // Under cargo's own temporary folder (kept for the whole run, and made again by
+        // the next): one binary, replaced each run, never one per run.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("record-helper");
+        std::fs::create_dir_all(&dir).expect("helper dir");
+        let pid = std::process::id();
+        let src = dir.join(format!("busy-{pid}.rs"));
         std::fs::write(&src, HELPER).expect("helper source");
-        let bin = dir.join("busy");
+        let built = dir.join(format!("busy-{pid}"));
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
         let out = Command::new(rustc)
             .args([
@@ -167,14 +168,18 @@ fn helper() -> &'static Path {
             ])
             .arg(&src)
             .arg("-o")
-            .arg(&bin)
+            .arg(&built)
             .output()
             .expect("rustc runs");
+        let _ = std::fs::remove_file(&src);
         assert!(
             out.status.success(),
             "rustc failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // Its name is its command (`comm`), which the tests look for.
+        let bin = dir.join("busy");
+        std::fs::rename(&built, &bin).expect("helper in place");
         bin
     })
 }
@@ -312,7 +317,6 @@ fn a_75_25_split_between_two_functions_is_recorded_as_75_25() {
     // Every sample of the helper is labelled with its command and node.
     assert!((0..profile.samples.len()).all(|i| label(&profile, i, "pid") == Some(pid.as_str())));
     assert_eq!(label(&profile, 0, "comm"), Some("busy"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

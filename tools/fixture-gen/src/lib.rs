@@ -6,9 +6,11 @@
 //! stacks share structure like a real fleet's. [`fleet_profile`] samples one
 //! big profile from it; [`series_profile`] samples one of many small
 //! consecutive profiles. Everything is driven by [`SplitMix64`], so the same
-//! parameters always give byte-identical output.
+//! parameters always give byte-identical output. [`Scratch`] is the folder a test
+//! writes its files into, removed when the test ends.
 
 mod names;
+mod scratch;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,6 +19,7 @@ use std::io::Write;
 use profile_model::proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 
 pub use names::Lang;
+pub use scratch::Scratch;
 
 /// CPU sampling period in nanoseconds (100 Hz, like Go's profiler).
 pub const PERIOD_NANOS: i64 = 10_000_000;

@@ -3,15 +3,12 @@
 
 #![allow(clippy::expect_used, reason = "a test fails on what it cannot set up")]
 
-use std::path::PathBuf;
+use flint_fixture_gen::Scratch;
 use std::process::Command;
 
 /// An empty directory of its own for test `what`.
-fn temp_dir(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flint-gen-{what}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+fn temp_dir(what: &str) -> Scratch {
+    Scratch::new(&format!("gen-{what}"))
 }
 
 fn generator(args: &[&str], dir: &std::path::Path) -> std::process::Output {
