@@ -138,6 +138,9 @@ pub struct FlintApp {
     pub connect_dialog: super::connect::ConnectDialog,
     /// A capture of this machine, while it runs.
     pub live: Option<super::live::LiveCapture>,
+    /// The temporary folders this window made (the demo's, a capture's store), removed
+    /// when it closes.
+    pub(super) made_dirs: Vec<std::path::PathBuf>,
     /// The sizes the user gave the resizable panels.
     pub(super) panel_sizes: PanelSizes,
     /// Whether the window listing what opening a folder reported is open.
@@ -205,6 +208,7 @@ impl FlintApp {
             compare: CompareState::default(),
             connect_dialog: super::connect::ConnectDialog::default(),
             live: None,
+            made_dirs: Vec::new(),
             panel_sizes: PanelSizes::default(),
             warnings_shown: false,
         }
@@ -608,7 +612,9 @@ impl eframe::App for FlintApp {
     /// capture's store).
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.stop_capture();
-        super::temp_dirs::remove_own();
+        for dir in self.made_dirs.drain(..) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     /// Remembers the recent connections (URLs only, never tokens).

@@ -58,6 +58,7 @@ impl FlintApp {
         super::temp_dirs::remove_stale(super::temp_dirs::CAPTURE);
         let dir = super::temp_dirs::own_dir(super::temp_dirs::CAPTURE);
         let _ = std::fs::remove_dir_all(&dir);
+        self.made(dir.clone());
         let store = match Store::open(
             &dir,
             StoreOptions {

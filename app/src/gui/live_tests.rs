@@ -72,7 +72,12 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
     );
     let status = app.live.as_ref().unwrap().status.lock().unwrap().clone();
     assert!(status.contains("Hz") && status.contains("CPU"), "{status}");
-    h.state_mut().stop_capture();
+    let store = app.live.as_ref().unwrap().dir.clone();
+    assert!(store.exists());
+    // Closing the window stops the capture and removes its store.
+    eframe::App::on_exit(h.state_mut(), None);
+    assert!(h.state().live.is_none());
+    assert!(!store.exists(), "{}", store.display());
     busy.join().unwrap();
 }
 
@@ -156,5 +161,9 @@ fn capture_without_privilege_says_what_is_missing_and_keeps_the_view() {
         h.query_by_label_contains("CAP_BPF").is_some(),
         "banner shows the error"
     );
+    // The store the capture would have written is removed when the window closes.
+    let store = super::temp_dirs::own_dir(super::temp_dirs::CAPTURE);
+    eframe::App::on_exit(h.state_mut(), None);
+    assert!(!store.exists(), "{}", store.display());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -39,13 +39,6 @@ pub fn remove_stale(purpose: &str) {
     }
 }
 
-/// Removes this process's folders (when the window closes).
-pub fn remove_own() {
-    for purpose in [DEMO, CAPTURE] {
-        let _ = std::fs::remove_dir_all(own_dir(purpose));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]

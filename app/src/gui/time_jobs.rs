@@ -52,11 +52,19 @@ impl FlintApp {
     /// File → *Demo: a fleet's last hour*: the demo hour ([`super::demo`]) written into
     /// its temporary folder, then opened as a folder is; both off the UI thread.
     pub fn open_demo(&mut self, ctx: &Context) {
+        self.made(super::temp_dirs::own_dir(super::temp_dirs::DEMO));
         let dir = super::demo::demo_dir();
         let target = dir.clone();
         self.open_dir_made(ctx, dir, move || {
             super::demo::write_demo_hour(&target, capture::time::now_nanos())
         });
+    }
+
+    /// Notes a temporary folder this window made, to be removed when it closes.
+    pub(super) fn made(&mut self, dir: PathBuf) {
+        if !self.made_dirs.contains(&dir) {
+            self.made_dirs.push(dir);
+        }
     }
 
     /// [`FlintApp::open_dir`], once `make` has made the folder's files (on the
