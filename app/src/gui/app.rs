@@ -613,7 +613,7 @@ impl eframe::App for FlintApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.stop_capture();
         for dir in self.made_dirs.drain(..) {
-            let _ = std::fs::remove_dir_all(dir);
+            super::temp_dirs::remove(&dir);
         }
     }
 

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 use profile_model::proto::Profile;
@@ -27,9 +28,15 @@ pub const SLOWER: &str = "ssl_shard_compact_token";
 /// How much costlier.
 const SLOWDOWN: i64 = 3;
 
-/// The folder the demo hour is written into (named for the top bar).
-pub fn demo_dir() -> PathBuf {
-    temp_dirs::own_dir(temp_dirs::DEMO).join("demo fleet, last hour")
+/// A new demo's folders: the one to remove when its window closes (of its own,
+/// below this process's, so that two windows of one process never share one), and
+/// the one the hour is written into (named for the top bar).
+pub fn new_demo_dir() -> (PathBuf, PathBuf) {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let own = temp_dirs::own_dir(temp_dirs::DEMO).join(n.to_string());
+    let dir = own.join("demo fleet, last hour");
+    (own, dir)
 }
 
 /// Writes the demo hour into `dir` (emptied first): [`DEMO_PROFILES`] profiles, the

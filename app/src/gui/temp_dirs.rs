@@ -39,6 +39,19 @@ pub fn remove_stale(purpose: &str) {
     }
 }
 
+/// Removes `dir`, a folder a window made, and the process's folder it lies in once
+/// that holds nothing else (a demo's is `flint-demo-PID/N`).
+pub fn remove(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    let temp = std::env::temp_dir();
+    if let Some(parent) = dir.parent()
+        && parent != temp
+        && parent.starts_with(&temp)
+    {
+        let _ = std::fs::remove_dir(parent);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]

@@ -52,8 +52,8 @@ impl FlintApp {
     /// File → *Demo: a fleet's last hour*: the demo hour ([`super::demo`]) written into
     /// its temporary folder, then opened as a folder is; both off the UI thread.
     pub fn open_demo(&mut self, ctx: &Context) {
-        self.made(super::temp_dirs::own_dir(super::temp_dirs::DEMO));
-        let dir = super::demo::demo_dir();
+        let (own, dir) = super::demo::new_demo_dir();
+        self.made(own);
         let target = dir.clone();
         self.open_dir_made(ctx, dir, move || {
             super::demo::write_demo_hour(&target, capture::time::now_nanos())

@@ -1375,10 +1375,17 @@ fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
         "{change:?}"
     );
     // Closing the window removes the demo's files.
-    let dir = super::demo::demo_dir();
+    let super::timeline::Origin::Dir(dir) = h.state().timeline.as_ref().unwrap().origin.clone()
+    else {
+        panic!("the demo is a folder");
+    };
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 360);
     eframe::App::on_exit(h.state_mut(), None);
     assert!(!dir.exists());
+    assert!(
+        !dir.parent().unwrap().exists(),
+        "the window's own folder goes too"
+    );
 }
 
 /// The time of profile `index` of the window's directory (a profile every 10 s from
