@@ -100,6 +100,8 @@ pub struct SelectorBar {
     /// The value suggestions under the value field are shown (kept while a click on
     /// one is under way, the field having lost its focus on the press).
     pub suggesting: bool,
+    /// The suggestion Enter takes (moved with ↓ and ↑; the first after each key typed).
+    pub highlighted: usize,
 }
 
 /// How many values the suggestions under the value field list at most.
@@ -118,6 +120,16 @@ pub fn suggestions<'v>(values: &'v [String], typed: &str, limit: usize) -> Vec<&
         .take(limit)
         .map(String::as_str)
         .collect()
+}
+
+/// The value Enter adds: the highlighted suggestion when some are listed (a value
+/// typed in part, as `env` for `envoy`, matches nothing with `=`), else what is typed
+/// (which the Add button always adds).
+pub fn entered_value(typed: &str, listed: &[String], highlighted: usize) -> String {
+    match listed.get(highlighted.min(listed.len().saturating_sub(1))) {
+        Some(v) => v.clone(),
+        None => typed.to_string(),
+    }
 }
 
 /// A matcher operator that can be stored in UI state.
@@ -285,13 +297,17 @@ impl FlintApp {
                             ui.selectable_value(&mut bar.add_op, op, op.text());
                         }
                     });
-                let r = ui.add(
-                    egui::TextEdit::singleline(&mut bar.add_value)
-                        .id_salt("matcher value")
-                        .hint_text("value")
-                        .desired_width(140.0),
-                );
-                let mut add = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut bar.add_value)
+                            .id_salt("matcher value")
+                            .hint_text("value")
+                            .desired_width(140.0),
+                    )
+                    .on_hover_text("Enter adds the matcher: with = or !=, the highlighted value listed (↓ ↑ move it); \
+                         the Add button adds the text as typed");
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                let mut add = enter;
                 // Autocomplete: the label's values that contain the text typed, listed
                 // under the field while it has the focus.
                 let listed: Vec<String> = match &bar.values {
@@ -307,9 +323,29 @@ impl FlintApp {
                     }
                     _ => Vec::new(),
                 };
+                if r.changed() {
+                    bar.highlighted = 0;
+                }
+                if r.has_focus() && !listed.is_empty() {
+                    let (down, up) = ui.input(|i| {
+                        (
+                            i.key_pressed(egui::Key::ArrowDown),
+                            i.key_pressed(egui::Key::ArrowUp),
+                        )
+                    });
+                    if down {
+                        bar.highlighted = (bar.highlighted + 1).min(listed.len() - 1);
+                    }
+                    if up {
+                        bar.highlighted = bar.highlighted.saturating_sub(1);
+                    }
+                }
+                if enter && bar.suggesting {
+                    bar.add_value = entered_value(&bar.add_value, &listed, bar.highlighted);
+                }
                 let clicking = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
                 bar.suggesting =
-                    !listed.is_empty() && (r.has_focus() || bar.suggesting && clicking);
+                    !enter && !listed.is_empty() && (r.has_focus() || bar.suggesting && clicking);
                 if r.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
                     bar.suggesting = false;
                 }
@@ -319,8 +355,9 @@ impl FlintApp {
                     .width(r.rect.width().max(180.0))
                     .show(|ui| {
                         let mut picked = None;
-                        for v in &listed {
-                            if ui.selectable_label(false, v).clicked() {
+                        for (i, v) in listed.iter().enumerate() {
+                            let chosen = i == bar.highlighted.min(listed.len() - 1);
+                            if ui.selectable_label(chosen, v).clicked() {
                                 picked = Some(v.clone());
                             }
                         }

@@ -709,6 +709,75 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
 }
 
 #[test]
+fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
+    let dir = fixture_dir("suggest-keys");
+    let mut h = harness(dir.clone());
+    h.state_mut().timeline.as_mut().unwrap().bar.add_name = "endpoint".to_string();
+    h.run_steps(4);
+    let values = endpoint_values(&h);
+    let listed = selector_bar::suggestions(&values, "/api/", 12);
+    assert!(listed.len() >= 2, "{listed:?}");
+    // A value typed in part: Enter takes the first suggestion, not the text typed
+    // (which `=` would match with nothing).
+    let field = h.get_by(|n| n.placeholder() == Some("value"));
+    field.focus();
+    field.type_text("/api/");
+    h.run_steps(3);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(4);
+    assert_eq!(
+        h.state().timeline.as_ref().unwrap().matchers,
+        vec![endpoint(listed[0])]
+    );
+    // ↓ moves to the next one, ↑ back, and past the end it stays on the last.
+    let field = h.get_by(|n| n.placeholder() == Some("value"));
+    field.focus();
+    field.type_text("/api/");
+    h.run_steps(3);
+    for key in [
+        egui::Key::ArrowDown,
+        egui::Key::ArrowDown,
+        egui::Key::ArrowUp,
+    ] {
+        h.key_press(key);
+        h.run_steps(1);
+    }
+    h.key_press(egui::Key::Enter);
+    h.run_steps(4);
+    assert_eq!(
+        h.state().timeline.as_ref().unwrap().matchers,
+        vec![endpoint(listed[0]), endpoint(listed[1])]
+    );
+    // The Add button adds the text as typed.
+    let field = h.get_by(|n| n.placeholder() == Some("value"));
+    field.focus();
+    field.type_text("/api/");
+    h.run_steps(3);
+    h.get_by_label("Add").click();
+    h.run_steps(4);
+    assert_eq!(
+        h.state().timeline.as_ref().unwrap().matchers,
+        vec![endpoint(listed[0]), endpoint(listed[1]), endpoint("/api/")]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_value_entered_is_the_highlighted_suggestion_or_the_text() {
+    let listed = ["envoy".to_string(), "envoy-admin".to_string()];
+    assert_eq!(selector_bar::entered_value("env", &listed, 0), "envoy");
+    assert_eq!(
+        selector_bar::entered_value("env", &listed, 1),
+        "envoy-admin"
+    );
+    assert_eq!(
+        selector_bar::entered_value("env", &listed, 7),
+        "envoy-admin"
+    );
+    assert_eq!(selector_bar::entered_value("x.*", &[], 0), "x.*");
+}
+
+#[test]
 fn suggestions_ignore_case_and_stop_at_an_exact_value() {
     let values: Vec<String> = ["api-server", "API-gateway", "envoy"]
         .map(String::from)
