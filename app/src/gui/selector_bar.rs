@@ -100,7 +100,8 @@ pub struct SelectorBar {
     /// The value suggestions under the value field are shown (kept while a click on
     /// one is under way, the field having lost its focus on the press).
     pub suggesting: bool,
-    /// The suggestion Enter takes (moved with ↓ and ↑; the first after each key typed).
+    /// The suggestion Enter takes (moved with Down and Up; the first after each key
+    /// typed).
     pub highlighted: usize,
 }
 
@@ -304,8 +305,8 @@ impl FlintApp {
                             .hint_text("value")
                             .desired_width(140.0),
                     )
-                    .on_hover_text("Enter adds the matcher: with = or !=, the highlighted value listed (↓ ↑ move it); \
-                         the Add button adds the text as typed");
+                    .on_hover_text("Enter adds the matcher: with = or !=, the highlighted value listed (the Down \
+                         and Up keys move it); the Add button adds the text as typed");
                 let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 let mut add = enter;
                 // Autocomplete: the label's values that contain the text typed, listed

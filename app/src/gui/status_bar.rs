@@ -160,7 +160,7 @@ impl FlintApp {
                     ui.separator();
                     *open_demo = ui
                         .link(DEMO_LINK)
-                        .on_hover_text("File → Demo: a fleet's last hour")
+                        .on_hover_text("also in the File menu: Demo: a fleet's last hour")
                         .clicked();
                 }
                 if let Some(sel) = self.flame.selected {
