@@ -53,8 +53,8 @@ pub fn for_each_profile(
 /// is (its comments and frame regexes too, which a merge leaves out).
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {
     let inputs = Inputs::list(paths)?;
-    if let [(path, dir)] = &inputs.files[..] {
-        return read_lone(&inputs, path, dir.is_some(), options);
+    if let [(path, _)] = &inputs.files[..] {
+        return read_lone(&inputs, path, options);
     }
     let failed = Mutex::new(Vec::new());
     let merger = capture::index::merge_in_runs(
@@ -108,14 +108,10 @@ pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, 
 
 /// The one file `inputs` list, decoded whole from its bytes as read once (a pipe,
 /// `/dev/stdin` or `<(…)`, gives its bytes only once), kept as it is: its comments and
-/// frame regexes too, which a merge leaves out. Found in a folder, it is judged as
-/// [`Inputs::judge`] judges a folder's files.
-fn read_lone(
-    inputs: &Inputs,
-    path: &Path,
-    in_folder: bool,
-    options: DecodeOptions,
-) -> Result<Merged, String> {
+/// frame regexes too, which a merge leaves out. A file that cannot be read is judged
+/// by [`Inputs::judge`], as any other: named, it is the error; found in a folder, the
+/// folder without a profile is.
+fn read_lone(inputs: &Inputs, path: &Path, options: DecodeOptions) -> Result<Merged, String> {
     let mut bytes = Vec::new();
     let read = capture::index::read_into(path, &mut bytes, options).and_then(|()| {
         profile_model::codec::decode_with(&bytes, options)
@@ -126,9 +122,7 @@ fn read_lone(
             profile,
             skipped: inputs.judge(Vec::new())?,
         }),
-        // A folder's only file is not a profile: the folder is an error.
-        Err(e) if in_folder => Err(inputs.judge(vec![(0, e.clone())]).err().unwrap_or(e)),
-        Err(e) => Err(e),
+        Err(e) => Err(inputs.judge(vec![(0, e.clone())]).err().unwrap_or(e)),
     }
 }
 

@@ -1,10 +1,10 @@
 //! `flint fold`: folded stacks for flamegraph.pl, inferno or speedscope.
 
+use std::io::Write as _;
+
 use clap::Args;
 use profile_model::View;
 use profile_model::codec::DecodeOptions;
-use std::io::Write as _;
-
 use profile_model::fold::write_folded;
 
 use super::top::ServerQueryArgs;

@@ -124,10 +124,10 @@ pub fn suggestions<'v>(values: &'v [String], typed: &str, limit: usize) -> Vec<&
 }
 
 /// The value Enter adds: the highlighted suggestion when some are listed (a value
-/// typed in part, as `env` for `envoy`, matches nothing with `=`), else what is typed
-/// (which the Add button always adds).
+/// typed in part, as `env` for `envoy`, matches nothing with `=`; past the end, the
+/// last), else what is typed (which the Add button always adds).
 pub fn entered_value(typed: &str, listed: &[String], highlighted: usize) -> String {
-    match listed.get(highlighted.min(listed.len().saturating_sub(1))) {
+    match listed.get(highlighted).or(listed.last()) {
         Some(v) => v.clone(),
         None => typed.to_string(),
     }
@@ -327,6 +327,8 @@ impl FlintApp {
                 if r.changed() {
                     bar.highlighted = 0;
                 }
+                // Kept on a listed value: the list shrinks as more is typed.
+                bar.highlighted = bar.highlighted.min(listed.len().saturating_sub(1));
                 if r.has_focus() && !listed.is_empty() {
                     let (down, up) = ui.input(|i| {
                         (
@@ -357,8 +359,7 @@ impl FlintApp {
                     .show(|ui| {
                         let mut picked = None;
                         for (i, v) in listed.iter().enumerate() {
-                            let chosen = i == bar.highlighted.min(listed.len() - 1);
-                            if ui.selectable_label(chosen, v).clicked() {
+                            if ui.selectable_label(i == bar.highlighted, v).clicked() {
                                 picked = Some(v.clone());
                             }
                         }

@@ -672,16 +672,28 @@ fn a_corrupt_file_in_the_directory_is_skipped_with_a_visible_warning() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn typing_a_value_lists_the_labels_values_that_contain_it() {
-    let dir = fixture_dir("suggest");
+/// A window over a fresh fixture directory (`tag`) with `endpoint` chosen as the label
+/// of the matcher to add.
+fn adding_endpoint(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
+    let dir = fixture_dir(tag);
     let mut h = harness(dir.clone());
     h.state_mut().timeline.as_mut().unwrap().bar.add_name = "endpoint".to_string();
     h.run_steps(4);
+    (h, dir)
+}
+
+/// Types `text` into the matcher's value field.
+fn type_value(h: &mut Harness<'static, FlintApp>, text: &str) {
     let field = h.get_by(|n| n.placeholder() == Some("value"));
     field.focus();
-    field.type_text("/api/s");
+    field.type_text(text);
     h.run_steps(3);
+}
+
+#[test]
+fn typing_a_value_lists_the_labels_values_that_contain_it() {
+    let (mut h, dir) = adding_endpoint("suggest");
+    type_value(&mut h, "/api/s");
     // The values with "/api/s" in them are listed under the field.
     let values = endpoint_values(&h);
     let expected = selector_bar::suggestions(&values, "/api/s", 12);
@@ -710,19 +722,13 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
 
 #[test]
 fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
-    let dir = fixture_dir("suggest-keys");
-    let mut h = harness(dir.clone());
-    h.state_mut().timeline.as_mut().unwrap().bar.add_name = "endpoint".to_string();
-    h.run_steps(4);
+    let (mut h, dir) = adding_endpoint("suggest-keys");
     let values = endpoint_values(&h);
     let listed = selector_bar::suggestions(&values, "/api/", 12);
     assert!(listed.len() >= 2, "{listed:?}");
     // A value typed in part: Enter takes the first suggestion, not the text typed
     // (which `=` would match with nothing).
-    let field = h.get_by(|n| n.placeholder() == Some("value"));
-    field.focus();
-    field.type_text("/api/");
-    h.run_steps(3);
+    type_value(&mut h, "/api/");
     h.key_press(egui::Key::Enter);
     h.run_steps(4);
     assert_eq!(
@@ -730,10 +736,7 @@ fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
         vec![endpoint(listed[0])]
     );
     // ↓ moves to the next one, ↑ back, and past the end it stays on the last.
-    let field = h.get_by(|n| n.placeholder() == Some("value"));
-    field.focus();
-    field.type_text("/api/");
-    h.run_steps(3);
+    type_value(&mut h, "/api/");
     for key in [
         egui::Key::ArrowDown,
         egui::Key::ArrowDown,
@@ -749,10 +752,7 @@ fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
         vec![endpoint(listed[0]), endpoint(listed[1])]
     );
     // The Add button adds the text as typed.
-    let field = h.get_by(|n| n.placeholder() == Some("value"));
-    field.focus();
-    field.type_text("/api/");
-    h.run_steps(3);
+    type_value(&mut h, "/api/");
     h.get_by_label("Add").click();
     h.run_steps(4);
     assert_eq!(
