@@ -334,7 +334,7 @@ impl FlintApp {
         let querying = self
             .timeline
             .as_ref()
-            .is_some_and(|tl| tl.querying.is_some());
+            .is_some_and(super::timeline::Timeline::querying);
         if self.job.is_some() || !self.pending.is_empty() || self.current.is_some() || querying {
             return;
         }

@@ -49,6 +49,16 @@ pub enum Side {
     B,
 }
 
+impl Side {
+    /// "A" or "B".
+    pub fn letter(self) -> &'static str {
+        match self {
+            Side::A => "A",
+            Side::B => "B",
+        }
+    }
+}
+
 /// A selection's merged profile.
 #[derive(Debug, Clone)]
 pub struct Picked {
@@ -73,10 +83,7 @@ pub fn matchers_text(matchers: &[Matcher]) -> String {
 
 /// `A` or `A {endpoint="/api/sort"}`: a side's name and its selector's matchers.
 pub fn side_name(side: Side, matchers: &[Matcher]) -> String {
-    let name = match side {
-        Side::A => "A",
-        Side::B => "B",
-    };
+    let name = side.letter();
     match matchers_text(matchers) {
         m if m.is_empty() => name.to_string(),
         m => format!("{name} {m}"),
@@ -232,14 +239,13 @@ pub struct CompareState {
 }
 
 impl CompareState {
-    /// Stores a selection's profile for `side`; after A, the next selection is B.
+    /// Stores a selection's profile for `side`.
     pub fn set(&mut self, side: Side, picked: Picked) {
         self.generation += 1;
         match side {
             Side::A => {
                 self.a = Some(picked);
                 self.a_generation = self.generation;
-                self.target = Side::B;
             }
             Side::B => {
                 self.b = Some(picked);

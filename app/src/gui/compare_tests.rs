@@ -117,6 +117,97 @@ fn hover(h: &mut Harness<'_, FlintApp>, name: &str) -> String {
     text
 }
 
+/// Runs the window until `done` holds (queries answered on the window's runtime).
+fn run_until(h: &mut Harness<'static, FlintApp>, done: impl Fn(&FlintApp) -> bool) {
+    let started = std::time::Instant::now();
+    while !done(h.state()) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "not done: {:?} {:?}",
+            h.state().message,
+            h.state().compare.error
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.run_steps(1);
+    }
+}
+
+/// The time of a side's selection.
+fn picked_time(side: &Option<compare::Picked>) -> Option<QueryTime> {
+    side.as_ref().map(|p| p.time)
+}
+
+#[test]
+fn b_picked_while_a_merges_keeps_both() {
+    let (mut h, dir) = compare_window("a-then-b");
+    let ctx = h.ctx.clone();
+    // Queries on the window's runtime, as for a user: A is still merging (or its
+    // answer not yet taken) when B is picked.
+    h.state_mut().sync_jobs = false;
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    // A is shown as being merged, and the next pick is B's.
+    assert_eq!(h.state().compare.target, Side::B);
+    let merging = h.state().side_caption(Side::A);
+    assert!(
+        merging.starts_with("A: ")
+            && (merging.contains("(merging") || merging.contains("(waiting)")),
+        "{merging}"
+    );
+    h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
+    run_until(&mut h, |app| app.compare.result.is_some());
+    let app = h.state();
+    assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
+    assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
+    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(!app.timeline.as_ref().unwrap().querying());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_a_without_data_leaves_the_next_pick_to_a() {
+    let (mut h, dir) = compare_window("a-empty");
+    let ctx = h.ctx.clone();
+    let nothing = QueryTime::Merge(TimeRange {
+        start_nanos: 1,
+        end_nanos: 2,
+    });
+    h.state_mut().select_time(&ctx, nothing);
+    assert_eq!(h.state().compare.target, Side::B);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.compare.a.is_none());
+    assert_eq!(app.compare.target, Side::A);
+    let notice = app.timeline.as_ref().unwrap().notice.as_deref();
+    assert!(
+        notice.is_some_and(|n| n.starts_with("no data")),
+        "{notice:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_picked_again_replaces_the_a_being_merged() {
+    let (mut h, dir) = compare_window("a-twice");
+    let ctx = h.ctx.clone();
+    h.state_mut().sync_jobs = false;
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.state_mut().compare.target = Side::A;
+    h.state_mut().select_time(&ctx, range_of("cpu-2.pb.gz"));
+    // One query under way, the second A's: the first was cancelled and is forgotten.
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.queries.len(), 1);
+    assert_eq!(tl.queries[0].time, range_of("cpu-2.pb.gz"));
+    run_until(&mut h, |app| {
+        !app.timeline.as_ref().unwrap().querying() && app.compare.a.is_some()
+    });
+    // Its answer, if it came, was dropped; nothing says "cancelled".
+    let app = h.state();
+    assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-2.pb.gz")));
+    assert!(app.compare.b.is_none());
+    assert!(app.message.is_none(), "{:?}", app.message);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn sha256_is_more_and_partition_is_less_in_b() {
     let (mut h, dir) = compared("classes");

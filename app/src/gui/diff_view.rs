@@ -42,13 +42,10 @@ impl FlintApp {
         }
         let (side, h) = self.compare.side_hovered.as_ref()?;
         let cur = res.sides[*side as usize].as_ref()?;
-        let name = match side {
-            Side::A => "A",
-            Side::B => "B",
-        };
         Some(format!(
-            "{} in {name}",
-            super::status_bar::hovered_text(cur, h)
+            "{} in {}",
+            super::status_bar::hovered_text(cur, h),
+            side.letter()
         ))
     }
 
@@ -71,6 +68,9 @@ impl FlintApp {
     /// B's flame graph.
     pub fn side_caption(&self, side: Side) -> String {
         let name = self.side_label(side);
+        if let Some(text) = self.side_merging(side, &name) {
+            return text;
+        }
         let picked = match side {
             Side::A => &self.compare.a,
             Side::B => &self.compare.b,
@@ -188,39 +188,45 @@ impl FlintApp {
         self.compare.side_last[i] = Some((out.canvas, out.params, out.rects));
     }
 
+    /// `A: 12:01:00–12:05:00 (merging 2/25 profiles)` while side `side` (named
+    /// `name`) is being merged.
+    fn side_merging(&self, side: Side, name: &str) -> Option<String> {
+        let tl = self.timeline.as_ref()?;
+        let q = tl.query_of(Some(side))?;
+        Some(format!(
+            "{name}: {} ({})",
+            super::timeline::describe_time(q.time, tl.step_nanos),
+            q.progress_text()
+        ))
+    }
+
     /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
     pub fn compare_sides_text(&self) -> String {
         let tl = self.timeline.as_ref();
-        let side = |name: String, p: &Option<Picked>, total: Option<i64>, unit: &str| match p {
-            None => format!("{name}: not selected"),
-            Some(p) => {
-                let when = tl.map_or_else(String::new, |tl| {
-                    super::timeline::describe_time(p.time, tl.step_nanos)
-                });
-                let total =
-                    total.map_or_else(String::new, |t| format!(", {}", units::readable(t, unit)));
-                format!(
-                    "{name}: {when} ({}{total})",
-                    super::timeline::profiles_text(p.count)
-                )
+        let side = |s: Side, p: &Option<Picked>, total: Option<i64>, unit: &str| {
+            let name = self.side_label(s);
+            if let Some(text) = self.side_merging(s, &name) {
+                return text;
             }
+            let Some(p) = p else {
+                return format!("{name}: not selected");
+            };
+            let when = tl.map_or_else(String::new, |tl| {
+                super::timeline::describe_time(p.time, tl.step_nanos)
+            });
+            let total =
+                total.map_or_else(String::new, |t| format!(", {}", units::readable(t, unit)));
+            format!(
+                "{name}: {when} ({}{total})",
+                super::timeline::profiles_text(p.count)
+            )
         };
         let res = self.compare.result.as_deref();
         let unit = res.map_or("", |r| r.unit.as_str());
         format!(
             "{} · {}",
-            side(
-                self.side_label(Side::A),
-                &self.compare.a,
-                res.map(DiffLoaded::total_a),
-                unit
-            ),
-            side(
-                self.side_label(Side::B),
-                &self.compare.b,
-                res.map(DiffLoaded::total_b),
-                unit
-            )
+            side(Side::A, &self.compare.a, res.map(DiffLoaded::total_a), unit),
+            side(Side::B, &self.compare.b, res.map(DiffLoaded::total_b), unit)
         )
     }
 

@@ -414,24 +414,29 @@ impl FlintApp {
         };
         let names: Vec<String> = tl.series[..shown].iter().map(|s| s.name.clone()).collect();
         let pending = tl.pending_bounds.take();
-        let selection = tl.selection;
+        // What is being merged is shown as selected already.
+        let merging = |side| tl.query_of(side).map(|q| q.time);
+        let selection = merging(None).or(tl.selection);
         let step = tl.step_nanos;
         let drag = tl.drag_start.zip(tl.drag_now);
         let sides: Vec<(&str, QueryTime, Color32)> = if self.compare.enabled {
             [
                 (
-                    "A",
+                    Side::A,
                     &self.compare.a,
                     Color32::from_rgba_unmultiplied(255, 140, 0, 60),
                 ),
                 (
-                    "B",
+                    Side::B,
                     &self.compare.b,
                     Color32::from_rgba_unmultiplied(170, 60, 255, 60),
                 ),
             ]
             .into_iter()
-            .filter_map(|(name, p, c)| p.as_ref().map(|p| (name, p.time, c)))
+            .filter_map(|(side, p, c)| {
+                let time = merging(Some(side)).or(p.as_ref().map(|p| p.time))?;
+                Some((side.letter(), time, c))
+            })
             .collect()
         } else {
             Vec::new()

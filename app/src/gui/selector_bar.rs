@@ -429,7 +429,7 @@ impl FlintApp {
             ui.separator();
             if ui
                 .add_enabled(
-                    tl.querying.is_none() && tl.source.is_some(),
+                    !tl.querying() && tl.source.is_some(),
                     egui::Button::new("Merge"),
                 )
                 .on_hover_text(

@@ -18,7 +18,7 @@ use super::compare::{Picked, Side};
 use super::loader::Source;
 use super::plot::{PlotScale, plot_series};
 use super::selector_bar::SumBy;
-use super::timeline::{NO_DATA, Opened, Origin, Selected, TimeMsg, Timeline, describe_time};
+use super::timeline::{NO_DATA, Opened, Origin, Query, Selected, TimeMsg, Timeline, describe_time};
 
 /// How long to wait before asking an unavailable server again.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
@@ -389,12 +389,30 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        if let Some(p) = tl.querying.take() {
-            p.cancel();
-        }
+        // A new selection replaces the one under way for the same side only: picking
+        // B while A is still merging keeps A (B waits for it). Outside compare mode
+        // there is one selection, and it replaces every other.
+        tl.queries.retain(|q| {
+            let replaced = q.side == target || q.side.is_none() || target.is_none();
+            if replaced {
+                q.progress.cancel();
+            }
+            !replaced
+        });
         let progress = Progress::default();
-        tl.querying = Some(progress.clone());
+        let id = tl.next_query;
+        tl.next_query += 1;
+        tl.queries.push(Query {
+            id,
+            side: target,
+            time,
+            progress: progress.clone(),
+        });
         tl.notice = None;
+        if target == Some(Side::A) {
+            // After A, the next selection is B.
+            self.compare.target = Side::B;
+        }
         self.run_query(ctx, async move {
             let started = std::time::Instant::now();
             let range = match time {
@@ -419,7 +437,7 @@ impl FlintApp {
                 took: started.elapsed(),
                 skipped,
             });
-            TimeMsg::Selected(time, side, result)
+            TimeMsg::Selected(id, time, side, result)
         });
     }
 
@@ -429,7 +447,7 @@ impl FlintApp {
             return;
         };
         let msgs: Vec<TimeMsg> = tl.rx.try_iter().collect();
-        if tl.indexing.is_some() || tl.querying.is_some() {
+        if tl.indexing.is_some() || tl.querying() {
             ctx.request_repaint_after(super::app::PROGRESS_REPAINT);
         }
         for msg in msgs {
@@ -578,8 +596,17 @@ impl FlintApp {
             }
             TimeMsg::Live(super::live::LiveMsg::Interval(range)) => self.live_interval(ctx, range),
             TimeMsg::Live(super::live::LiveMsg::Failed(e)) => self.capture_failed(e),
-            TimeMsg::Selected(time, side, result) => {
-                tl.querying = None;
+            TimeMsg::Selected(id, time, side, result) => {
+                let Some(at) = tl.queries.iter().position(|q| q.id == id) else {
+                    // Replaced by a newer selection of its side, or cancelled.
+                    return;
+                };
+                tl.queries.remove(at);
+                let a_failed = result.is_err() && matches!(side, Some((Side::A, _)));
+                if a_failed && tl.query_of(Some(Side::B)).is_none() {
+                    // No A after all (no data there, say): the next pick is A's again.
+                    self.compare.target = Side::A;
+                }
                 match (result, side) {
                     (Ok(got), side) => self.selected(time, side, got),
                     (Err(SourceError::NoData), _) => tl.notice = Some(NO_DATA.to_string()),
@@ -636,10 +663,11 @@ impl FlintApp {
     /// Cancels indexing or the selection query.
     pub fn cancel_time_job(&mut self) {
         if let Some(tl) = &mut self.timeline {
-            for p in tl.indexing.iter().chain(tl.querying.iter()) {
-                p.cancel();
+            tl.cancel_jobs();
+            if tl.querying() {
+                self.message = Some(("cancelled".into(), false));
             }
-            tl.querying = None;
+            tl.queries.clear();
         }
     }
 
@@ -670,7 +698,7 @@ impl FlintApp {
         let Some(tl) = &self.timeline else {
             return;
         };
-        let shown = tl.selection.is_some() && tl.querying.is_none() && !self.comparing();
+        let shown = tl.selection.is_some() && !tl.querying() && !self.comparing();
         if let (Some(took), true) = (tl.selection_took, shown) {
             ui.weak(format!(
                 "merged {} in {:.2} s",

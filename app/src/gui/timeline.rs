@@ -89,13 +89,38 @@ pub enum TimeMsg {
     Values(String, Vec<String>),
     /// News from a live capture.
     Live(super::live::LiveMsg),
-    /// A selection's merged profile; the side it sets in compare mode and that side's
-    /// matchers.
+    /// A selection's merged profile: the number of its [`Query`], the side it sets in
+    /// compare mode and that side's matchers.
     Selected(
+        u64,
         QueryTime,
         Option<(Side, Vec<Matcher>)>,
         Result<Selected, SourceError>,
     ),
+}
+
+/// A selection query under way: what was selected, for which side, and its progress.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Its number: an answer is taken only while its query is still here (a query
+    /// replaced by a newer one for the same side is dropped, and so is its answer).
+    pub id: u64,
+    /// The compare side it sets, `None` outside compare mode.
+    pub side: Option<Side>,
+    /// The time selected.
+    pub time: QueryTime,
+    /// Its progress, and the way to cancel it.
+    pub progress: Progress,
+}
+
+impl Query {
+    /// "merging 2/25 profiles", or "waiting" while the queries before it run.
+    pub fn progress_text(&self) -> String {
+        match self.progress.get() {
+            (0, 0) => "waiting".to_string(),
+            (done, total) => format!("merging {done}/{total} profiles"),
+        }
+    }
 }
 
 /// What a selection's query answered.
@@ -217,8 +242,11 @@ pub struct Timeline {
     pub last_view: Option<(f64, f64, f32)>,
     /// Indexing in progress.
     pub indexing: Option<Progress>,
-    /// A selection query in progress.
-    pub querying: Option<Progress>,
+    /// The selection queries under way, in the order asked (they run one after
+    /// another): at most one outside compare mode, and one per side in it.
+    pub queries: Vec<Query>,
+    /// The number of the next [`Query`].
+    pub(super) next_query: u64,
     /// Series query in progress.
     pub loading_series: bool,
     /// Notice shown above the plot ("no data …", errors).
@@ -259,9 +287,20 @@ pub const MARGIN: f64 = 0.03;
 impl Timeline {
     /// Cancels the listing and the query under way, if any.
     pub fn cancel_jobs(&self) {
-        for p in self.indexing.iter().chain(self.querying.iter()) {
+        let queries = self.queries.iter().map(|q| &q.progress);
+        for p in self.indexing.iter().chain(queries) {
             p.cancel();
         }
+    }
+
+    /// Whether a selection query is under way.
+    pub fn querying(&self) -> bool {
+        !self.queries.is_empty()
+    }
+
+    /// The query under way for `side` (`None`: the selection outside compare mode).
+    pub fn query_of(&self, side: Option<Side>) -> Option<&Query> {
+        self.queries.iter().find(|q| q.side == side)
     }
 
     /// Replaces the plotted series.
@@ -329,7 +368,8 @@ impl Timeline {
             range: RangeFields::default(),
             last_view: None,
             indexing: None,
-            querying: None,
+            queries: Vec::new(),
+            next_query: 0,
             loading_series: false,
             notice: None,
             failed: None,
@@ -518,11 +558,15 @@ impl Timeline {
             let (done, total) = p.get();
             return Some(format!("indexing {done}/{total} files"));
         }
-        if let Some(p) = &self.querying {
-            let (done, total) = p.get();
-            return Some(format!("merging {done}/{total} profiles"));
-        }
-        None
+        let texts: Vec<String> = self
+            .queries
+            .iter()
+            .map(|q| match q.side {
+                Some(side) => format!("{}: {}", side.letter(), q.progress_text()),
+                None => q.progress_text(),
+            })
+            .collect();
+        (!texts.is_empty()).then(|| texts.join(" · "))
     }
 
     /// Shows the time from `start_nanos` to `end_nanos`: a directory's or a capture's
