@@ -102,17 +102,20 @@ pub fn compute_diff(
     stage: &dyn Fn(usize),
 ) -> Result<Option<Box<DiffLoaded>>, String> {
     let (at, bt) = side_types(a, b, type_name);
-    let (diffed, side_a, side_b) = std::thread::scope(|s| {
+    // The diff first, then both sides at once: the combined profile is let go before
+    // the sides' trees are built (each build already keeps both cores busy).
+    let Some(mut diffed) = diff_only(a, b, (at, bt), settings, cancel, stage)? else {
+        return Ok(None);
+    };
+    let (side_a, side_b) = std::thread::scope(|s| {
         let side_a = s.spawn(|| side_view(a, at, "A", settings, cancel));
-        let side_b = s.spawn(|| side_view(b, bt, "B", settings, cancel));
-        let diffed = diff_only(a, b, (at, bt), settings, cancel, stage);
-        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
-            h.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        };
-        (diffed, join(side_a), join(side_b))
+        let side_b = side_view(b, bt, "B", settings, cancel);
+        let side_a = side_a
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (side_a, side_b)
     });
-    let (Some(mut diffed), Some(side_a), Some(side_b)) = (diffed?, side_a?, side_b?) else {
+    let (Some(side_a), Some(side_b)) = (side_a?, side_b?) else {
         return Ok(None);
     };
     diffed.sides = [Some(side_a), Some(side_b)];
