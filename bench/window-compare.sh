@@ -11,36 +11,9 @@
 # are those of a fresh 1250×870 window (a new settings folder is used).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 runs="${1:-1}"
-cargo build --release --locked -p flint -p flint-fixture-gen
-flint="${FLINT_BIN:-$root/target/release/flint}"
-workdir="${FLINT_BENCH_DIR:-${TMPDIR:-/tmp}/flint-bench}"
-dir="${2:-$workdir/day}"
-[[ -d "$dir" ]] || "$root/target/release/flint-fixture-gen" series "$dir" --count 8640
+source "$(dirname "${BASH_SOURCE[0]}")/window-day.sh" :93 home-compare "${2:-}"
 
-export DISPLAY=:93
-Xvfb "$DISPLAY" -screen 0 1600x1000x24 -nolisten tcp > /dev/null 2>&1 &
-xvfb_pid=$!
-trap 'kill "$xvfb_pid" 2> /dev/null' EXIT
-sleep 1
-export HOME="$workdir/home-compare"
-
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# Seconds from `start` until the process has used no CPU for 1.5 s.
-until_idle() {
-  local pid=$1 start=$2 last_busy prev cur idle=0
-  last_busy=$start
-  prev=$(ticks "$pid")
-  while ((idle < 6)); do
-    sleep 0.25
-    cur=$(ticks "$pid")
-    if ((cur - prev > 5)); then last_busy=$(date +%s.%N); idle=0; else idle=$((idle + 1)); fi
-    prev=$cur
-  done
-  echo "$last_busy - $start" | bc
-}
 # A drag across the plot from x0 to x1 (window coordinates).
 drag() {
   xdotool mousemove $((X + $1)) $((Y + 230)) mousedown 1
@@ -56,7 +29,7 @@ for run in $(seq "$runs"); do
   "$flint" "$dir" > /dev/null 2>&1 &
   pid=$!
   window=$(xdotool search --sync --pid "$pid" --name flint | head -n 1)
-  indexed=$(until_idle "$pid" "$(date +%s.%N)")
+  indexed=$(until_idle "$pid")
   eval "$(xdotool getwindowgeometry --shell "$window")"
   xdotool mousemove $((X + 659)) $((Y + 92)) click 1
   sleep 0.5

@@ -15,37 +15,8 @@
 # 1250×870 window (a new settings folder is used, so no saved size moves it).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 runs="${1:-3}"
-cargo build --release --locked -p flint -p flint-fixture-gen
-flint="${FLINT_BIN:-$root/target/release/flint}"
-workdir="${FLINT_BENCH_DIR:-${TMPDIR:-/tmp}/flint-bench}"
-dir="${2:-$workdir/day}"
-[[ -d "$dir" ]] || "$root/target/release/flint-fixture-gen" series "$dir" --count 8640
-
-export DISPLAY=:94
-Xvfb "$DISPLAY" -screen 0 1600x1000x24 -nolisten tcp > /dev/null 2>&1 &
-xvfb_pid=$!
-trap 'kill "$xvfb_pid" 2> /dev/null' EXIT
-sleep 1
-export HOME="$workdir/home-merge"
-
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# Seconds from now until the process has used no CPU for 1.5 s (ticks of 1/100 s).
-until_idle() {
-  local pid=$1 start last_busy prev cur idle=0
-  start=$(date +%s.%N)
-  last_busy=$start
-  prev=$(ticks "$pid")
-  while ((idle < 6)); do
-    sleep 0.25
-    cur=$(ticks "$pid")
-    if ((cur - prev > 5)); then last_busy=$(date +%s.%N); idle=0; else idle=$((idle + 1)); fi
-    prev=$cur
-  done
-  echo "$last_busy - $start" | bc
-}
+source "$(dirname "${BASH_SOURCE[0]}")/window-day.sh" :94 home-merge "${2:-}"
 
 for run in $(seq "$runs"); do
   rm -rf "$HOME" && mkdir -p "$HOME"
