@@ -231,7 +231,8 @@ pub struct CompareState {
     pub side_hovered: Option<(Side, FlameRect)>,
     /// Last canvas, parameters and rectangles of A's and B's flame graphs (for tests).
     pub side_last: [Option<Drawn>; 2],
-    pub(super) side_colors: [Vec<Color32>; 2],
+    /// The fill of each frame in A's and B's flame graphs (by package or binary).
+    pub(super) side_colors: Vec<Color32>,
     pub(super) side_colors_key: Option<(u64, bool, ColorMode)>,
     /// Search matches per frame of A, B and the diff (when searching).
     pub matches: [Option<Vec<bool>>; 3],

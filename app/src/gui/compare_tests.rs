@@ -396,8 +396,8 @@ fn export_diff_writes_b_minus_a() {
 /// path of names and its center on screen.
 fn side_rect(h: &Harness<'_, FlintApp>, side: usize, name: &str) -> (FlameRect, Vec<String>, Pos2) {
     let app = h.state();
-    let res = app.compare.result.as_ref().unwrap();
-    let cur = res.sides[side].as_ref().expect("side computed");
+    // Both sides are drawn from the comparison's tree, with their own totals.
+    let cur = app.compare.result.as_ref().unwrap();
     let (canvas, params, rects) = app.compare.side_last[side].as_ref().expect("side drawn");
     let node_of = |r: &FlameRect| match r.kind {
         RectKind::Node(n) => Some(n),
@@ -486,6 +486,33 @@ fn a_and_b_flame_graphs_show_each_sides_values() {
         values.push(expected);
     }
     assert_ne!(values[0], values[1], "A and B differ");
+    // A's graph draws nothing of what is in B only, and B's nothing of what is in A
+    // only: both come from the comparison's tree, each with its own totals.
+    {
+        let app = h.state();
+        let res = app.compare.result.as_ref().unwrap();
+        for (side, own, other) in [
+            (0, &res.totals_a, &res.totals_b),
+            (1, &res.totals_b, &res.totals_a),
+        ] {
+            let (_, _, rects) = app.compare.side_last[side].as_ref().unwrap();
+            let nodes: Vec<u32> = rects
+                .iter()
+                .filter_map(|r| match r.kind {
+                    RectKind::Node(n) => Some(n),
+                    RectKind::Hidden { .. } => None,
+                })
+                .collect();
+            assert!(nodes.iter().all(|&n| own[n as usize] > 0), "side {side}");
+            let only_other = (0..res.tree.len())
+                .filter(|&n| own[n] == 0 && other[n] > 0)
+                .count();
+            assert!(
+                only_other > 0,
+                "side {side}: the other side has frames of its own"
+            );
+        }
+    }
     // Clicking a frame of B zooms B only.
     let (fr, _, pos) = side_rect(&h, 1, name);
     click_at(&mut h, pos);
@@ -536,15 +563,10 @@ fn search_dims_in_all_three_graphs() {
     h.run_steps(2);
     let app = h.state();
     let res = app.compare.result.as_ref().unwrap();
-    let tables = [
-        &res.sides[0].as_ref().unwrap().frames,
-        &res.sides[1].as_ref().unwrap().frames,
-        &res.frames,
-    ];
-    for (matches, frames) in app.compare.matches.iter().zip(tables) {
+    for matches in &app.compare.matches {
         let matches = matches.as_ref().expect("searching");
-        assert_eq!(matches.len(), frames.frames.len());
-        for (m, f) in matches.iter().zip(&frames.frames) {
+        assert_eq!(matches.len(), res.frames.frames.len());
+        for (m, f) in matches.iter().zip(&res.frames.frames) {
             assert_eq!(*m, f.name.contains("sha256"), "{}", f.name);
         }
     }

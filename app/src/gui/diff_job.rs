@@ -1,6 +1,5 @@
-//! The comparison job of compare mode: A and B combined and diffed (and each side's
-//! own view built) on a worker thread, started and installed as the selections and
-//! settings change.
+//! The comparison job of compare mode: A and B combined and diffed on a worker
+//! thread, started and installed as the selections and settings change.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,15 +7,14 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Instant;
 
 use egui::Context;
-use profile_model::codec::DecodeOptions;
 use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
 use profile_model::{CallTree, Profile, View};
 
 use super::app::{FlintApp, SettingsKey};
-use super::compare::side_types;
+use super::compare::{Side, side_types};
 use super::flame::DiffValues;
-use super::loader::{self, Loaded, Settings, Source};
+use super::loader::Settings;
 
 /// Everything the diff flame graph and table show.
 #[derive(Debug)]
@@ -34,11 +32,22 @@ pub struct DiffLoaded {
     pub rows: Vec<DiffRow>,
     /// Unit of both sides.
     pub unit: String,
-    /// A's and B's own views (frames, call tree, totals) under the same settings.
-    pub sides: [Option<Arc<Loaded>>; 2],
 }
 
 impl DiffLoaded {
+    /// The totals of every node in `side`: its own flame graph's widths.
+    pub fn totals(&self, side: Side) -> &[i64] {
+        match side {
+            Side::A => &self.totals_a,
+            Side::B => &self.totals_b,
+        }
+    }
+
+    /// The total of `side`.
+    pub fn total(&self, side: Side) -> i64 {
+        self.totals(side).first().copied().unwrap_or(0)
+    }
+
     /// A's total.
     pub fn total_a(&self) -> i64 {
         self.totals_a.first().copied().unwrap_or(0)
@@ -64,72 +73,19 @@ impl DiffLoaded {
 /// The stages of a comparison job, for the progress line.
 pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "aggregating", "diffing"];
 
-/// A's or B's own view (the loader pipeline on the merged profile of one selection).
-fn side_view(
-    profile: &Arc<Profile>,
-    sample_type: usize,
-    name: &str,
-    settings: &Settings,
-    cancel: &AtomicBool,
-) -> Result<Option<Arc<Loaded>>, String> {
-    let source = Source::Profile {
-        name: name.to_string(),
-        path: None,
-        profile: Arc::clone(profile),
-    };
-    let settings = Settings {
-        sample_type: Some(sample_type),
-        ..settings.clone()
-    };
-    let loaded = loader::compute(
-        source,
-        settings,
-        DecodeOptions::default(),
-        cancel,
-        &mut |_| {},
-    )?;
-    Ok(loaded.map(Arc::from))
-}
-
-/// Combines A and B and builds the diff tree, totals and table, and A's and B's own
-/// views (on worker threads of their own); `Ok(None)` when cancelled.
+/// Combines A and B and builds the diff tree, totals and table; `Ok(None)` when
+/// cancelled. A's and B's own flame graphs are drawn from the same tree with each
+/// side's totals (a node a side has nothing in is left out of its graph), so that no
+/// tree of their own is built or held beside it.
 pub fn compute_diff(
-    a: &Arc<Profile>,
-    b: &Arc<Profile>,
+    a: &Profile,
+    b: &Profile,
     type_name: &str,
     settings: &Settings,
     cancel: &AtomicBool,
     stage: &dyn Fn(usize),
 ) -> Result<Option<Box<DiffLoaded>>, String> {
     let (at, bt) = side_types(a, b, type_name);
-    // The diff first, then both sides at once: the combined profile is let go before
-    // the sides' trees are built (each build already keeps both cores busy).
-    let Some(mut diffed) = diff_only(a, b, (at, bt), settings, cancel, stage)? else {
-        return Ok(None);
-    };
-    let (side_a, side_b) = std::thread::scope(|s| {
-        let side_a = s.spawn(|| side_view(a, at, "A", settings, cancel));
-        let side_b = side_view(b, bt, "B", settings, cancel);
-        let side_a = side_a
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (side_a, side_b)
-    });
-    let (Some(side_a), Some(side_b)) = (side_a?, side_b?) else {
-        return Ok(None);
-    };
-    diffed.sides = [Some(side_a), Some(side_b)];
-    Ok(Some(diffed))
-}
-
-fn diff_only(
-    a: &Profile,
-    b: &Profile,
-    (at, bt): (usize, usize),
-    settings: &Settings,
-    cancel: &AtomicBool,
-    stage: &dyn Fn(usize),
-) -> Result<Option<Box<DiffLoaded>>, String> {
     let cancelled = || cancel.load(Ordering::Relaxed);
     stage(0);
     let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
@@ -167,7 +123,6 @@ fn diff_only(
         totals_b,
         rows,
         unit,
-        sides: [None, None],
     })))
 }
 

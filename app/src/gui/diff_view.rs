@@ -41,12 +41,9 @@ impl FlintApp {
             return Some(diff_hover_text(res, self.compare.mode, h));
         }
         let (side, h) = self.compare.side_hovered.as_ref()?;
-        let cur = res.sides[*side as usize].as_ref()?;
-        Some(format!(
-            "{} in {}",
-            super::status_bar::hovered_text(cur, h),
-            side.letter()
-        ))
+        let line =
+            super::status_bar::hovered_line(&res.tree, &res.frames, res.total(*side), &res.unit, h);
+        Some(format!("{line} in {}", side.letter()))
     }
 
     /// `A` or `A {endpoint="/api/sort"}`: a side's name and the matchers of its
@@ -81,17 +78,9 @@ impl FlintApp {
         let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
             super::timeline::describe_time(p.time, tl.step_nanos)
         });
-        let total = self
-            .compare
-            .result
-            .as_ref()
-            .and_then(|r| r.sides[side as usize].as_ref())
-            .map_or_else(String::new, |cur| {
-                format!(
-                    ", {}",
-                    units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
-                )
-            });
+        let total = self.compare.result.as_ref().map_or_else(String::new, |r| {
+            format!(", {}", units::readable(r.total(side), &r.unit))
+        });
         format!(
             "{name}: {when}, {}{total}",
             super::timeline::profiles_text(p.count)
@@ -108,15 +97,12 @@ impl FlintApp {
         if self.compare.matches_key.as_ref() == Some(&key) {
             return;
         }
-        let tables = [
-            res.sides[0].as_ref().map(|c| &c.frames),
-            res.sides[1].as_ref().map(|c| &c.frames),
-            Some(&res.frames),
-        ];
+        // The three graphs share one tree and its frames.
         self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
             Ok(Some(re)) => {
                 self.search.error = None;
-                tables.map(|t| t.map(|f| CallTree::frame_matches(f, &re)))
+                let matches = CallTree::frame_matches(&res.frames, &re);
+                [Some(matches.clone()), Some(matches.clone()), Some(matches)]
             }
             Ok(None) => {
                 self.search.error = None;
@@ -134,35 +120,31 @@ impl FlintApp {
     fn side_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, side: Side) {
         let i = side as usize;
         let caption = self.side_caption(side);
-        let Some(cur) = res.sides[i].clone() else {
-            ui.label(caption);
-            return;
-        };
         let z = &mut self.compare.zooms[i];
-        if z.zoom as usize >= cur.tree.len() {
+        if z.zoom as usize >= res.tree.len() {
             z.reset();
         }
         ui.horizontal(|ui| {
             ui.strong(caption);
             let z = &mut self.compare.zooms[i];
-            zoom_buttons(ui, z, &cur.tree, true);
+            zoom_buttons(ui, z, &res.tree, true);
             if z.zoom != CallTree::ROOT {
-                let name = flame::node_name(&cur.tree, &cur.frames, z.zoom);
+                let name = flame::node_name(&res.tree, &res.frames, z.zoom);
                 ui.add(egui::Label::new(format!("› {name}")).truncate());
             }
         });
-        if cur.totals.first().copied().unwrap_or(0) <= 0 {
+        if res.total(side) <= 0 {
             ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
             return;
         }
         let input = FlameInput {
-            tree: &cur.tree,
-            frames: &cur.frames,
-            totals: &cur.totals,
-            colors: &self.compare.side_colors[i],
+            tree: &res.tree,
+            frames: &res.frames,
+            totals: res.totals(side),
+            colors: &self.compare.side_colors,
             matches: self.compare.matches[i].as_deref(),
             selected: None,
-            unit: cur.unit(),
+            unit: &res.unit,
         };
         let label = match side {
             Side::A => "flame graph A",
@@ -175,7 +157,7 @@ impl FlintApp {
             label,
             self.compare.zooms[i].zoom,
             self.flame.flipped,
-            cur.tree.max_depth(),
+            res.tree.max_depth(),
         );
         if let Some(h) = out.hovered {
             self.compare.side_hovered = Some((side, h));
@@ -278,11 +260,8 @@ impl FlintApp {
         }
         let side_key = (self.compare.result_generation, dark, self.flame.color_mode);
         if self.compare.side_colors_key != Some(side_key) {
-            for (colors, side) in self.compare.side_colors.iter_mut().zip(&res.sides) {
-                *colors = side.as_ref().map_or_else(Vec::new, |cur| {
-                    colors::frame_colors(&cur.frames.frames, self.flame.color_mode, dark)
-                });
-            }
+            self.compare.side_colors =
+                colors::frame_colors(&res.frames.frames, self.flame.color_mode, dark);
             self.compare.side_colors_key = Some(side_key);
         }
         // A and B side by side on the top 40%, the diff below.

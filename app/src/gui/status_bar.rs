@@ -3,7 +3,7 @@
 
 use egui::{Align, Context, Layout, RichText, Ui};
 use profile_model::layout::{FlameRect, RectKind};
-use profile_model::units;
+use profile_model::{CallTree, FrameTable, units};
 
 use super::app::FlintApp;
 use super::flame;
@@ -180,13 +180,25 @@ impl FlintApp {
 /// "hovered: main.fib — 1.23 s (30.1%)".
 pub(super) fn hovered_text(cur: &Loaded, h: &FlameRect) -> String {
     let total = cur.totals.first().copied().unwrap_or(0);
+    hovered_line(&cur.tree, &cur.frames, total, cur.unit(), h)
+}
+
+/// "hovered: main.fib — 1.23 s (30.1%)" for rectangle `h` of a flame graph of `tree`
+/// whose root is worth `total` (in `unit`).
+pub(super) fn hovered_line(
+    tree: &CallTree,
+    frames: &FrameTable,
+    total: i64,
+    unit: &str,
+    h: &FlameRect,
+) -> String {
     let name = match h.kind {
-        RectKind::Node(n) => flame::node_name(&cur.tree, &cur.frames, n).to_string(),
+        RectKind::Node(n) => flame::node_name(tree, frames, n).to_string(),
         RectKind::Hidden { count, .. } => format!("{count} narrow frames"),
     };
     format!(
         "hovered: {name} — {} ({})",
-        units::readable(h.value, cur.unit()),
+        units::readable(h.value, unit),
         units::percent(h.value, total)
     )
 }
