@@ -380,9 +380,7 @@ impl FlintApp {
         // No early return after asking for new series: the panel must be drawn whole
         // every frame, or it would store a smaller size and shrink.
         if reload {
-            tl.set_series(Vec::new());
-            tl.selection = None;
-            tl.selection_series.clear();
+            tl.type_changed();
             tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
             self.compare.clear();
         }

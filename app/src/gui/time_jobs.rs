@@ -336,9 +336,7 @@ impl FlintApp {
                 tl.bar.text_error = None;
                 if index != tl.type_index {
                     tl.type_index = index;
-                    tl.set_series(Vec::new());
-                    tl.selection = None;
-                    tl.selection_series.clear();
+                    tl.type_changed();
                     self.compare.clear();
                 }
                 self.set_matchers(ctx, matchers);

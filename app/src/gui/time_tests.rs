@@ -1026,12 +1026,18 @@ fn a_merge_of_the_view_is_cut_to_the_data() {
     assert_eq!(timeline::clamp_to(r(300, 400), span), r(300, 400));
 }
 
-#[test]
-fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
-    let dir = std::env::temp_dir().join(format!("flint-gui-heap-{}", std::process::id()));
+/// A fresh folder holding the Go heap profile (several sample types) alone.
+fn heap_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flint-gui-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture("heap.pb.gz"), dir.join("heap.pb.gz")).unwrap();
+    dir
+}
+
+#[test]
+fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
+    let dir = heap_dir("heap");
     let mut h = harness(dir.clone());
     let ctx = h.ctx.clone();
     let profile = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
@@ -1060,6 +1066,38 @@ fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
             .collect();
         assert_eq!(points, [profile.total(index) as f64], "{sample_type}");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_selection_being_merged_is_dropped_when_another_type_is_chosen() {
+    let dir = heap_dir("heap-type");
+    let mut h = harness(dir.clone());
+    let ctx = h.ctx.clone();
+    let (span, other) = {
+        let tl = h.state().timeline.as_ref().unwrap();
+        let other = (tl.type_index + 1) % tl.types.len();
+        (tl.span, tl.types[other].to_string())
+    };
+    // As for a user: the merge runs on the window's runtime while the type is changed.
+    h.state_mut().sync_jobs = false;
+    h.state_mut().select_time(&ctx, QueryTime::Merge(span));
+    assert!(h.state().timeline.as_ref().unwrap().querying());
+    h.state_mut().apply_selector_text(&ctx, &other);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.types[tl.type_index].to_string(), other);
+    assert!(!tl.querying(), "the merge of the other type is forgotten");
+    // Whenever its answer comes, it is not shown.
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.run_steps(1);
+    }
+    let app = h.state();
+    assert!(
+        app.current.is_none(),
+        "a profile of the type left was shown"
+    );
+    assert!(app.timeline.as_ref().unwrap().selection.is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
 

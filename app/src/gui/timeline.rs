@@ -293,6 +293,18 @@ impl Timeline {
         }
     }
 
+    /// Another profile type is shown: its series are asked for again, and what was
+    /// selected (or is being merged: those queries are cancelled and their answers
+    /// dropped) is forgotten.
+    pub fn type_changed(&mut self) {
+        self.set_series(Vec::new());
+        self.selection = None;
+        self.selection_series.clear();
+        for q in self.queries.drain(..) {
+            q.progress.cancel();
+        }
+    }
+
     /// Whether a selection query is under way.
     pub fn querying(&self) -> bool {
         !self.queries.is_empty()
