@@ -128,8 +128,9 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-/// Compare: both profiles in one two-column profile, its call tree and both totals,
-/// and the diff table — what the window computes when A and B are chosen.
+/// Compare: both profiles in one two-column profile, the diff table, then the call
+/// tree (the combined profile let go once its stacks are read) and both totals — what
+/// the window computes when A and B are chosen.
 fn group_compare(c: &mut Criterion, a: &Profile, b: &Profile) {
     let mut group = c.benchmark_group("compare");
     group.sample_size(10);
@@ -138,9 +139,9 @@ fn group_compare(c: &mut Criterion, a: &Profile, b: &Profile) {
             let t = a.default_sample_index();
             let combined = diff::combine(a, t, b, t).expect("same units");
             let view = View::new(&combined, &ViewOptions::default());
-            let tree = view.call_tree(&combined);
-            let totals = (tree.totals(diff::A), tree.totals(diff::B));
             let rows = diff::diff_rows(&view, &combined, diff::DiffMode::default());
+            let tree = CallTree::build_consuming(combined, &view.frames, &view.filter);
+            let totals = (tree.totals(diff::A), tree.totals(diff::B));
             (totals.0.len(), rows.len())
         })
     });

@@ -155,19 +155,82 @@ fn sorted_parts<R: Rank>(
     count: usize,
     fill: impl Fn(std::ops::Range<usize>) -> Sequences<R> + Sync,
 ) -> Vec<Sequences<R>> {
-    let sorted = |range| fill(range).sorted();
+    in_halves(count, |range| fill(range).sorted())
+}
+
+/// `make(range)` of items `0..count`: large inputs in two halves, each made on a
+/// thread of its own.
+fn in_halves<T: Send>(count: usize, make: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
     if count < 50_000 {
-        return vec![sorted(0..count)];
+        return vec![make(0..count)];
     }
     let half = count / 2;
     std::thread::scope(|scope| {
-        let left = scope.spawn(|| sorted(0..half));
-        let right = sorted(half..count);
+        let left = scope.spawn(|| make(0..half));
+        let right = make(half..count);
         let left = left
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         vec![left, right]
     })
+}
+
+/// Each part sorted ([`Sequences::sorted`]) on a thread of its own, and let go once
+/// its sorted copy is made.
+fn sort_each<R: Rank>(parts: Vec<Sequences<R>>) -> Vec<Sequences<R>> {
+    std::thread::scope(|scope| {
+        let sorting: Vec<_> = parts
+            .into_iter()
+            .map(|part| scope.spawn(move || part.sorted()))
+            .collect();
+        sorting
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// The kept samples' stacks of `profile` as sequences of frame-name ranks in parts
+/// (see [`sorted_parts`]), sorted when `sort`, with the frame of each rank and the
+/// number of value columns (every sample type, or only `one`).
+fn sequences<R: Rank>(
+    profile: &Profile,
+    frames: &FrameTable,
+    filter: &SampleFilter,
+    one: Option<usize>,
+    sort: bool,
+) -> (Vec<Sequences<R>>, Vec<FrameId>, usize) {
+    let (rank, by_rank) = name_ranks::<R>(frames);
+    let columns = match one {
+        Some(t) => profile.samples.values.get(t..=t).unwrap_or_default(),
+        None => &profile.samples.values[..],
+    };
+    let types = one.map_or(profile.sample_types.len(), |_| 1);
+    let fill = |samples: std::ops::Range<usize>| {
+        let mut sequences = Sequences::new(types);
+        for i in samples {
+            if !filter.keeps(profile, i) {
+                continue;
+            }
+            for &loc in profile.samples.stack(i).iter().rev() {
+                let outermost_first = frames.of_location(loc).iter().rev();
+                sequences
+                    .ranks
+                    .extend(outermost_first.map(|f| rank[*f as usize]));
+            }
+            sequences.close(columns.iter().map(|c| c[i]));
+        }
+        sequences
+    };
+    let parts = if sort {
+        sorted_parts(profile.samples.len(), fill)
+    } else {
+        in_halves(profile.samples.len(), fill)
+    };
+    (parts, by_rank, types)
 }
 
 /// The tree of sorted parts' sequences, taken in lexicographic order across the parts.
@@ -373,6 +436,27 @@ impl CallTree {
         }
     }
 
+    /// [`CallTree::build`] of a profile needed no longer: it is let go once its stacks
+    /// are read, before they are sorted and the tree is assembled, so that the profile
+    /// is never held beside the sorted copies or the tree (a comparison's combined
+    /// profile, say).
+    pub fn build_consuming(profile: Profile, frames: &FrameTable, filter: &SampleFilter) -> Self {
+        fn ranked<R: Rank>(
+            profile: Profile,
+            frames: &FrameTable,
+            filter: &SampleFilter,
+        ) -> CallTree {
+            let (parts, by_rank, types) = sequences::<R>(&profile, frames, filter, None, false);
+            drop(profile);
+            tree_of(&sort_each(parts), &by_rank, types)
+        }
+        if frames.len() <= usize::from(u16::MAX) {
+            ranked::<u16>(profile, frames, filter)
+        } else {
+            ranked::<u32>(profile, frames, filter)
+        }
+    }
+
     /// [`CallTree::build_columns`] with ranks of type `R`.
     fn build_ranked<R: Rank, T: Send>(
         profile: &Profile,
@@ -381,28 +465,7 @@ impl CallTree {
         one: Option<usize>,
         beside: impl FnOnce() -> T + Send,
     ) -> (Self, T) {
-        let (rank, by_rank) = name_ranks::<R>(frames);
-        let columns = match one {
-            Some(t) => profile.samples.values.get(t..=t).unwrap_or_default(),
-            None => &profile.samples.values[..],
-        };
-        let types = one.map_or(profile.sample_types.len(), |_| 1);
-        let parts = sorted_parts(profile.samples.len(), |samples| {
-            let mut sequences = Sequences::new(types);
-            for i in samples {
-                if !filter.keeps(profile, i) {
-                    continue;
-                }
-                for &loc in profile.samples.stack(i).iter().rev() {
-                    let outermost_first = frames.of_location(loc).iter().rev();
-                    sequences
-                        .ranks
-                        .extend(outermost_first.map(|f| rank[*f as usize]));
-                }
-                sequences.close(columns.iter().map(|c| c[i]));
-            }
-            sequences
-        });
+        let (parts, by_rank, types) = sequences::<R>(profile, frames, filter, one, true);
         std::thread::scope(|scope| {
             let beside = scope.spawn(beside);
             let tree = tree_of(&parts, &by_rank, types);

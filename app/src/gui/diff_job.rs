@@ -71,7 +71,7 @@ impl DiffLoaded {
 }
 
 /// The stages of a comparison job, for the progress line.
-pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "aggregating", "diffing"];
+pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "diffing", "aggregating"];
 
 /// Combines A and B and builds the diff tree, totals and table; `Ok(None)` when
 /// cancelled. A's and B's own flame graphs are drawn from the same tree with each
@@ -98,21 +98,23 @@ pub fn compute_diff(
         return Ok(None);
     }
     stage(2);
-    let mut tree = view.call_tree(&combined);
-    if settings.invert {
-        tree = tree.inverted(&view.frames);
-    }
-    if cancelled() {
-        return Ok(None);
-    }
-    stage(3);
-    let totals_a = tree.totals(diff::A);
-    let totals_b = tree.totals(diff::B);
     let rows = diff::diff_rows(&view, &combined, DiffMode::default());
     let unit = combined
         .sample_types
         .get(diff::B)
         .map_or_else(String::new, |t| combined.str(t.unit).to_string());
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(3);
+    // The combined profile (both sides' stacks again) is let go once its stacks are
+    // read, before the tree is assembled: the comparison's peak memory.
+    let mut tree = CallTree::build_consuming(combined, &view.frames, &view.filter);
+    if settings.invert {
+        tree = tree.inverted(&view.frames);
+    }
+    let totals_a = tree.totals(diff::A);
+    let totals_b = tree.totals(diff::B);
     if cancelled() {
         return Ok(None);
     }

@@ -308,3 +308,52 @@ fn a_tree_of_one_sample_type_is_that_column_of_the_tree_of_all() {
         );
     }
 }
+
+/// `p` with its samples repeated `times` times over.
+fn repeated(p: &Profile, times: usize) -> Profile {
+    let mut big = p.clone();
+    let s = &mut big.samples;
+    for _ in 1..times {
+        for i in 0..p.samples.len() {
+            s.stack_locations.extend_from_slice(p.samples.stack(i));
+            s.stack_offsets.push(s.stack_locations.len() as u32);
+            s.label_set.push(p.samples.label_set[i]);
+            for (column, values) in s.values.iter_mut().zip(&p.samples.values) {
+                column.push(values[i]);
+            }
+        }
+    }
+    big
+}
+
+#[test]
+fn a_tree_of_a_profile_let_go_is_the_tree_of_the_profile_kept() {
+    let p = super::fixture("heap.pb.gz");
+    // Small profiles are sorted in one part, large ones (50,000 samples or more) in two.
+    let times = 50_000 / p.samples.len() + 1;
+    for (p, times) in [(p.clone(), 1), (repeated(&p, times), times)] {
+        for options in [
+            ViewOptions::default(),
+            ViewOptions {
+                filters: Filters {
+                    ignore: compile_regex("--ignore", "runtime").unwrap(),
+                    ..Filters::default()
+                },
+                ..ViewOptions::default()
+            },
+        ] {
+            let view = View::new(&p, &options);
+            let kept = view.call_tree(&p);
+            let consumed = CallTree::build_consuming(p.clone(), &view.frames, &view.filter);
+            assert_eq!(consumed.len(), kept.len(), "{times}");
+            assert_eq!(consumed.max_depth(), kept.max_depth());
+            for n in 0..kept.len() as u32 {
+                assert_eq!(consumed.frame(n), kept.frame(n));
+                assert_eq!(consumed.parent(n), kept.parent(n));
+                assert_eq!(consumed.subtree_end(n), kept.subtree_end(n));
+                assert_eq!(consumed.self_values_of(n), kept.self_values_of(n));
+            }
+        }
+        assert!(p.samples.len() >= 50_000 || times == 1);
+    }
+}
