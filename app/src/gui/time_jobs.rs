@@ -658,7 +658,7 @@ impl FlintApp {
         }
     }
 
-    /// Cancels indexing or the selection query.
+    /// Cancels indexing and the selection queries under way.
     pub fn cancel_time_job(&mut self) {
         if let Some(tl) = &mut self.timeline {
             tl.cancel_jobs();
