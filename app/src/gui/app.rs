@@ -328,14 +328,16 @@ impl FlintApp {
         self.set_aside = None;
     }
 
-    /// Rebuilds the view set aside when no job or time query is left to replace it;
-    /// gives up when rebuilding it failed too.
+    /// Rebuilds the view set aside when no job or time query is left to replace it,
+    /// once compare mode (which hides it) is left; gives up when rebuilding it failed
+    /// too.
     fn restore_set_aside(&mut self, ctx: &Context) {
         let querying = self
             .timeline
             .as_ref()
             .is_some_and(super::timeline::Timeline::querying);
-        if self.job.is_some() || !self.pending.is_empty() || self.current.is_some() || querying {
+        let busy = self.job.is_some() || !self.pending.is_empty() || querying;
+        if busy || self.current.is_some() || self.comparing() {
             return;
         }
         let Some(aside) = &mut self.set_aside else {

@@ -257,17 +257,28 @@ impl CompareState {
 
     /// Forgets both selections and the comparison (another profile type was chosen).
     pub fn clear(&mut self) {
+        self.drop_result();
+        self.a = None;
+        self.b = None;
+        self.target = Side::A;
+        self.selected = None;
+    }
+
+    /// Forgets the comparison (and stops the one being made), keeping both
+    /// selections: it is made again when it is shown again.
+    pub fn drop_result(&mut self) {
         if let Some(job) = self.job.take() {
             job.cancel.store(true, Ordering::Relaxed);
         }
-        self.a = None;
-        self.b = None;
+        if self.result.is_none() && self.result_key.is_none() {
+            return;
+        }
         self.result = None;
         self.result_key = None;
-        self.target = Side::A;
+        self.colors = Vec::new();
+        self.colors_key = None;
         self.hovered = None;
         self.last = None;
-        self.selected = None;
         self.zooms = Default::default();
         self.side_hovered = None;
         self.side_last = [None, None];

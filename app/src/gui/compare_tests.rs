@@ -164,6 +164,45 @@ fn b_picked_while_a_merges_keeps_both() {
 }
 
 #[test]
+fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
+    let (mut h, dir) = compare_window("set-aside");
+    let ctx = h.ctx.clone();
+    // Every view counts as large.
+    h.state_mut().set_aside_nodes = 0;
+    h.state_mut().compare.enabled = false;
+    h.run_steps(2);
+    let span = h.state().timeline.as_ref().unwrap().span;
+    let all = QueryTime::Merge(TimeRange {
+        start_nanos: span.start_nanos - 1,
+        end_nanos: span.end_nanos + 1,
+    });
+    h.state_mut().select_time(&ctx, all);
+    h.run_steps(4);
+    let total = |app: &FlintApp| app.current.as_ref().map(|c| c.totals[0]);
+    let shown = total(h.state()).expect("the merged view");
+    h.state_mut().compare.enabled = true;
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
+    h.run_steps(4);
+    // Compared, with the hidden normal view not held beside the comparison.
+    assert!(h.state().compare.result.is_some());
+    assert!(h.state().current.is_none(), "set aside while comparing");
+    // Leaving compare mode brings it back (and lets the comparison go) …
+    h.state_mut().compare.enabled = false;
+    h.run_steps(4);
+    assert_eq!(total(h.state()), Some(shown));
+    assert!(h.state().compare.result.is_none());
+    // … and coming back makes the comparison again, from the sides kept.
+    h.state_mut().compare.enabled = true;
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.compare.result.is_some());
+    assert!(app.current.is_none());
+    assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn an_a_without_data_leaves_the_next_pick_to_a() {
     let (mut h, dir) = compare_window("a-empty");
     let ctx = h.ctx.clone();

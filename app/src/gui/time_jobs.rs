@@ -378,12 +378,12 @@ impl FlintApp {
             }
         }
         let side = target.map(|s| (s, selector.matchers.clone()));
-        if side.is_none() {
-            // The merge's tables and the view it becomes are as large as the view
-            // shown: a large one is set aside from now on, not only once the merge is
-            // done.
-            self.set_aside_large_view();
-        }
+        // The merge's tables and the view it becomes are as large as the view shown: a
+        // large one is set aside from now on, not only once the merge is done. So it
+        // is for a compare side, which the view would outlast hidden (a merged day
+        // shown, then two half-days compared, held 1.34 GB): it comes back when
+        // compare mode is left.
+        self.set_aside_large_view();
         let Some(tl) = &mut self.timeline else {
             return;
         };
@@ -498,6 +498,9 @@ impl FlintApp {
         let c = &mut self.compare;
         if !c.enabled {
             c.selectors = None;
+            // The comparison is made again if compare mode comes back: its trees are
+            // not held beside the normal view, rebuilt now if it was set aside.
+            c.drop_result();
             return;
         }
         let Some(selectors) = &c.selectors else {
