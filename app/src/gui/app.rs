@@ -53,6 +53,9 @@ struct SetAside {
     zoom: Vec<String>,
     /// Whether the last job started is the one that rebuilds it.
     restoring: bool,
+    /// Set aside because compare mode hides it, not because something replaces it:
+    /// rebuilt with the settings in force when compare mode is left.
+    hidden: bool,
 }
 
 /// Flame graph view state.
@@ -317,7 +320,18 @@ impl FlintApp {
             key: self.current_key.clone(),
             zoom,
             restoring: false,
+            hidden: false,
         });
+    }
+
+    /// [`FlintApp::set_aside_large_view`] for compare mode, which hides the view
+    /// rather than replacing it: the view comes back, with the settings then in force,
+    /// once compare mode is left.
+    pub(super) fn hide_large_view(&mut self) {
+        self.set_aside_large_view();
+        if let Some(aside) = &mut self.set_aside {
+            aside.hidden = true;
+        }
     }
 
     /// Lets the view set aside go: what replaces it has been merged, so its profile is
@@ -347,9 +361,15 @@ impl FlintApp {
             self.set_aside = None;
             return;
         }
-        let (source, key) = (aside.source.clone(), aside.key.clone());
-        self.settings_back_to(key.clone());
-        self.start(ctx, source, key);
+        let (source, key, hidden) = (aside.source.clone(), aside.key.clone(), aside.hidden);
+        let wanted = self.wanted_key();
+        if hidden && self.settings_for(&wanted).is_ok() {
+            // Hidden by compare mode: settings changed meanwhile are kept.
+            self.start(ctx, source, wanted);
+        } else {
+            self.settings_back_to(key.clone());
+            self.start(ctx, source, key);
+        }
         if let Some(aside) = &mut self.set_aside {
             aside.restoring = true;
         }

@@ -12,7 +12,7 @@ use egui_kittest::kittest::Queryable as _;
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::diff::{self, Change, Delta, DiffMode, DiffRow};
 use profile_model::layout::{FlameRect, RectKind};
-use profile_model::{CallTree, units};
+use profile_model::{CallTree, Granularity, units};
 
 use super::app::FlintApp;
 use super::compare::{self, DIFF_GRAPH, Side};
@@ -187,11 +187,20 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     // Compared, with the hidden normal view not held beside the comparison.
     assert!(h.state().compare.result.is_some());
     assert!(h.state().current.is_none(), "set aside while comparing");
-    // Leaving compare mode brings it back (and lets the comparison go) …
+    // A setting changed while comparing applies to both.
+    h.state_mut().granularity = Granularity::FunctionLine;
+    h.run_steps(4);
+    assert!(h.state().compare.result.is_some());
+    // Leaving compare mode brings the view back, with that setting (and lets the
+    // comparison go) …
     h.state_mut().compare.enabled = false;
     h.run_steps(4);
     assert_eq!(total(h.state()), Some(shown));
-    assert!(h.state().compare.result.is_none());
+    let app = h.state();
+    assert_eq!(app.granularity, Granularity::FunctionLine);
+    let cur = app.current.as_ref().unwrap();
+    assert_eq!(cur.settings.options.granularity, Granularity::FunctionLine);
+    assert!(app.compare.result.is_none());
     // … and coming back makes the comparison again, from the sides kept.
     h.state_mut().compare.enabled = true;
     h.run_steps(4);

@@ -222,7 +222,7 @@ impl FlintApp {
         }
         // The normal view, hidden while comparing, is not held whole beside the
         // comparison: a large one is set aside until compare mode is left.
-        self.set_aside_large_view();
+        self.hide_large_view();
         let cancel = Arc::new(AtomicBool::new(false));
         let stage = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = mpsc::channel();

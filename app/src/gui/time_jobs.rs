@@ -383,7 +383,11 @@ impl FlintApp {
         // is for a compare side, which the view would outlast hidden (a merged day
         // shown, then two half-days compared, held 1.34 GB): it comes back when
         // compare mode is left.
-        self.set_aside_large_view();
+        if side.is_some() {
+            self.hide_large_view();
+        } else {
+            self.set_aside_large_view();
+        }
         let Some(tl) = &mut self.timeline else {
             return;
         };
