@@ -25,12 +25,7 @@ drag() {
 }
 
 for run in $(seq "$runs"); do
-  rm -rf "$HOME" && mkdir -p "$HOME"
-  "$flint" "$dir" > /dev/null 2>&1 &
-  pid=$!
-  window=$(xdotool search --sync --pid "$pid" --name flint | head -n 1)
-  indexed=$(until_idle "$pid")
-  eval "$(xdotool getwindowgeometry --shell "$window")"
+  open_window
   xdotool mousemove $((X + 659)) $((Y + 92)) click 1
   sleep 0.5
   start=$(date +%s.%N)
@@ -38,8 +33,6 @@ for run in $(seq "$runs"); do
   sleep 0.5
   drag 605 1129
   compared=$(until_idle "$pid" "$start")
-  hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-  kill "$pid"
-  wait "$pid" 2> /dev/null || true
-  echo "run $run: indexed in ${indexed} s; A and B dragged → idle in ${compared} s, peak RSS $((hwm / 1024)) MiB"
+  echo "run $run: indexed in ${indexed} s; A and B dragged → idle in ${compared} s, peak RSS $(peak_mib) MiB"
+  close_window
 done

@@ -1,6 +1,6 @@
 # Sourced by the scripts that time the window on a day of files (window-merge.sh,
 # window-compare.sh): builds flint, makes the day unless DIR names one, starts Xvfb on
-# display $1, and defines `until_idle PID [START]`.
+# display $1, and defines `until_idle PID [START]`, `open_window` and `close_window`.
 #
 #   source bench/window-day.sh DISPLAY HOME-NAME [DIR]
 
@@ -34,4 +34,25 @@ until_idle() {
     prev=$cur
   done
   echo "$last_busy - $start" | bc
+}
+
+# Starts flint on the day with a fresh settings folder and waits until the folder is
+# indexed: sets pid, indexed (seconds) and the window's X and Y.
+open_window() {
+  rm -rf "$HOME" && mkdir -p "$HOME"
+  "$flint" "$dir" > /dev/null 2>&1 &
+  pid=$!
+  local window
+  window=$(xdotool search --sync --pid "$pid" --name flint | head -n 1)
+  indexed=$(until_idle "$pid")
+  eval "$(xdotool getwindowgeometry --shell "$window")"
+}
+
+# The window's peak RSS in MiB.
+peak_mib() { echo $(($(awk '/VmHWM/ {print $2}' "/proc/$pid/status") / 1024)); }
+
+# Ends the window started by open_window.
+close_window() {
+  kill "$pid"
+  wait "$pid" 2> /dev/null || true
 }

@@ -19,21 +19,14 @@ runs="${1:-3}"
 source "$(dirname "${BASH_SOURCE[0]}")/window-day.sh" :94 home-merge "${2:-}"
 
 for run in $(seq "$runs"); do
-  rm -rf "$HOME" && mkdir -p "$HOME"
-  "$flint" "$dir" > /dev/null 2>&1 &
-  pid=$!
-  window=$(xdotool search --sync --pid "$pid" --name flint | head -n 1)
-  indexed=$(until_idle "$pid")
-  eval "$(xdotool getwindowgeometry --shell "$window")"
+  open_window
   line="run $run: indexed in ${indexed} s"
   for click in $(seq "${MERGES:-1}"); do
     xdotool mousemove $((X + 688)) $((Y + 115)) click 1
     merged=$(until_idle "$pid")
-    hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-    line+="; Merge $click clicked → idle in ${merged} s, peak RSS $((hwm / 1024)) MiB"
+    line+="; Merge $click clicked → idle in ${merged} s, peak RSS $(peak_mib) MiB"
   done
-  kill "$pid"
-  wait "$pid" 2> /dev/null || true
+  close_window
   echo "$line"
 done
 start=$(date +%s.%N)

@@ -234,12 +234,21 @@ pub struct CompareState {
     /// The fill of each frame in A's and B's flame graphs (by package or binary).
     pub(super) side_colors: Vec<Color32>,
     pub(super) side_colors_key: Option<(u64, bool, ColorMode)>,
-    /// Search matches per frame of A, B and the diff (when searching).
-    pub matches: [Option<Vec<bool>>; 3],
+    /// Search matches per frame of the comparison's tree, which A's, B's and the diff
+    /// graph share (when searching).
+    pub matches: Option<Vec<bool>>,
     pub(super) matches_key: Option<(String, bool, u64)>,
 }
 
 impl CompareState {
+    /// The selection of `side`, once its profile arrived.
+    pub fn picked(&self, side: Side) -> Option<&Picked> {
+        match side {
+            Side::A => self.a.as_ref(),
+            Side::B => self.b.as_ref(),
+        }
+    }
+
     /// Stores a selection's profile for `side`.
     pub fn set(&mut self, side: Side, picked: Picked) {
         self.generation += 1;
@@ -269,9 +278,6 @@ impl CompareState {
     pub fn drop_result(&mut self) {
         if let Some(job) = self.job.take() {
             job.cancel.store(true, Ordering::Relaxed);
-        }
-        if self.result.is_none() && self.result_key.is_none() {
-            return;
         }
         self.result = None;
         self.result_key = None;

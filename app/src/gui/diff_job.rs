@@ -50,12 +50,12 @@ impl DiffLoaded {
 
     /// A's total.
     pub fn total_a(&self) -> i64 {
-        self.totals_a.first().copied().unwrap_or(0)
+        self.total(Side::A)
     }
 
     /// B's total.
     pub fn total_b(&self) -> i64 {
-        self.totals_b.first().copied().unwrap_or(0)
+        self.total(Side::B)
     }
 
     /// The values of both sides for drawing, in `mode`.

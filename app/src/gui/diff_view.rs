@@ -8,7 +8,7 @@ use profile_model::{CallTree, units};
 
 use super::app::FlintApp;
 use super::colors;
-use super::compare::{DIFF_GRAPH, GraphZoom, Picked, Side, legend_text, node_colors, side_name};
+use super::compare::{DIFF_GRAPH, GraphZoom, Side, legend_text, node_colors, side_name};
 use super::diff_job::DiffLoaded;
 use super::filters::SearchState;
 use super::flame::{self, FlameInput, NodeStyle};
@@ -49,11 +49,7 @@ impl FlintApp {
     /// `A` or `A {endpoint="/api/sort"}`: a side's name and the matchers of its
     /// selection (of its selector before it has one).
     pub fn side_label(&self, side: Side) -> String {
-        let picked = match side {
-            Side::A => &self.compare.a,
-            Side::B => &self.compare.b,
-        };
-        let matchers = match (picked, &self.compare.selectors) {
+        let matchers = match (self.compare.picked(side), &self.compare.selectors) {
             (Some(p), _) => p.matchers.as_slice(),
             (None, Some(sels)) => sels[side as usize].as_slice(),
             (None, None) => &[],
@@ -64,16 +60,22 @@ impl FlintApp {
     /// `A {endpoint="/api/sort"}: 12:39:12, 1 profile, 2.26 s`: the caption of A's or
     /// B's flame graph.
     pub fn side_caption(&self, side: Side) -> String {
+        match self.side_parts(side) {
+            Ok((name, when, what)) => format!("{name}: {when}, {what}"),
+            Err(text) => text,
+        }
+    }
+
+    /// A side's name, when it was selected, and "1 profile, 2.26 s" (with the
+    /// comparison's total of the side once there is one); or the whole text while the
+    /// side is being merged or not selected.
+    fn side_parts(&self, side: Side) -> Result<(String, String, String), String> {
         let name = self.side_label(side);
         if let Some(text) = self.side_merging(side, &name) {
-            return text;
+            return Err(text);
         }
-        let picked = match side {
-            Side::A => &self.compare.a,
-            Side::B => &self.compare.b,
-        };
-        let Some(p) = picked else {
-            return format!("{name}: not selected");
+        let Some(p) = self.compare.picked(side) else {
+            return Err(format!("{name}: not selected"));
         };
         let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
             super::timeline::describe_time(p.time, tl.step_nanos)
@@ -81,10 +83,11 @@ impl FlintApp {
         let total = self.compare.result.as_ref().map_or_else(String::new, |r| {
             format!(", {}", units::readable(r.total(side), &r.unit))
         });
-        format!(
-            "{name}: {when}, {}{total}",
-            super::timeline::profiles_text(p.count)
-        )
+        Ok((
+            name,
+            when,
+            format!("{}{total}", super::timeline::profiles_text(p.count)),
+        ))
     }
 
     /// Search matches of the frames of A, B and the diff, for the search box's text.
@@ -97,20 +100,18 @@ impl FlintApp {
         if self.compare.matches_key.as_ref() == Some(&key) {
             return;
         }
-        // The three graphs share one tree and its frames.
         self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
             Ok(Some(re)) => {
                 self.search.error = None;
-                let matches = CallTree::frame_matches(&res.frames, &re);
-                [Some(matches.clone()), Some(matches.clone()), Some(matches)]
+                Some(CallTree::frame_matches(&res.frames, &re))
             }
             Ok(None) => {
                 self.search.error = None;
-                [None, None, None]
+                None
             }
             Err(e) => {
                 self.search.error = Some(e);
-                [None, None, None]
+                None
             }
         };
         self.compare.matches_key = Some(key);
@@ -142,7 +143,7 @@ impl FlintApp {
             frames: &res.frames,
             totals: res.totals(side),
             colors: &self.compare.side_colors,
-            matches: self.compare.matches[i].as_deref(),
+            matches: self.compare.matches.as_deref(),
             selected: None,
             unit: &res.unit,
         };
@@ -184,32 +185,11 @@ impl FlintApp {
 
     /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
     pub fn compare_sides_text(&self) -> String {
-        let tl = self.timeline.as_ref();
-        let side = |s: Side, p: &Option<Picked>, total: Option<i64>, unit: &str| {
-            let name = self.side_label(s);
-            if let Some(text) = self.side_merging(s, &name) {
-                return text;
-            }
-            let Some(p) = p else {
-                return format!("{name}: not selected");
-            };
-            let when = tl.map_or_else(String::new, |tl| {
-                super::timeline::describe_time(p.time, tl.step_nanos)
-            });
-            let total =
-                total.map_or_else(String::new, |t| format!(", {}", units::readable(t, unit)));
-            format!(
-                "{name}: {when} ({}{total})",
-                super::timeline::profiles_text(p.count)
-            )
+        let side = |side| match self.side_parts(side) {
+            Ok((name, when, what)) => format!("{name}: {when} ({what})"),
+            Err(text) => text,
         };
-        let res = self.compare.result.as_deref();
-        let unit = res.map_or("", |r| r.unit.as_str());
-        format!(
-            "{} · {}",
-            side(Side::A, &self.compare.a, res.map(DiffLoaded::total_a), unit),
-            side(Side::B, &self.compare.b, res.map(DiffLoaded::total_b), unit)
-        )
+        format!("{} · {}", side(Side::A), side(Side::B))
     }
 
     /// The central panel in compare mode: options, legend and the diff flame graph.
@@ -339,7 +319,7 @@ impl FlintApp {
             frames: &res.frames,
             totals,
             colors: &[],
-            matches: self.compare.matches[DIFF_GRAPH].as_deref(),
+            matches: self.compare.matches.as_deref(),
             selected: self.compare.selected,
             unit: &res.unit,
         };

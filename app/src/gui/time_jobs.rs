@@ -288,11 +288,7 @@ impl FlintApp {
         }
         // What is selected follows the new selector, as Parca's Search re-runs the query.
         let selected = if self.compare.enabled {
-            let pick = match self.compare.target {
-                Side::A => &self.compare.a,
-                Side::B => &self.compare.b,
-            };
-            pick.as_ref().map(|p| p.time)
+            self.compare.picked(self.compare.target).map(|p| p.time)
         } else {
             tl.selection
         };
@@ -394,13 +390,7 @@ impl FlintApp {
         // A new selection replaces the one under way for the same side only: picking
         // B while A is still merging keeps A (B waits for it). Outside compare mode
         // there is one selection, and it replaces every other.
-        tl.queries.retain(|q| {
-            let replaced = q.side == target || q.side.is_none() || target.is_none();
-            if replaced {
-                q.progress.cancel();
-            }
-            !replaced
-        });
+        tl.forget_queries(|q| q.side == target || q.side.is_none() || target.is_none());
         let progress = Progress::default();
         let id = tl.next_query;
         tl.next_query += 1;

@@ -300,9 +300,19 @@ impl Timeline {
         self.set_series(Vec::new());
         self.selection = None;
         self.selection_series.clear();
-        for q in self.queries.drain(..) {
-            q.progress.cancel();
-        }
+        self.forget_queries(|_| true);
+    }
+
+    /// Cancels the queries under way that `which` picks and forgets them: their
+    /// answers are dropped when they come.
+    pub fn forget_queries(&mut self, which: impl Fn(&Query) -> bool) {
+        self.queries.retain(|q| {
+            let forgotten = which(q);
+            if forgotten {
+                q.progress.cancel();
+            }
+            !forgotten
+        });
     }
 
     /// Whether a selection query is under way.
