@@ -34,6 +34,16 @@ impl TagFilter {
             regex,
         })
     }
+
+    /// Whether the filter keeps a label of its key with string value `value`.
+    pub fn keeps_str(&self, value: &str) -> bool {
+        self.regex.is_match(value)
+    }
+
+    /// Whether the filter keeps a label of its key with numeric value `value`.
+    pub fn keeps_num(&self, value: i64) -> bool {
+        self.value.trim().parse::<i64>() == Ok(value)
+    }
 }
 
 /// The filters of a view, as pprof's `-focus`, `-ignore`, `-hide` and `-tagfocus`.
@@ -108,9 +118,9 @@ impl Filters {
                         set.iter().any(|l| {
                             profile.str(l.key) == tag.key
                                 && if l.str != 0 {
-                                    tag.regex.is_match(profile.str(l.str))
+                                    tag.keeps_str(profile.str(l.str))
                                 } else {
-                                    tag.value.trim().parse::<i64>() == Ok(l.num)
+                                    tag.keeps_num(l.num)
                                 }
                         })
                     })

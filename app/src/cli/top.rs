@@ -10,7 +10,7 @@ use profile_model::codec::{DecodeOptions, message_bytes};
 use profile_model::top::InlineMark;
 use profile_model::topsum::TopSum;
 use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
-use profile_model::{Granularity, Profile, ProfileError, View, ViewOptions};
+use profile_model::{Profile, ProfileError, View, ViewOptions};
 
 use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
@@ -239,11 +239,8 @@ type Summed = (TopSum, Option<Inputs>, Vec<String>);
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
-    let (sum, inputs, skipped) = if args.server.takes_whole(files)
-        && options.filters.is_empty()
-        && options.granularity == Granularity::Function
-    {
-        sum_from_wire(args, decode)?
+    let (sum, inputs, skipped) = if args.server.takes_whole(files) {
+        sum_from_wire(args, &options, decode)?
     } else {
         sum_decoded(args, &options, decode)?
     };
@@ -348,11 +345,15 @@ struct WireWorker {
     headers: Vec<(usize, Header)>,
 }
 
-/// Sums the top tables of local files (and subtracts those of `--diff-base`) at
-/// function granularity without filters, reading each file's samples straight from
-/// its bytes on every core, without building profiles: the same table and the same
-/// errors as [`sum_decoded`], a few times faster.
-fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String> {
+/// Sums the top tables of local files (and subtracts those of `--diff-base`) seen
+/// through the view options, reading each file's samples straight from its bytes on
+/// every core, without building profiles: the same table and the same errors as
+/// [`sum_decoded`], a few times faster.
+fn sum_from_wire(
+    args: &TopArgs,
+    options: &ViewOptions,
+    decode: DecodeOptions,
+) -> Result<Summed, String> {
     let sets = [
         capture::files::Inputs::list(&args.view.files)?,
         capture::files::Inputs::list(&args.view.diff_base)?,
@@ -393,7 +394,11 @@ fn sum_from_wire(args: &TopArgs, decode: DecodeOptions) -> Result<Summed, String
         None => (None, 0),
     };
     let reference = inputs.as_ref().map(|i| i.sample_type_names.clone());
-    let workers = capture::index::fold_in_parallel(all.len(), WireWorker::default, |w, i| {
+    let worker = || WireWorker {
+        sum: TopSum::for_view(options),
+        ..WireWorker::default()
+    };
+    let workers = capture::index::fold_in_parallel(all.len(), worker, |w, i| {
         let (path, sign, named) = all[i];
         let bytes = match tried.get(i) {
             Some(tried) => tried.as_deref().map_err(String::clone),

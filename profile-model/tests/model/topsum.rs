@@ -2,6 +2,8 @@
 //! profiles, and the bytes it refuses are exactly those decoding refuses.
 
 use profile_model::codec::{DecodeOptions, decode, encode, message_bytes};
+use profile_model::filter::{Filters, TagFilter, compile_regex};
+use profile_model::frames::Granularity;
 use profile_model::merge::Merger;
 use profile_model::topsum::{NamedRow, TopSum};
 use profile_model::{Profile, View, ViewOptions, proto};
@@ -17,9 +19,18 @@ fn body(name: &str) -> Vec<u8> {
 
 /// The summed top table of `profiles` (sign -1 for a base), from decoded profiles.
 fn decoded_sum(profiles: &[(&Profile, i64)], sample_type: usize) -> (Vec<NamedRow>, i64) {
+    decoded_view_sum(profiles, sample_type, &ViewOptions::default())
+}
+
+/// The same seen through `options`.
+fn decoded_view_sum(
+    profiles: &[(&Profile, i64)],
+    sample_type: usize,
+    options: &ViewOptions,
+) -> (Vec<NamedRow>, i64) {
     let mut sum = TopSum::new();
     for (p, sign) in profiles {
-        let view = View::new(p, &ViewOptions::default());
+        let view = View::new(p, options);
         sum.add(&view.top(p, sample_type), &view.frames, *sign);
     }
     sum.finish()
@@ -27,11 +38,103 @@ fn decoded_sum(profiles: &[(&Profile, i64)], sample_type: usize) -> (Vec<NamedRo
 
 /// The same from the profiles' encoded bytes.
 fn wire_sum(bodies: &[(&[u8], i64)], sample_type: usize) -> (Vec<NamedRow>, i64) {
-    let mut sum = TopSum::new();
+    wire_view_sum(bodies, sample_type, &ViewOptions::default())
+}
+
+/// The same seen through `options`.
+fn wire_view_sum(
+    bodies: &[(&[u8], i64)],
+    sample_type: usize,
+    options: &ViewOptions,
+) -> (Vec<NamedRow>, i64) {
+    let mut sum = TopSum::for_view(options);
     for (b, sign) in bodies {
         sum.add_pprof(b, sample_type, *sign).expect("valid profile");
     }
     sum.finish()
+}
+
+/// Each granularity without filters, and with each kind of filter built from
+/// `regexes` (focus, ignore and hide, each alone) and `tags`.
+fn views(regexes: &[&str], tags: &[&str]) -> Vec<(String, ViewOptions)> {
+    let regex = |r: &str| compile_regex("test", r).expect("valid regex");
+    let mut filters = vec![("no filter".to_string(), Filters::default())];
+    for r in regexes {
+        let f = Filters::default;
+        filters.push((
+            format!("focus {r}"),
+            Filters {
+                focus: regex(r),
+                ..f()
+            },
+        ));
+        filters.push((
+            format!("ignore {r}"),
+            Filters {
+                ignore: regex(r),
+                ..f()
+            },
+        ));
+        filters.push((
+            format!("hide {r}"),
+            Filters {
+                hide: regex(r),
+                ..f()
+            },
+        ));
+    }
+    for t in tags {
+        let tags = vec![TagFilter::parse(t).expect("valid tag filter")];
+        filters.push((
+            format!("tag {t}"),
+            Filters {
+                tags,
+                ..Filters::default()
+            },
+        ));
+    }
+    Granularity::ALL
+        .into_iter()
+        .flat_map(|granularity| {
+            filters.iter().map(move |(what, filters)| {
+                let options = ViewOptions {
+                    granularity,
+                    filters: filters.clone(),
+                };
+                (format!("{granularity:?}, {what}"), options)
+            })
+        })
+        .collect()
+}
+
+/// Asserts that `bodies` sum alike from their bytes and decoded as `profiles`, in
+/// every view of `views`, and that each filter changes the unfiltered table (so that a
+/// filter left out would be seen).
+fn assert_views_sum_alike(
+    profiles: &[(&Profile, i64)],
+    bodies: &[(&[u8], i64)],
+    sample_type: usize,
+    views: &[(String, ViewOptions)],
+) {
+    let mut unfiltered = None;
+    for (what, options) in views {
+        let expected = decoded_view_sum(profiles, sample_type, options);
+        if options.filters.is_empty() {
+            assert!(!expected.0.is_empty(), "{what}");
+            unfiltered = Some(expected.clone());
+        } else {
+            assert_ne!(
+                unfiltered.as_ref(),
+                Some(&expected),
+                "{what} filters nothing"
+            );
+        }
+        assert_eq!(
+            wire_view_sum(bodies, sample_type, options),
+            expected,
+            "{what}"
+        );
+    }
 }
 
 #[test]
@@ -48,6 +151,35 @@ fn every_go_fixture_and_sample_type_sums_alike() {
 }
 
 #[test]
+fn every_granularity_and_filter_sums_alike() {
+    let cpu_views = views(&["^runtime\\.|gc", "sha256|flate"], &["endpoint=/api/hash"]);
+    for name in ["cpu.pb.gz", "cpu-1.pb.gz"] {
+        let p = fixture(name);
+        assert_views_sum_alike(&[(&p, 1)], &[(&body(name), 1)], 1, &cpu_views);
+    }
+    // A numeric tag filter: the heap profile's `bytes` labels.
+    let heap = fixture("heap.pb.gz");
+    let label = heap.label_sets.iter().flatten().find(|l| l.str == 0);
+    let label = label.expect("the heap profile has numeric labels");
+    let tag = format!("{}={}", heap.str(label.key), label.num);
+    let views = views(&["json"], &[&tag]);
+    assert_views_sum_alike(&[(&heap, 1)], &[(&body("heap.pb.gz"), 1)], 1, &views);
+}
+
+#[test]
+fn string_tag_filters_sum_alike() {
+    let p = super::profile(&[
+        ("main;serve;parse", 5, Some("/api")),
+        ("main;serve;render", 7, Some("/home")),
+        ("main;serve;parse", 11, Some("/api/v2")),
+        ("main;idle", 3, None),
+    ]);
+    let bytes = encode(&p);
+    let views = views(&["parse"], &["endpoint=^/api", "endpoint=home", "other=x"]);
+    assert_views_sum_alike(&[(&p, 1)], &[(&bytes, 1)], 0, &views);
+}
+
+#[test]
 fn sums_and_differences_of_several_files_sum_alike() {
     let names = ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"];
     let profiles: Vec<Profile> = names.iter().map(|n| fixture(n)).collect();
@@ -58,6 +190,7 @@ fn sums_and_differences_of_several_files_sum_alike() {
     let expected = decoded_sum(&decoded, 1);
     assert!(expected.0.iter().any(|r| r.flat < 0), "the base subtracts");
     assert_eq!(wire_sum(&wire, 1), expected);
+    assert_views_sum_alike(&decoded, &wire, 1, &views(&["sha256|flate"], &[]));
 
     // Split over two sums (two threads) and absorbed: the same.
     let mut first = TopSum::new();
@@ -178,6 +311,8 @@ fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
     };
     let bytes = prost::Message::encode_to_vec(&p);
     let decoded = decode(&bytes).expect("valid");
+    let views = views(&["libc", "^inlined$"], &[]);
+    assert_views_sum_alike(&[(&decoded, 1)], &[(&bytes, 1)], 0, &views);
     let expected = decoded_sum(&[(&decoded, 1)], 0);
     let names: Vec<&str> = expected.0.iter().map(|r| r.name.as_str()).collect();
     for name in [

@@ -1,0 +1,183 @@
+//! The top table of many profiles, summed one profile at a time: since every sample
+//! belongs to one profile, summing their flat and cum per frame name gives exactly the
+//! top table of their merge (or, with the base subtracted, of their difference),
+//! without ever building the merged profile.
+//!
+//! A profile is added either as its [`Top`], or straight from its pprof bytes
+//! ([`TopSum::add_pprof`], at the granularity and through the filters the sum was made
+//! for), which reads the tables borrowed from the message and counts each sample as it
+//! is read, without building a [`crate::Profile`]: what `flint top DIR` does for a day
+//! of files.
+
+mod wire;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::ProfileError;
+use crate::frames::FrameTable;
+use crate::top::{Reached, Top, pprof_key};
+use crate::view::ViewOptions;
+use crate::wire::tables::Tables;
+use wire::WireState;
+
+/// A row of a [`TopSum`]: a frame known by its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRow {
+    /// The frame's display name.
+    pub name: String,
+    /// Summed flat value.
+    pub flat: i64,
+    /// Summed cum value.
+    pub cum: i64,
+    /// How callers reach the frame, in any of the profiles.
+    pub reached: Reached,
+}
+
+/// What [`TopSum::add_pprof`] read about a profile besides its samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PprofSummary {
+    /// `type/unit` of every sample type.
+    pub sample_types: Vec<String>,
+    /// The profile's start, 0 when it has none.
+    pub time_nanos: i64,
+    /// The profile's duration.
+    pub duration_nanos: i64,
+    /// The profile's comments.
+    pub comments: Vec<String>,
+}
+
+/// The top table of many profiles, added one at a time.
+#[derive(Debug, Default)]
+pub struct TopSum {
+    rows: Rows,
+    total: i64,
+    base_total: i64,
+    wire: WireState,
+}
+
+/// The rows of a [`TopSum`], found by name.
+#[derive(Debug, Default)]
+struct Rows {
+    index: FxHashMap<String, usize>,
+    rows: Vec<NamedRow>,
+}
+
+impl Rows {
+    /// The row named `name`, created empty when there is none yet.
+    fn row(&mut self, name: &str) -> usize {
+        if let Some(i) = self.index.get(name) {
+            return *i;
+        }
+        self.rows.push(NamedRow {
+            name: name.to_string(),
+            flat: 0,
+            cum: 0,
+            reached: Reached::default(),
+        });
+        self.index.insert(name.to_string(), self.rows.len() - 1);
+        self.rows.len() - 1
+    }
+
+    /// Adds `sign` times the values to row `row`.
+    fn add(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
+        let row = &mut self.rows[row];
+        row.flat = row.flat.wrapping_add(sign.wrapping_mul(flat));
+        row.cum = row.cum.wrapping_add(sign.wrapping_mul(cum));
+        row.reached = row.reached.or(reached);
+    }
+}
+
+impl TopSum {
+    /// An empty sum; profiles added from their bytes are seen at function
+    /// granularity, without filters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty sum whose profiles added from their bytes are seen through `options`
+    /// (what [`TopSum::add`] of their [`crate::View`]s with `options` would add).
+    pub fn for_view(options: &ViewOptions) -> Self {
+        Self {
+            wire: WireState::new(options),
+            ..Self::default()
+        }
+    }
+
+    /// Adds the 100% of one profile's percentages ([`Top::total`]) and its base total.
+    fn add_totals(&mut self, total: i64, base_total: i64, sign: i64) {
+        if sign < 0 {
+            self.base_total = self.base_total.wrapping_add(total);
+        } else {
+            self.total = self.total.wrapping_add(total);
+            self.base_total = self.base_total.wrapping_add(base_total);
+        }
+    }
+
+    /// Adds the top table of one profile; `sign` is -1 for the base of a difference
+    /// (as pprof's `-diff_base`), else 1.
+    pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
+        for r in &top.rows {
+            let row = self.rows.row(&frames.get(r.frame).name);
+            self.rows.add(row, r.flat, r.cum, r.reached, sign);
+        }
+        self.add_totals(top.total, top.base_total, sign);
+    }
+
+    /// Adds the top table of column `sample_type` of the uncompressed pprof message
+    /// `body`, seen through the options of [`TopSum::for_view`]; exactly what
+    /// [`TopSum::add`] adds for the decoded profile's [`Top`], and the same errors as
+    /// decoding it. A profile without that column adds nothing (its summary says why).
+    pub fn add_pprof(
+        &mut self,
+        body: &[u8],
+        sample_type: usize,
+        sign: i64,
+    ) -> Result<PprofSummary, ProfileError> {
+        let w = &mut self.wire;
+        let mut spare = Vec::new();
+        let (tables, body) = Tables::parse_lossy(body, &mut w.raw, &mut spare)?;
+        let counted = w.add(&tables, body, sample_type, &mut self.rows, sign);
+        let (total, base_total) = counted?;
+        self.add_totals(total, base_total, sign);
+        Ok(PprofSummary {
+            sample_types: tables
+                .sample_types
+                .iter()
+                .map(|t| format!("{}/{}", tables.str(t.kind), tables.str(t.unit)))
+                .collect(),
+            time_nanos: tables.time_nanos,
+            duration_nanos: tables.duration_nanos,
+            comments: tables
+                .comments
+                .iter()
+                .map(|c| tables.str(*c).to_string())
+                .collect(),
+        })
+    }
+
+    /// Adds every row and total of `other` (summed on another thread).
+    pub fn absorb(&mut self, other: TopSum) {
+        for r in other.rows.rows {
+            let row = self.rows.row(&r.name);
+            self.rows.add(row, r.flat, r.cum, r.reached, 1);
+        }
+        self.total = self.total.wrapping_add(other.total);
+        self.base_total = self.base_total.wrapping_add(other.base_total);
+    }
+
+    /// The rows in pprof's order (frames whose values cancel out left out), and the
+    /// 100% of the percentages: the base's total for a difference, else the total.
+    pub fn finish(self) -> (Vec<NamedRow>, i64) {
+        let mut rows = self.rows.rows;
+        rows.retain(|r| r.flat != 0 || r.cum != 0);
+        rows.sort_by(|a, b| {
+            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
+        });
+        let total = if self.base_total > 0 {
+            self.base_total
+        } else {
+            self.total
+        };
+        (rows, total)
+    }
+}

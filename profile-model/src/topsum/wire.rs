@@ -1,0 +1,475 @@
+//! One profile's top table counted straight from its pprof bytes, at any granularity
+//! and through any filter, as [`crate::frames::FrameTable::build`] and [`crate::filter::Filters::prepare`] would see
+//! the decoded profile: frames are named once per location of the message, and every
+//! regex runs once per distinct string of the whole sum, never per sample.
+
+use regex::Regex;
+use rustc_hash::FxHashMap;
+
+use super::Rows;
+use crate::error::ProfileError;
+use crate::filter::TagFilter;
+use crate::frames::{FrameId, Granularity, address_name, frame_key};
+use crate::merge::BASE_LABEL;
+use crate::profile::{Label, StrId};
+use crate::top::Counts;
+use crate::view::ViewOptions;
+use crate::wire::tables::{RawTables, SampleBuf, TableLocation, Tables};
+
+/// A function's or location's frame number in the current profile when it has none.
+const NO_FRAME: FrameId = FrameId::MAX;
+/// A function whose frames `hide` removes.
+const HIDDEN: FrameId = FrameId::MAX - 1;
+
+/// What reading profiles from their bytes keeps from one profile to the next: frames
+/// interned as [`crate::frames::FrameTable`] tells them apart, what each regex said of
+/// each string, and reused buffers.
+///
+/// A profile's samples are counted by its own frame numbers (0 up to the number of
+/// frames its locations name, in the order first named): the counts of one profile
+/// stay small enough to be near the CPU, where those of every frame of a day would not.
+#[derive(Debug, Default)]
+pub(super) struct WireState {
+    granularity: Granularity,
+    filters: WireFilters,
+    /// Frame key → frame id; `row_of[frame]` is the frame's row.
+    by_key: FxHashMap<String, FrameId>,
+    row_of: Vec<usize>,
+    /// Per frame id: its number in the current profile, [`NO_FRAME`] when it has none.
+    local_of: Vec<FrameId>,
+    /// Per profile: the frame id of each of its frame numbers.
+    frames: Vec<FrameId>,
+    /// Counts by the current profile's frame numbers.
+    counts: Counts,
+    /// Per profile, per function: at function granularity its frame number, else the
+    /// id of its name in `names`; [`NO_FRAME`] for a function without a name (known by
+    /// its location's address), [`HIDDEN`] for one `hide` removes.
+    function_key: Vec<FrameId>,
+    /// Function names (line and address granularity): name → id, and by id.
+    names: FxHashMap<String, u32>,
+    name_of: Vec<String>,
+    /// Binaries (address granularity): path → id.
+    binaries: FxHashMap<String, u32>,
+    /// Frame ids by (name, line) at line granularity, and by (name, address, binary,
+    /// inlined) at address granularity, so that a frame's key is made once per sum.
+    line_frames: FxHashMap<(u32, i64), FrameId>,
+    address_frames: FxHashMap<(u32, u64, u32, bool), FrameId>,
+    /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
+    /// location l's frame numbers (32-bit, as [`Tables::parse_with`] bounds them; one
+    /// load per location).
+    spans: Vec<(u32, u32)>,
+    location_frames: Vec<FrameId>,
+    sample: SampleBuf,
+    pub(super) raw: RawTables,
+}
+
+/// What a question about strings answered for each string asked so far.
+#[derive(Debug, Default)]
+struct Answers(FxHashMap<String, bool>);
+
+impl Answers {
+    /// The answer for `text`, asked of `ask` the first time only.
+    fn of(&mut self, text: &str, ask: impl FnOnce(&str) -> bool) -> bool {
+        if let Some(&said) = self.0.get(text) {
+            return said;
+        }
+        let said = ask(text);
+        self.0.insert(text.to_string(), said);
+        said
+    }
+}
+
+/// A regex with what it said of each string met so far.
+#[derive(Debug)]
+struct CachedRegex {
+    regex: Regex,
+    said: Answers,
+}
+
+impl CachedRegex {
+    fn new(regex: &Regex) -> Self {
+        Self {
+            regex: regex.clone(),
+            said: Answers::default(),
+        }
+    }
+
+    fn is_match(&mut self, text: &str) -> bool {
+        let regex = &self.regex;
+        self.said.of(text, |t| regex.is_match(t))
+    }
+}
+
+/// [`crate::filter::Filters`] for reading profiles from their bytes.
+#[derive(Debug, Default)]
+struct WireFilters {
+    hide: Option<CachedRegex>,
+    focus: Option<CachedRegex>,
+    ignore: Option<CachedRegex>,
+    tags: Vec<WireTag>,
+    /// Per profile: which locations the focus and the ignore regexes match.
+    focused: Vec<bool>,
+    ignored: Vec<bool>,
+}
+
+/// A [`TagFilter`] for reading profiles from their bytes.
+#[derive(Debug)]
+struct WireTag {
+    filter: TagFilter,
+    said: Answers,
+    /// Per profile: the string ids of the filter's key, and per string id whether the
+    /// filter keeps that string value (0 not asked yet, 1 no, 2 yes).
+    keys: Vec<StrId>,
+    values: Vec<u8>,
+}
+
+impl WireState {
+    /// A state that counts frames at `options`' granularity, through its filters.
+    pub(super) fn new(options: &ViewOptions) -> Self {
+        let f = &options.filters;
+        Self {
+            granularity: options.granularity,
+            filters: WireFilters {
+                hide: f.hide.as_ref().map(CachedRegex::new),
+                focus: f.focus.as_ref().map(CachedRegex::new),
+                ignore: f.ignore.as_ref().map(CachedRegex::new),
+                tags: f
+                    .tags
+                    .iter()
+                    .map(|t| WireTag {
+                        filter: t.clone(),
+                        said: Answers::default(),
+                        keys: Vec::new(),
+                        values: Vec::new(),
+                    })
+                    .collect(),
+                ..WireFilters::default()
+            },
+            ..Self::default()
+        }
+    }
+
+    /// Counts the samples of `body` (the message `tables` were read from) into
+    /// `rows`, `sign` times; returns the profile's [`crate::top::Top::total`] and
+    /// [`crate::top::Top::base_total`]. Nothing is added when a sample is refused.
+    pub(super) fn add(
+        &mut self,
+        tables: &Tables<'_>,
+        body: &[u8],
+        sample_type: usize,
+        rows: &mut Rows,
+        sign: i64,
+    ) -> Result<(i64, i64), ProfileError> {
+        self.location_frames(tables, rows);
+        self.filters.prepare(tables);
+        let counted = self.count_samples(tables, body, sample_type);
+        if counted.is_ok() {
+            for &f in &self.counts.touched {
+                let r = self.counts.row(f);
+                if r.flat != 0 || r.cum != 0 {
+                    let row = self.row_of[self.frames[f as usize] as usize];
+                    rows.add(row, r.flat, r.cum, r.reached, sign);
+                }
+            }
+        }
+        self.counts.clear();
+        for &f in &self.frames {
+            self.local_of[f as usize] = NO_FRAME;
+        }
+        self.frames.clear();
+        counted
+    }
+
+    /// Fills `spans` and `location_frames` with the frames of every location,
+    /// innermost first, as [`crate::frames::FrameTable::build`] names them; frames
+    /// seen for the first time get their row in `rows`.
+    fn location_frames(&mut self, tables: &Tables<'_>, rows: &mut Rows) {
+        let w = self;
+        w.function_key.clear();
+        // Every function first, in a loop of its own: the look-ups by name then do not
+        // wait on one another (naming took a third less time than finding them location
+        // by location). A function no location names gets a row that stays empty.
+        for function in &tables.functions {
+            let name = tables.str(function.name);
+            let key = if w.filters.hide.as_mut().is_some_and(|hide| {
+                hide.is_match(name) || hide.is_match(tables.str(function.filename))
+            }) {
+                HIDDEN
+            } else if name.is_empty() {
+                NO_FRAME
+            } else if w.granularity == Granularity::Function {
+                let frame = w.frame(rows, name, name);
+                w.local(frame)
+            } else {
+                w.name_id(name)
+            };
+            w.function_key.push(key);
+        }
+        w.spans.clear();
+        w.location_frames.clear();
+        for loc in &tables.locations {
+            let start = w.location_frames.len() as u32;
+            let binary = loc
+                .mapping
+                .map_or("", |m| tables.str(tables.mappings[m as usize].filename));
+            if !w.filters.hide.as_mut().is_some_and(|h| h.is_match(binary)) {
+                w.frames_of(tables, loc, binary, rows);
+            }
+            w.spans.push((start, w.location_frames.len() as u32));
+        }
+    }
+
+    /// Appends the frame numbers of location `loc` (in binary `binary`) to
+    /// `location_frames`.
+    fn frames_of(
+        &mut self,
+        tables: &Tables<'_>,
+        loc: &TableLocation,
+        binary: &str,
+        rows: &mut Rows,
+    ) {
+        let unsymbolized = || {
+            let mapping = loc.mapping.map(|m| &tables.mappings[m as usize]);
+            address_name(mapping, |id| tables.str(id), loc.address)
+        };
+        let lines = tables.lines_of(loc);
+        if lines.is_empty() {
+            let name = unsymbolized();
+            let frame = self.frame(rows, &frame_key(&name, loc.address, binary), &name);
+            let local = self.local(frame);
+            self.location_frames.push(local);
+        }
+        for (i, line) in lines.iter().enumerate() {
+            let key = self.function_key[line.function as usize];
+            let frame = match (self.granularity, key) {
+                (_, HIDDEN) => continue,
+                (Granularity::Function, NO_FRAME) => {
+                    let name = unsymbolized();
+                    let frame = self.frame(rows, &name, &name);
+                    self.local(frame)
+                }
+                (Granularity::Function, local) => local,
+                (granularity, key) => {
+                    let name = match key {
+                        NO_FRAME => self.name_id(&unsymbolized()),
+                        id => id,
+                    };
+                    let frame = if granularity == Granularity::FunctionLine {
+                        self.line_frame(rows, name, line.line)
+                    } else {
+                        self.address_frame(rows, name, loc.address, binary, i > 0)
+                    };
+                    self.local(frame)
+                }
+            };
+            self.location_frames.push(frame);
+        }
+    }
+
+    /// The id of function name `name` in `names`.
+    fn name_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.names.get(name) {
+            return id;
+        }
+        let id = self.name_of.len() as u32;
+        self.name_of.push(name.to_string());
+        self.names.insert(name.to_string(), id);
+        id
+    }
+
+    /// The frame of line `line` of the function named `name` (line granularity).
+    fn line_frame(&mut self, rows: &mut Rows, name: u32, line: i64) -> FrameId {
+        if let Some(&f) = self.line_frames.get(&(name, line)) {
+            return f;
+        }
+        let text = format!("{}:{line}", self.name_of[name as usize]);
+        let f = self.frame(rows, &text, &text);
+        self.line_frames.insert((name, line), f);
+        f
+    }
+
+    /// The frame of the function named `name` at `address` in `binary`, inlined there
+    /// or not (address granularity).
+    fn address_frame(
+        &mut self,
+        rows: &mut Rows,
+        name: u32,
+        address: u64,
+        binary: &str,
+        inlined: bool,
+    ) -> FrameId {
+        let binary_id = match self.binaries.get(binary) {
+            Some(&id) => id,
+            None => {
+                let id = self.binaries.len() as u32;
+                self.binaries.insert(binary.to_string(), id);
+                id
+            }
+        };
+        let key = (name, address, binary_id, inlined);
+        if let Some(&f) = self.address_frames.get(&key) {
+            return f;
+        }
+        let mut text = format!("{} @{address:#x}", self.name_of[name as usize]);
+        if inlined {
+            text.push_str(" (inlined)");
+        }
+        let f = self.frame(rows, &frame_key(&text, address, binary), &text);
+        self.address_frames.insert(key, f);
+        f
+    }
+
+    /// The frame with `key`, made (with its row in `rows`, named `name`) when new.
+    fn frame(&mut self, rows: &mut Rows, key: &str, name: &str) -> FrameId {
+        match self.by_key.get(key) {
+            Some(f) => *f,
+            None => {
+                let f = self.row_of.len() as FrameId;
+                self.row_of.push(rows.row(name));
+                self.local_of.push(NO_FRAME);
+                self.by_key.insert(key.to_string(), f);
+                f
+            }
+        }
+    }
+
+    /// Frame `f`'s number in the current profile, given when it has none yet.
+    fn local(&mut self, f: FrameId) -> FrameId {
+        let local = &mut self.local_of[f as usize];
+        if *local == NO_FRAME {
+            *local = self.frames.len() as FrameId;
+            self.frames.push(f);
+            self.counts.grow(self.frames.len());
+        }
+        *local
+    }
+
+    /// Counts every sample of `body` that the filters keep into `counts`; returns the
+    /// profile's totals (of every sample, kept or not).
+    fn count_samples(
+        &mut self,
+        tables: &Tables<'_>,
+        body: &[u8],
+        sample_type: usize,
+    ) -> Result<(i64, i64), ProfileError> {
+        let WireState {
+            counts,
+            spans,
+            location_frames,
+            sample,
+            filters,
+            ..
+        } = self;
+        let (mut total, mut base_total) = (0i64, 0i64);
+        // The string ids of the base label's key and value (none in most profiles):
+        // labels are then told apart by their ids, not by their strings.
+        let base_keys = ids_of(tables, BASE_LABEL);
+        let trues = if base_keys.is_empty() {
+            Vec::new()
+        } else {
+            ids_of(tables, "true")
+        };
+        let mut i = 0;
+        tables.for_each_sample(body, |bytes| {
+            tables.read_sample(i, bytes, sample)?;
+            i += 1;
+            let Some(&value) = sample.values.get(sample_type) else {
+                return Ok(());
+            };
+            total = total.wrapping_add(value.wrapping_abs());
+            if !base_keys.is_empty()
+                && sample
+                    .labels
+                    .iter()
+                    .any(|l| base_keys.contains(&l.key) && trues.contains(&l.str))
+            {
+                base_total = base_total.wrapping_add(value.wrapping_abs());
+            }
+            if value != 0 && filters.keeps(tables, sample) {
+                counts.add(value, &sample.locations, |l| {
+                    let (a, b) = spans[l as usize];
+                    &location_frames[a as usize..b as usize]
+                });
+            }
+            Ok(())
+        })?;
+        Ok((if base_total > 0 { base_total } else { total }, base_total))
+    }
+}
+
+/// The ids of the strings of `tables` equal to `text`.
+fn ids_of(tables: &Tables<'_>, text: &str) -> Vec<StrId> {
+    (0..tables.strings.len() as StrId)
+        .filter(|&id| tables.str(id) == text)
+        .collect()
+}
+
+impl WireFilters {
+    /// Prepares the focus and ignore regexes' answers per location of `tables`, and
+    /// the tag filters' keys, as [`crate::filter::Filters::prepare`] does for a decoded profile.
+    fn prepare(&mut self, tables: &Tables<'_>) {
+        for (regex, matched) in [
+            (&mut self.focus, &mut self.focused),
+            (&mut self.ignore, &mut self.ignored),
+        ] {
+            matched.clear();
+            if let Some(re) = regex {
+                let function_matches: Vec<bool> = (tables.functions.iter())
+                    .map(|f| re.is_match(tables.str(f.name)) || re.is_match(tables.str(f.filename)))
+                    .collect();
+                let mapping_matches: Vec<bool> = (tables.mappings.iter())
+                    .map(|m| re.is_match(tables.str(m.filename)))
+                    .collect();
+                matched.extend(tables.locations.iter().map(|l| {
+                    tables
+                        .lines_of(l)
+                        .iter()
+                        .any(|line| function_matches[line.function as usize])
+                        || l.mapping.is_some_and(|m| mapping_matches[m as usize])
+                }));
+            }
+        }
+        for tag in &mut self.tags {
+            tag.keys = ids_of(tables, &tag.filter.key);
+            tag.values.clear();
+            tag.values.resize(tables.strings.len(), 0);
+        }
+    }
+
+    /// Whether the sample in `sample` passes the focus, ignore and tag filters.
+    fn keeps(&mut self, tables: &Tables<'_>, sample: &SampleBuf) -> bool {
+        let kept_by_tags = self
+            .tags
+            .iter_mut()
+            .all(|tag| sample.labels.iter().any(|l| tag.keeps(tables, l)));
+        if !kept_by_tags {
+            return false;
+        }
+        let stack = &sample.locations;
+        if self.ignore.is_some() && stack.iter().any(|&l| self.ignored[l as usize]) {
+            return false;
+        }
+        self.focus.is_none() || stack.iter().any(|&l| self.focused[l as usize])
+    }
+}
+
+impl WireTag {
+    /// Whether `label` has the filter's key and a value it keeps.
+    fn keeps(&mut self, tables: &Tables<'_>, label: &Label) -> bool {
+        if !self.keys.contains(&label.key) {
+            return false;
+        }
+        if label.str == 0 {
+            return self.filter.keeps_num(label.num);
+        }
+        let Some(known) = self.values.get_mut(label.str as usize) else {
+            return false;
+        };
+        if *known == 0 {
+            let filter = &self.filter;
+            let kept = self.said.of(tables.str(label.str), |t| filter.keeps_str(t));
+            *known = 1 + u8::from(kept);
+        }
+        *known == 2
+    }
+}
