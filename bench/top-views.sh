@@ -25,7 +25,7 @@ views=(
   "--granularity address"
   "--focus ssl_"
   "--hide ^acme::"
-  "--tag comm=envoy|api-server"
+  "--tag 'comm=envoy|api-server'"
 )
 commands=(-n gzip-dc "find '$dir' -type f -exec cat {} + | gzip -dc > /dev/null")
 for view in "${views[@]}"; do
