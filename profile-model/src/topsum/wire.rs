@@ -188,7 +188,8 @@ impl WireState {
         w.function_key.clear();
         // Every function first, in a loop of its own: the look-ups by name then do not
         // wait on one another (naming took a third less time than finding them location
-        // by location). A function no location names gets a row that stays empty.
+        // by location). At function granularity, a function no location names gets a
+        // row that stays empty.
         for function in &tables.functions {
             let name = tables.str(function.name);
             let key = if w.filters.hide.as_mut().is_some_and(|hide| {
