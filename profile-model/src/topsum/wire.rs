@@ -11,10 +11,10 @@ use crate::error::ProfileError;
 use crate::filter::TagFilter;
 use crate::frames::{FrameId, Granularity, address_name, frame_key};
 use crate::merge::BASE_LABEL;
-use crate::profile::{Label, StrId};
+use crate::profile::{Label, LocationId, StrId};
 use crate::top::Counts;
 use crate::view::ViewOptions;
-use crate::wire::tables::{RawTables, SampleBuf, TableLocation, Tables};
+use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
 /// A function's or location's frame number in the current profile when it has none.
 const NO_FRAME: FrameId = FrameId::MAX;
@@ -60,6 +60,10 @@ pub(super) struct WireState {
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
     sample: SampleBuf,
+    /// Per profile: the label runs met so far and their labels, so that a sample whose
+    /// labels repeat a run's bytes has them neither read nor checked again.
+    runs: LabelRuns,
+    run_labels: Vec<Vec<Label>>,
     pub(super) raw: RawTables,
 }
 
@@ -359,8 +363,12 @@ impl WireState {
             location_frames,
             sample,
             filters,
+            runs,
+            run_labels,
             ..
         } = self;
+        runs.clear();
+        run_labels.clear();
         let (mut total, mut base_total) = (0i64, 0i64);
         // The string ids of the base label's key and value (none in most profiles):
         // labels are then told apart by their ids, not by their strings.
@@ -372,21 +380,28 @@ impl WireState {
         };
         let mut i = 0;
         tables.for_each_sample(body, |bytes| {
-            tables.read_sample(i, bytes, sample)?;
+            tables.read_sample_with(i, bytes, sample, Some((runs, run_labels)))?;
             i += 1;
+            if sample.run_read {
+                runs.remember(run_labels.len() as u32);
+                run_labels.push(sample.labels.clone());
+            }
+            let labels = match sample.known {
+                Some(run) => run_labels.get(run as usize).map_or(&[][..], Vec::as_slice),
+                None => &sample.labels,
+            };
             let Some(&value) = sample.values.get(sample_type) else {
                 return Ok(());
             };
             total = total.wrapping_add(value.wrapping_abs());
             if !base_keys.is_empty()
-                && sample
-                    .labels
+                && labels
                     .iter()
                     .any(|l| base_keys.contains(&l.key) && trues.contains(&l.str))
             {
                 base_total = base_total.wrapping_add(value.wrapping_abs());
             }
-            if value != 0 && filters.keeps(tables, sample) {
+            if value != 0 && filters.keeps(tables, &sample.locations, labels) {
                 counts.add(value, &sample.locations, |l| {
                     let (a, b) = spans[l as usize];
                     &location_frames[a as usize..b as usize]
@@ -437,16 +452,16 @@ impl WireFilters {
         }
     }
 
-    /// Whether the sample in `sample` passes the focus, ignore and tag filters.
-    fn keeps(&mut self, tables: &Tables<'_>, sample: &SampleBuf) -> bool {
+    /// Whether a sample of `stack` and `labels` passes the focus, ignore and tag
+    /// filters.
+    fn keeps(&mut self, tables: &Tables<'_>, stack: &[LocationId], labels: &[Label]) -> bool {
         let kept_by_tags = self
             .tags
             .iter_mut()
-            .all(|tag| sample.labels.iter().any(|l| tag.keeps(tables, l)));
+            .all(|tag| labels.iter().any(|l| tag.keeps(tables, l)));
         if !kept_by_tags {
             return false;
         }
-        let stack = &sample.locations;
         if self.ignore.is_some() && stack.iter().any(|&l| self.ignored[l as usize]) {
             return false;
         }

@@ -52,7 +52,7 @@ pub(crate) struct Tables<'a> {
     sample_fields: Range<usize>,
 }
 
-/// One sample as [`Tables::read_sample`] leaves it: dense location indices (leaf
+/// One sample as [`Tables::read_sample_with`] leaves it: dense location indices (leaf
 /// first), one value per sample type, and labels with checked string indices. The
 /// buffers are reused from sample to sample.
 #[derive(Debug, Default)]
@@ -78,6 +78,19 @@ pub(crate) struct LabelRuns {
     ids: FxHashMap<Vec<u8>, u32>,
     /// The encoded labels of the sample just read (see [`SampleBuf::run_read`]).
     pending: Vec<u8>,
+}
+
+impl LabelRuns {
+    /// Forgets every run (before the samples of another message).
+    pub fn clear(&mut self) {
+        self.ids.clear();
+    }
+
+    /// Remembers the labels of the sample just read (when [`SampleBuf::run_read`]) as
+    /// naming set `set`.
+    pub fn remember(&mut self, set: u32) {
+        self.ids.insert(self.pending.clone(), set);
+    }
 }
 
 /// Every sample of a message, as [`Tables::read_samples`] reads them: the columns
@@ -359,7 +372,7 @@ impl<'a> Tables<'a> {
     }
 
     /// Reads and checks every table of the `Profile` message `body` (its samples are
-    /// read later, one by one, with [`Tables::read_sample`]), with the tables as read
+    /// read later, one by one, with [`Tables::read_sample_with`]), with the tables as read
     /// kept in `raw`, whose room is reused from one message to the next.
     pub fn parse_with(body: &'a [u8], raw: &mut RawTables) -> Result<Self, ProfileError> {
         let RawTables {
@@ -510,20 +523,10 @@ impl<'a> Tables<'a> {
     }
 
     /// Reads sample number `i` from its wire bytes into `buf`, checking its location
-    /// ids, its number of values and its label strings.
-    pub fn read_sample(
-        &self,
-        i: usize,
-        sample: &[u8],
-        buf: &mut SampleBuf,
-    ) -> Result<(), ProfileError> {
-        self.read_sample_with(i, sample, buf, None)
-    }
-
-    /// [`Tables::read_sample`], with the label sets met so far in this message
-    /// (`runs`, and the sets they name): labels whose bytes are known are not read
-    /// again ([`SampleBuf::known`]).
-    fn read_sample_with(
+    /// ids, its number of values and its label strings. With `runs` (the label runs
+    /// met so far in this message, and the sets they name), labels whose bytes are
+    /// known are not read again ([`SampleBuf::known`]).
+    pub fn read_sample_with(
         &self,
         i: usize,
         sample: &[u8],
@@ -585,7 +588,7 @@ impl Tables<'_> {
             runs,
             sample,
         } = read;
-        runs.ids.clear();
+        runs.clear();
         samples.stack_offsets.clear();
         samples.stack_offsets.push(0);
         samples.stack_locations.clear();
@@ -634,7 +637,7 @@ impl Tables<'_> {
                 }
             };
             if sample.run_read {
-                runs.ids.insert(runs.pending.clone(), set);
+                runs.remember(set);
             }
             samples.label_set.push(set);
             Ok(())
@@ -968,7 +971,7 @@ mod tests {
             let mut samples = Vec::new();
             super::super::for_each_sample(bytes, |s| {
                 let mut buf = SampleBuf::default();
-                tables.read_sample(0, s, &mut buf)?;
+                tables.read_sample_with(0, s, &mut buf, None)?;
                 samples.push((buf.locations, buf.values, buf.labels));
                 Ok(())
             })
@@ -1039,7 +1042,7 @@ mod tests {
         tables
             .for_each_sample(&body, |s| {
                 let mut buf = SampleBuf::default();
-                tables.read_sample(0, s, &mut buf)?;
+                tables.read_sample_with(0, s, &mut buf, None)?;
                 one_by_one.push(buf.labels);
                 Ok(())
             })
