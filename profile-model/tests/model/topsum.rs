@@ -333,8 +333,13 @@ fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
 
 #[test]
 fn what_decoding_refuses_the_wire_sum_refuses_alike() {
+    // In every view: filters and granularities read the same damaged bytes.
+    let views = views(&["main"], &["endpoint=a", "bytes=1"]);
     super::for_each_damaged(|bytes, decoded| {
-        let summed = TopSum::new().add_pprof(bytes, 0, 1);
-        assert_eq!(decoded.err(), summed.err(), "bytes {bytes:?}");
+        let error = decoded.err();
+        for (what, options) in &views {
+            let summed = TopSum::for_view(options).add_pprof(bytes, 0, 1);
+            assert_eq!(error, summed.err(), "{what}: bytes {bytes:?}");
+        }
     });
 }
