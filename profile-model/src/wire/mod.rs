@@ -301,8 +301,21 @@ pub(crate) fn read_sample(
     if let Some(packed) = expect_bytes(sample, &mut pos, 2)? {
         repeated(Field::Bytes(2, packed), values)?;
     }
-    // The labels that follow the values are stepped over first, so that a sink that
-    // knows their bytes need not read them.
+    // Other writers put them otherwise: the Go runtime writes each value on its own
+    // before the locations, and pprof's library (Parca's downloads) values on their own
+    // after them. Whatever the layout, the locations and values met before the labels
+    // are read here, so that the labels that follow them still lie together.
+    while let Some(&key) = sample.get(pos)
+        && matches!(key >> 3, 1 | 2)
+    {
+        match next_field(sample, &mut pos)? {
+            field @ (Field::Varint(1, _) | Field::Bytes(1, _)) => repeated(field, locations)?,
+            field @ (Field::Varint(2, _) | Field::Bytes(2, _)) => repeated(field, values)?,
+            _ => {}
+        }
+    }
+    // The labels that follow the locations and values are stepped over first, so that
+    // a sink that knows their bytes need not read them.
     let run = pos;
     while expect_bytes(sample, &mut pos, 3)?.is_some() {}
     if pos > run && !labels.known(&sample[run..pos]) {

@@ -1021,6 +1021,11 @@ mod tests {
             sample(&[loc, value, (3, Err(&numeric)), (9, Ok(1)), (3, Err(&kw))]),
             sample(&[loc, value, (3, Err(&numeric))]),
             sample(&[loc, value]),
+            // As the Go runtime writes them: each value on its own before the
+            // locations; then as pprof's library does: values on their own after them.
+            sample(&[(2, Ok(5)), loc, (3, Err(&kv))]),
+            sample(&[(2, Ok(5)), loc, (3, Err(&kv)), (3, Err(&kw))]),
+            sample(&[loc, (2, Ok(6)), (3, Err(&kv)), (3, Err(&kw))]),
         ];
         let sample_type = message(&[(1, Ok(1)), (2, Ok(2))]);
         let line = message(&[(1, Ok(1)), (2, Ok(42))]);
@@ -1059,5 +1064,16 @@ mod tests {
         assert_ne!(sets[5], sets[6]);
         assert_eq!(sets[7], 0, "no labels: the empty set");
         assert_eq!(read.label_sets.len(), 5, "{:?}", read.label_sets);
+        assert_eq!((sets[8], sets[9], sets[10]), (sets[0], sets[1], sets[1]));
+        // Their labels lie together after the locations and values: found by their
+        // bytes, as those of the first samples.
+        for sample in &samples[8..] {
+            let mut buf = SampleBuf::default();
+            let runs = Some((&mut read.runs, read.label_sets.as_slice()));
+            tables
+                .read_sample_with(0, sample, &mut buf, runs)
+                .expect("valid sample");
+            assert!(buf.known.is_some() && buf.labels.is_empty(), "{sample:?}");
+        }
     }
 }
