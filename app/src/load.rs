@@ -21,34 +21,10 @@ pub struct Merged {
     pub skipped: Vec<String>,
 }
 
-/// Reads files and directories (searched recursively, in name order) and calls `each`
-/// with every profile, in that order. Files are decoded on all cores while `each` runs.
-/// A file named in `paths` must be a valid profile; a broken file found in a directory
-/// is skipped, and the returned lines say which and why.
-pub fn for_each_profile(
-    paths: &[PathBuf],
-    options: DecodeOptions,
-    mut each: impl FnMut(&Path, Profile) -> Result<(), String>,
-) -> Result<Vec<String>, String> {
-    let inputs = Inputs::list(paths)?;
-    let mut failed = Vec::new();
-    let paths_only: Vec<PathBuf> = inputs.files.iter().map(|(f, _)| f.clone()).collect();
-    capture::files::decode_in_order(&paths_only, options, |i, result| {
-        let (file, dir) = &inputs.files[i];
-        match (result, dir) {
-            (Ok(profile), _) => each(file, profile),
-            (Err(e), None) => Err(e),
-            (Err(e), Some(_)) => {
-                failed.push((i, e));
-                Ok(())
-            }
-        }
-    })?;
-    inputs.judge(failed)
-}
-
-/// Reads files and directories as [`for_each_profile`] does and merges every profile,
-/// as `go tool pprof` merges the files it is given: on all cores, straight from each
+/// Reads files and directories (searched recursively, in name order; a file named in
+/// `paths` must be a valid profile, a broken file found in a directory is skipped and
+/// named in [`Merged::skipped`]) and merges every profile, as `go tool pprof` merges
+/// the files it is given: on all cores, straight from each
 /// file's bytes ([`Merger::add_pprof`]), in file order. A single profile is kept as it
 /// is (its comments and frame regexes too, which a merge leaves out).
 pub fn read_merged(paths: &[PathBuf], options: DecodeOptions) -> Result<Merged, String> {

@@ -216,17 +216,6 @@ fn read_with(
     decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Decodes `files` on all cores and calls `each(index, result)` in file order, while
-/// later files are being decoded. An error from `each` stops the decoding and is
-/// returned.
-pub fn decode_in_order<E>(
-    files: &[PathBuf],
-    options: DecodeOptions,
-    each: impl FnMut(usize, Result<Profile, String>) -> Result<(), E>,
-) -> Result<(), E> {
-    load_in_order(files.len(), |i| read_profile(&files[i], options), each)
-}
-
 /// The name Parca gives a scraped profile of this kind: `process_cpu` for CPU
 /// profiles, `memory` for heap profiles, else the period type (or first sample type).
 pub fn default_profile_name(p: &Profile) -> String {

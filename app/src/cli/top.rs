@@ -16,7 +16,6 @@ use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
-use crate::load::for_each_profile;
 
 /// Arguments of `flint top`.
 #[derive(Debug, Args)]
@@ -239,10 +238,12 @@ type Summed = (TopSum, Option<Inputs>, Vec<String>);
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
-    let (sum, inputs, skipped) = if args.server.takes_whole(files) {
-        sum_from_wire(args, &options, decode)?
-    } else {
-        sum_decoded(args, &options, decode)?
+    let (sum, inputs, skipped) = match args.server.selected(files, &args.view.diff_base, decode)? {
+        Some((name, profile, unreadable)) => {
+            let (sum, inputs) = sum_selected(args, &options, &name, &profile)?;
+            (sum, Some(inputs), unreadable)
+        }
+        None => sum_from_wire(args, &options, decode)?,
     };
     super::warn_skipped(&skipped);
     let Some(inputs) = inputs else {
@@ -280,53 +281,22 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     write_stdout(&text)
 }
 
-/// Sums the top tables of decoded profiles, each seen through the view options: any
-/// input (files, a server, a store), any filter and granularity.
-fn sum_decoded(
+/// The top table of `profile`, the one merged profile of a server, a store or a
+/// selection of files (--query, --from, --to) named `name`, seen through the view
+/// options.
+fn sum_selected(
     args: &TopArgs,
     options: &ViewOptions,
-    decode: DecodeOptions,
-) -> Result<Summed, String> {
+    name: &Path,
+    profile: &Profile,
+) -> Result<(TopSum, Inputs), String> {
+    let sample_type = args.view.sample_type_of(profile)?;
+    let mut inputs = Inputs::of_first(name, profile, sample_type);
+    inputs.add(&Header::of(profile));
     let mut sum = TopSum::new();
-    let mut inputs: Option<(Inputs, usize)> = None;
-    let mut add = |path: &Path, profile: Profile, sign: i64| -> Result<(), String> {
-        let sample_type = match &mut inputs {
-            None => {
-                let t = args.view.sample_type_of(&profile)?;
-                let (seen, _) = inputs.insert((Inputs::of_first(path, &profile, t), t));
-                seen.add(&Header::of(&profile));
-                t
-            }
-            Some((seen, t)) => {
-                let names = profile.sample_type_names();
-                if names != seen.sample_type_names {
-                    let mut named = args.view.files.iter().chain(&args.view.diff_base);
-                    return Err(seen.mismatch(path, names, named.any(|f| f == path)));
-                }
-                seen.add(&Header::of(&profile));
-                *t
-            }
-        };
-        let view = View::new(&profile, options);
-        sum.add(&view.top(&profile, sample_type), &view.frames, sign);
-        Ok(())
-    };
-    let files = &args.view.files;
-    let mut skipped = match args.server.selected(files, &args.view.diff_base, decode)? {
-        Some((name, profile, unreadable)) => {
-            add(&name, profile, 1)?;
-            unreadable
-        }
-        None => for_each_profile(files, decode, |path, p| add(path, p, 1))?,
-    };
-    if !args.view.diff_base.is_empty() {
-        skipped.extend(for_each_profile(
-            &args.view.diff_base,
-            decode,
-            |path, p| add(path, p, -1),
-        )?);
-    }
-    Ok((sum, inputs.map(|(i, _)| i), skipped))
+    let view = View::new(profile, options);
+    sum.add(&view.top(profile, sample_type), &view.frames, 1);
+    Ok((sum, inputs))
 }
 
 /// One thread's part of [`sum_from_wire`].
@@ -348,7 +318,8 @@ struct WireWorker {
 /// Sums the top tables of local files (and subtracts those of `--diff-base`) seen
 /// through the view options, reading each file's samples straight from its bytes on
 /// every core, without building profiles: the same table and the same errors as
-/// [`sum_decoded`], a few times faster.
+/// decoding each file and summing the top tables of their views (the model's tests
+/// compare both), a few times faster.
 fn sum_from_wire(
     args: &TopArgs,
     options: &ViewOptions,
