@@ -240,7 +240,7 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     let files = args.view.files.as_slice();
     let (sum, inputs, skipped) = match args.server.selected(files, &args.view.diff_base, decode)? {
         Some((name, profile, unreadable)) => {
-            let (sum, inputs) = sum_selected(args, &options, &name, &profile)?;
+            let (sum, inputs) = sum_one(args, &options, &name, &profile)?;
             (sum, Some(inputs), unreadable)
         }
         None => sum_from_wire(args, &options, decode)?,
@@ -281,10 +281,10 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
     write_stdout(&text)
 }
 
-/// The top table of `profile`, the one merged profile of a server, a store or a
-/// selection of files (--query, --from, --to) named `name`, seen through the view
-/// options.
-fn sum_selected(
+/// The top table of one profile named `name`, seen through the view options: the
+/// merged profile of a server, a store or a selection of files (--query, --from,
+/// --to), or a lone file.
+fn sum_one(
     args: &TopArgs,
     options: &ViewOptions,
     name: &Path,
@@ -339,18 +339,33 @@ fn sum_from_wire(
         })
         .collect();
     // The sample type and the header come from the first file that reads, as when
-    // profiles are decoded one by one. What the files tried for it held (or why they
+    // profiles are decoded one by one (checked as decoding checks it, but without its
+    // stacks, which the workers read). What the files tried for it held (or why they
     // could not be read) is kept for the workers: a pipe (`/dev/stdin`, `<(…)`) gives
-    // its bytes only once.
+    // its bytes only once. A lone file that reads is decoded whole instead, and its
+    // top table made from its view: one read of it, where the workers would read it
+    // again (a 300,000-sample file: 349 ms against 398 ms).
+    let lone = all.len() == 1;
     let mut tried: Vec<Result<Vec<u8>, String>> = Vec::new();
     let mut first = None;
     for (path, _, _) in &all {
         let mut bytes = Vec::new();
         let read = capture::index::read_into(path, &mut bytes, decode);
-        let profile = read
-            .as_ref()
-            .ok()
-            .and_then(|()| profile_model::codec::decode_with(&bytes, decode).ok());
+        let profile = read.as_ref().ok().and_then(|()| {
+            let decoded = if lone {
+                profile_model::codec::decode_with(&bytes, decode)
+            } else {
+                profile_model::codec::decode_without_stacks(&bytes, decode)
+            };
+            decoded.ok()
+        });
+        if let (true, Some(profile)) = (lone, &profile) {
+            let (sum, inputs) = sum_one(args, options, path, profile)?;
+            // Folders that could not be read are still named.
+            let mut skipped = sets[0].judge(Vec::new())?;
+            skipped.extend(sets[1].judge(Vec::new())?);
+            return Ok((sum, Some(inputs), skipped));
+        }
         tried.push(read.map(|()| bytes));
         if let Some(profile) = profile {
             first = Some((*path, profile));
