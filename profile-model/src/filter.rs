@@ -2,7 +2,7 @@
 
 use regex::Regex;
 
-use crate::profile::{LabelSetId, Profile};
+use crate::profile::{LabelSetId, Line, LocationId, MappingId, Profile};
 
 /// A filter on sample labels, `key=value`: the sample must have label `key` with a value
 /// matched by the regex `value` (string labels) or equal to it (numeric labels), as
@@ -86,26 +86,22 @@ impl Filters {
     /// a few array look-ups.
     pub fn prepare(&self, profile: &Profile) -> SampleFilter {
         let location_matches = |re: &Regex| -> Vec<bool> {
-            let function_match: Vec<bool> = profile
+            let functions: Vec<bool> = profile
                 .functions
                 .iter()
                 .map(|f| re.is_match(profile.str(f.name)) || re.is_match(profile.str(f.filename)))
                 .collect();
-            let mapping_match: Vec<bool> = profile
+            let mappings: Vec<bool> = profile
                 .mappings
                 .iter()
                 .map(|m| re.is_match(profile.str(m.filename)))
                 .collect();
-            profile
-                .locations
-                .iter()
-                .map(|l| {
-                    l.lines
-                        .iter()
-                        .any(|ln| function_match[ln.function as usize])
-                        || l.mapping.is_some_and(|m| mapping_match[m as usize])
-                })
-                .collect()
+            let locations = profile.locations.iter();
+            locations_matching(
+                &functions,
+                &mappings,
+                locations.map(|l| (l.lines.as_slice(), l.mapping)),
+            )
         };
         let label_set_kept = if self.tags.is_empty() {
             Vec::new()
@@ -156,14 +152,35 @@ impl SampleFilter {
             return true;
         }
         let stack = profile.samples.stack(i);
-        if let Some(ignore) = &self.ignore
-            && stack.iter().any(|l| ignore[*l as usize])
-        {
-            return false;
-        }
-        match &self.focus {
-            Some(focus) => stack.iter().any(|l| focus[*l as usize]),
-            None => true,
-        }
+        stack_passes(stack, self.ignore.as_deref(), self.focus.as_deref())
     }
+}
+
+/// Which `locations` (their lines and mapping) a regex matches, from which functions
+/// and mappings it matches: a location matches through any of its lines' functions or
+/// through its mapping, as pprof's focus and ignore match frames.
+pub(crate) fn locations_matching<'l>(
+    functions: &[bool],
+    mappings: &[bool],
+    locations: impl Iterator<Item = (&'l [Line], Option<MappingId>)>,
+) -> Vec<bool> {
+    locations
+        .map(|(lines, mapping)| {
+            lines.iter().any(|line| functions[line.function as usize])
+                || mapping.is_some_and(|m| mappings[m as usize])
+        })
+        .collect()
+}
+
+/// Whether a stack passes the ignore and focus filters, given which locations each
+/// matches: none the ignore matches, and one at least the focus matches.
+pub(crate) fn stack_passes(
+    stack: &[LocationId],
+    ignored: Option<&[bool]>,
+    focused: Option<&[bool]>,
+) -> bool {
+    if ignored.is_some_and(|ignored| stack.iter().any(|&l| ignored[l as usize])) {
+        return false;
+    }
+    focused.is_none_or(|focused| stack.iter().any(|&l| focused[l as usize]))
 }

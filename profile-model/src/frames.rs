@@ -119,7 +119,7 @@ impl FrameTable {
                         address: 0,
                     },
                     Granularity::FunctionLine => Frame {
-                        name: format!("{fname}:{}", line.line),
+                        name: line_frame_name(&fname, line.line),
                         function: fname,
                         file,
                         line: line.line,
@@ -127,11 +127,7 @@ impl FrameTable {
                         address: 0,
                     },
                     Granularity::Address => Frame {
-                        name: if line_index == 0 {
-                            format!("{fname} @{:#x}", loc.address)
-                        } else {
-                            format!("{fname} @{:#x} (inlined)", loc.address)
-                        },
+                        name: address_frame_name(&fname, loc.address, line_index > 0),
                         function: fname,
                         file,
                         line: line.line,
@@ -179,6 +175,18 @@ impl FrameTable {
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
+}
+
+/// The name of a frame at line granularity: the function's name and the line.
+pub(crate) fn line_frame_name(function: &str, line: i64) -> String {
+    format!("{function}:{line}")
+}
+
+/// The name of a frame at address granularity: the function's name and the address,
+/// marked when the function is inlined there (not the location's outermost line).
+pub(crate) fn address_frame_name(function: &str, address: u64, inlined: bool) -> String {
+    let mark = if inlined { " (inlined)" } else { "" };
+    format!("{function} @{address:#x}{mark}")
 }
 
 /// What tells frames apart: the name, and for a frame of one address (an

@@ -8,8 +8,10 @@ use rustc_hash::FxHashMap;
 
 use super::Rows;
 use crate::error::ProfileError;
-use crate::filter::TagFilter;
-use crate::frames::{FrameId, Granularity, address_name, frame_key};
+use crate::filter::{TagFilter, locations_matching, stack_passes};
+use crate::frames::{
+    FrameId, Granularity, address_frame_name, address_name, frame_key, line_frame_name,
+};
 use crate::merge::BASE_LABEL;
 use crate::profile::{Label, LocationId, StrId};
 use crate::top::Counts;
@@ -287,7 +289,7 @@ impl WireState {
         if let Some(&f) = self.line_frames.get(&(name, line)) {
             return f;
         }
-        let text = format!("{}:{line}", self.name_of[name as usize]);
+        let text = line_frame_name(&self.name_of[name as usize], line);
         let f = self.frame(rows, &text, &text);
         self.line_frames.insert((name, line), f);
         f
@@ -315,10 +317,7 @@ impl WireState {
         if let Some(&f) = self.address_frames.get(&key) {
             return f;
         }
-        let mut text = format!("{} @{address:#x}", self.name_of[name as usize]);
-        if inlined {
-            text.push_str(" (inlined)");
-        }
+        let text = address_frame_name(&self.name_of[name as usize], address, inlined);
         let f = self.frame(rows, &frame_key(&text, address, binary), &text);
         self.address_frames.insert(key, f);
         f
@@ -428,21 +427,19 @@ impl WireFilters {
             (&mut self.focus, &mut self.focused),
             (&mut self.ignore, &mut self.ignored),
         ] {
-            matched.clear();
             if let Some(re) = regex {
-                let function_matches: Vec<bool> = (tables.functions.iter())
+                let functions: Vec<bool> = (tables.functions.iter())
                     .map(|f| re.is_match(tables.str(f.name)) || re.is_match(tables.str(f.filename)))
                     .collect();
-                let mapping_matches: Vec<bool> = (tables.mappings.iter())
+                let mappings: Vec<bool> = (tables.mappings.iter())
                     .map(|m| re.is_match(tables.str(m.filename)))
                     .collect();
-                matched.extend(tables.locations.iter().map(|l| {
-                    tables
-                        .lines_of(l)
-                        .iter()
-                        .any(|line| function_matches[line.function as usize])
-                        || l.mapping.is_some_and(|m| mapping_matches[m as usize])
-                }));
+                let locations = tables.locations.iter();
+                *matched = locations_matching(
+                    &functions,
+                    &mappings,
+                    locations.map(|l| (tables.lines_of(l), l.mapping)),
+                );
             }
         }
         for tag in &mut self.tags {
@@ -459,13 +456,9 @@ impl WireFilters {
             .tags
             .iter_mut()
             .all(|tag| labels.iter().any(|l| tag.keeps(tables, l)));
-        if !kept_by_tags {
-            return false;
-        }
-        if self.ignore.is_some() && stack.iter().any(|&l| self.ignored[l as usize]) {
-            return false;
-        }
-        self.focus.is_none() || stack.iter().any(|&l| self.focused[l as usize])
+        let ignored = self.ignore.as_ref().map(|_| &self.ignored[..]);
+        let focused = self.focus.as_ref().map(|_| &self.focused[..]);
+        kept_by_tags && stack_passes(stack, ignored, focused)
     }
 }
 
