@@ -275,12 +275,10 @@ impl WireState {
 
     /// The id of function name `name` in `names`.
     fn name_id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.names.get(name) {
-            return id;
+        let id = id_of(&mut self.names, name);
+        if id as usize == self.name_of.len() {
+            self.name_of.push(name.to_string());
         }
-        let id = self.name_of.len() as u32;
-        self.name_of.push(name.to_string());
-        self.names.insert(name.to_string(), id);
         id
     }
 
@@ -305,15 +303,7 @@ impl WireState {
         binary: &str,
         inlined: bool,
     ) -> FrameId {
-        let binary_id = match self.binaries.get(binary) {
-            Some(&id) => id,
-            None => {
-                let id = self.binaries.len() as u32;
-                self.binaries.insert(binary.to_string(), id);
-                id
-            }
-        };
-        let key = (name, address, binary_id, inlined);
+        let key = (name, address, id_of(&mut self.binaries, binary), inlined);
         if let Some(&f) = self.address_frames.get(&key) {
             return f;
         }
@@ -410,6 +400,16 @@ impl WireState {
         })?;
         Ok((if base_total > 0 { base_total } else { total }, base_total))
     }
+}
+
+/// The id of `text` in `ids`, the next one when it has none yet.
+fn id_of(ids: &mut FxHashMap<String, u32>, text: &str) -> u32 {
+    if let Some(&id) = ids.get(text) {
+        return id;
+    }
+    let id = ids.len() as u32;
+    ids.insert(text.to_string(), id);
+    id
 }
 
 /// The ids of the strings of `tables` equal to `text`.
