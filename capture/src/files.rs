@@ -368,6 +368,11 @@ impl FileSource {
     pub fn span(&self) -> TimeRange {
         self.index.span()
     }
+
+    /// The time span of the profiles of type `t` ([`Index::span_of`]).
+    pub fn span_of(&self, t: &ProfileType) -> TimeRange {
+        self.index.span_of(t)
+    }
 }
 
 impl ProfileSource for FileSource {

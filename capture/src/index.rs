@@ -436,17 +436,23 @@ impl<L> Index<L> {
 
     /// The time span of all entries, start of the first to end of the last.
     pub fn span(&self) -> TimeRange {
-        let start = self.entries.first().map_or(0, |e| e.time_nanos);
-        let end = self
+        span_over(self.entries.iter())
+    }
+
+    /// The time span of the entries with profile type `t`, start of the first to end
+    /// of the last: what a plot of that type shows whole (a folder's heap snapshot
+    /// taken a year apart from its CPU profiles does not squeeze them into a sliver).
+    /// The span of all entries when none has it.
+    pub fn span_of(&self, t: &ProfileType) -> TimeRange {
+        let mut of_type = self
             .entries
             .iter()
-            .map(|e| e.time_nanos.saturating_add(e.duration_nanos.max(1)))
-            .max()
-            .unwrap_or(start);
-        TimeRange {
-            start_nanos: start,
-            end_nanos: end,
+            .filter(|e| e.types.contains(t))
+            .peekable();
+        if of_type.peek().is_none() {
+            return self.span();
         }
+        span_over(of_type)
     }
 
     /// The groups of every entry in range that the selector selects, with the index of
@@ -586,6 +592,21 @@ impl<L> Index<L> {
             .iter()
             .filter(|e| e.any_selected(selector))
             .collect()
+    }
+}
+
+/// From the start of the first of `entries` (sorted by time) to the latest end.
+fn span_over<'e, L: 'e>(mut entries: impl Iterator<Item = &'e Entry<L>>) -> TimeRange {
+    let Some(first) = entries.next() else {
+        return TimeRange {
+            start_nanos: 0,
+            end_nanos: 0,
+        };
+    };
+    let end_of = |e: &Entry<L>| e.time_nanos.saturating_add(e.duration_nanos.max(1));
+    TimeRange {
+        start_nanos: first.time_nanos,
+        end_nanos: entries.map(end_of).fold(end_of(first), i64::max),
     }
 }
 

@@ -57,6 +57,22 @@ fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
         .block_on(f)
 }
 
+/// A scratch folder `flint-NAME-PID` holding copies of the Go fixtures `names`, and
+/// the source that indexes it (with the files it skipped).
+fn folder_of(name: &str, names: &[&str]) -> (Scratch, FileSource, Vec<String>) {
+    let dir = Scratch::new(name);
+    for name in names {
+        std::fs::copy(fixture(name), dir.join(name)).expect("copy");
+    }
+    let (fs, skipped) = FileSource::open(
+        &[dir.to_path_buf()],
+        DecodeOptions::default(),
+        &Progress::default(),
+    )
+    .expect("opens");
+    (dir, fs, skipped)
+}
+
 fn cpu(matchers: &str) -> Selector {
     Selector::parse(&format!("{CPU}{matchers}")).expect("selector")
 }
@@ -404,18 +420,10 @@ fn series_labels_are_the_files_labels_with_the_sample_labels_over_them() {
 
 #[test]
 fn files_gone_or_broken_since_indexing_are_left_out_of_a_merge_and_named() {
-    let dir = std::env::temp_dir().join(format!("flint-capture-gone-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    for name in ["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"] {
-        std::fs::copy(fixture(name), dir.join(name)).expect("copy");
-    }
-    let (fs, skipped) = FileSource::open(
-        std::slice::from_ref(&dir),
-        DecodeOptions::default(),
-        &Progress::default(),
-    )
-    .expect("opens");
+    let (dir, fs, skipped) = folder_of(
+        "capture-gone",
+        &["cpu-1.pb.gz", "cpu-2.pb.gz", "cpu-3.pb.gz"],
+    );
     assert!(skipped.is_empty());
     std::fs::remove_file(dir.join("cpu-2.pb.gz")).expect("remove");
     std::fs::write(dir.join("cpu-3.pb.gz"), b"\x1f\x8bnot gzip any more").expect("write");
@@ -443,5 +451,31 @@ fn files_gone_or_broken_since_indexing_are_left_out_of_a_merge_and_named() {
         matches!(&err, SourceError::Failed(e) if e.contains("cpu-1.pb.gz")),
         "{err:?}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn each_profile_type_has_the_span_of_its_own_profiles() {
+    let (_dir, fs, _) = folder_of("capture-spans", &["cpu-1.pb.gz", "heap.pb.gz"]);
+    let (cpu_1, heap) = (decoded("cpu-1.pb.gz"), decoded("heap.pb.gz"));
+    let cpu_span = TimeRange {
+        start_nanos: cpu_1.time_nanos,
+        end_nanos: cpu_1.time_nanos + cpu_1.duration_nanos,
+    };
+    // A snapshot without a duration lasts a nanosecond.
+    let heap_span = TimeRange {
+        start_nanos: heap.time_nanos,
+        end_nanos: heap.time_nanos + 1,
+    };
+    assert_ne!(cpu_span, heap_span);
+    assert_eq!(fs.span_of(&cpu("").profile_type), cpu_span);
+    let inuse = Selector::parse("memory:inuse_space:bytes:space:bytes").expect("selector");
+    assert_eq!(fs.span_of(&inuse.profile_type), heap_span);
+    let both = TimeRange {
+        start_nanos: cpu_span.start_nanos.min(heap_span.start_nanos),
+        end_nanos: cpu_span.end_nanos.max(heap_span.end_nanos),
+    };
+    assert_eq!(fs.span(), both);
+    // A type no profile has: the span of them all.
+    let none = Selector::parse("goroutine:goroutine:count:goroutine:count").expect("selector");
+    assert_eq!(fs.span_of(&none.profile_type), both);
 }

@@ -99,6 +99,7 @@ impl FlintApp {
                 end_nanos: now + INTERVAL.as_nanos() as i64,
             },
             types: Vec::new(),
+            type_spans: Vec::new(),
             warnings: Vec::new(),
             profiles: Some(0),
         })));
@@ -204,7 +205,11 @@ impl FlintApp {
         {
             // The first interval tells the profile types (the store's index answers at
             // once).
-            tl.set_types(instant_answer(source.profile_types(TimeRange::ALL)));
+            // A capture's span grows with it: no type's own.
+            tl.set_types(
+                instant_answer(source.profile_types(TimeRange::ALL)),
+                Vec::new(),
+            );
             tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
         }
         tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);

@@ -85,22 +85,26 @@ impl FlintApp {
                 let span = store.span();
                 let profiles = store.stats().profiles;
                 let types = instant_answer(store.profile_types(TimeRange::ALL));
+                let type_spans = types.iter().map(|t| store.span_of(t)).collect();
                 return Ok(Opened {
                     warnings: store.warnings(),
                     source: Arc::new(store),
                     span,
                     types,
+                    type_spans,
                     profiles: Some(profiles),
                 });
             }
             FileSource::open(&[dir], decode, &progress).map(|(source, skipped)| {
                 let span = source.span();
                 let types = instant_answer(source.profile_types(TimeRange::ALL));
+                let type_spans = types.iter().map(|t| source.span_of(t)).collect();
                 Opened {
                     profiles: Some(source.len()),
                     source: Arc::new(source),
                     span,
                     types,
+                    type_spans,
                     warnings: skipped
                         .into_iter()
                         .map(|s| format!("skipped {s}"))
@@ -157,6 +161,7 @@ impl FlintApp {
                 source,
                 span,
                 types,
+                type_spans: Vec::new(),
                 warnings: Vec::new(),
                 profiles: None,
             }))
@@ -529,7 +534,7 @@ impl FlintApp {
                     Ok(_) if cancelled => self.message = Some(("cancelled".into(), false)),
                     Ok(opened) => {
                         tl.span = opened.span;
-                        tl.set_types(opened.types);
+                        tl.set_types(opened.types, opened.type_spans);
                         tl.warnings = opened.warnings;
                         tl.profiles = opened.profiles;
                         tl.pending_bounds = Some(tl.whole_bounds());

@@ -1130,6 +1130,65 @@ fn generated_dir(tag: &str, count: u64) -> PathBuf {
 }
 
 #[test]
+fn each_profile_type_is_shown_over_its_own_time_span() {
+    // Thirty generated CPU profiles of 2023 and a Go heap profile taken years later.
+    let dir = generated_dir("type-span", 30);
+    std::fs::copy(fixture("heap.pb.gz"), dir.join("heap.pb.gz")).unwrap();
+    let mut cpu = TimeRange {
+        start_nanos: i64::MAX,
+        end_nanos: i64::MIN,
+    };
+    for i in 0..30 {
+        let p = codec::decode(&std::fs::read(dir.join(format!("{i:05}.pb.gz"))).unwrap()).unwrap();
+        cpu.start_nanos = cpu.start_nanos.min(p.time_nanos);
+        cpu.end_nanos = cpu.end_nanos.max(p.time_nanos + p.duration_nanos);
+    }
+    let heap = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
+    assert!(heap.time_nanos > cpu.end_nanos + 365 * 86_400_000_000_000);
+    let mut h = harness(dir.clone());
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.types[tl.type_index].sample_type, "cpu");
+    assert_eq!(tl.span, cpu, "the CPU profiles' own span");
+    let (start, end) = tl.whole_bounds();
+    assert!(
+        end - start < 400.0,
+        "the whole view fits five minutes: {start}..{end}"
+    );
+    let heap_type = tl
+        .types
+        .iter()
+        .find(|t| t.sample_type == "inuse_space")
+        .expect("the heap profile's types are listed")
+        .to_string();
+    // The heap type, chosen: its own span, one snapshot.
+    let ctx = h.ctx.clone();
+    h.state_mut().apply_selector_text(&ctx, &heap_type);
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.types[tl.type_index].to_string(), heap_type);
+    assert_eq!(
+        tl.span,
+        TimeRange {
+            start_nanos: heap.time_nanos,
+            end_nanos: heap.time_nanos + 1,
+        }
+    );
+    let points: usize = tl.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(points, 1);
+    // And back: the CPU profiles' span again.
+    let cpu_type = tl
+        .types
+        .iter()
+        .find(|t| t.sample_type == "cpu")
+        .unwrap()
+        .to_string();
+    h.state_mut().apply_selector_text(&ctx, &cpu_type);
+    h.run_steps(4);
+    assert_eq!(h.state().timeline.as_ref().unwrap().span, cpu);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_zoom_that_settles_plots_the_view_at_its_own_resolution() {
     // 3,000 profiles 10 s apart: over the whole span a point sums 15 s of them.
     let dir = generated_dir("zoom", 3000);

@@ -71,6 +71,9 @@ pub struct Opened {
     pub span: TimeRange,
     /// Its profile types.
     pub types: Vec<ProfileType>,
+    /// The time span of each of `types` (a folder's or a store's), in their order;
+    /// empty when the source keeps no such thing (a server, a capture).
+    pub type_spans: Vec<TimeRange>,
     /// What opening reported, a line each: files skipped, or a store's records
     /// repaired or skipped.
     pub warnings: Vec<String>,
@@ -194,8 +197,11 @@ pub struct Timeline {
     pub types: Vec<ProfileType>,
     /// The type plotted.
     pub type_index: usize,
-    /// Time span of all profiles.
+    /// Time span of the profiles shown: of the plotted type's, where the source tells
+    /// each type's own (`type_spans`), else of all.
     pub span: TimeRange,
+    /// The time span of each of `types`, in their order (see [`Opened::type_spans`]).
+    type_spans: Vec<TimeRange>,
     /// Step of the series query.
     pub step_nanos: i64,
     /// The view the series were last asked for at its resolution, after a zoom; `None`
@@ -297,6 +303,9 @@ impl Timeline {
     /// selected (or is being merged: those queries are cancelled and their answers
     /// dropped) is forgotten.
     pub fn type_changed(&mut self) {
+        if self.fit_span_to_type() {
+            self.pending_bounds = Some(self.whole_bounds());
+        }
         self.set_series(Vec::new());
         self.selection = None;
         self.selection_series.clear();
@@ -367,6 +376,7 @@ impl Timeline {
                 start_nanos: 0,
                 end_nanos: 1,
             },
+            type_spans: Vec::new(),
             step_nanos: 1_000_000_000,
             zoomed: None,
             series_covered: TimeRange {
@@ -439,13 +449,12 @@ impl Timeline {
         {
             self.type_index = i;
         }
+        self.fit_span_to_type();
+        self.pending_bounds = Some(kept.view.unwrap_or_else(|| self.whole_bounds()));
         self.matchers = kept.matchers;
         self.sum_by = kept.sum_by;
         self.hidden = kept.hidden;
         self.show_all = kept.show_all;
-        if let Some(view) = kept.view {
-            self.pending_bounds = Some(view);
-        }
         self.selection = kept.selection;
         self.selection_series = kept.selection_series;
         self.selection_profiles = kept.selection_profiles;
@@ -533,13 +542,30 @@ impl Timeline {
         })
     }
 
-    /// Sets the profile types and plots the CPU time type first (else the first type).
-    pub(super) fn set_types(&mut self, types: Vec<ProfileType>) {
+    /// Sets the profile types, with each one's time span where the source tells them
+    /// (else none), and plots the CPU time type first (else the first type).
+    pub(super) fn set_types(&mut self, types: Vec<ProfileType>, spans: Vec<TimeRange>) {
         self.type_index = types
             .iter()
             .position(|t| t.sample_type == "cpu")
             .unwrap_or(0);
         self.types = types;
+        self.type_spans = spans;
+        self.fit_span_to_type();
+    }
+
+    /// Makes the span the plotted type's own, where the source tells it; whether it
+    /// changed (a zoom into the span left is then forgotten).
+    fn fit_span_to_type(&mut self) -> bool {
+        let Some(&span) = self.type_spans.get(self.type_index) else {
+            return false;
+        };
+        let changed = span != self.span;
+        if changed {
+            self.span = span;
+            self.zoomed = None;
+        }
+        changed
     }
 
     /// Width of the plot in the last frame (points), 800 before the first.

@@ -323,6 +323,11 @@ impl Store {
         self.shared.read_index().span()
     }
 
+    /// The time span of the stored profiles of type `t` ([`Index::span_of`]).
+    pub fn span_of(&self, t: &ProfileType) -> TimeRange {
+        self.shared.read_index().span_of(t)
+    }
+
     /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.shared.dir
