@@ -11,9 +11,9 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
-use egui_plot::{Line, Plot, PlotPoint, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
-use flint::gui::plot::drawn_points;
+use flint::gui::plot::{DrawnLine, drawn_points};
 use flint::gui::timeline::PlotSeries;
 use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::{DecodeOptions, decode, message_bytes};
@@ -156,19 +156,21 @@ fn group_plot(c: &mut Criterion) {
     const POINTS: usize = 8_640;
     let width = 1600.0;
     let series: Vec<PlotSeries> = (0..SERIES)
-        .map(|s| PlotSeries {
-            name: format!("comm=s{s}"),
-            labels: vec![("comm".into(), format!("s{s}"))],
-            total: (SERIES - s) as i64,
-            points: (0..POINTS)
-                .map(|i| {
-                    let t = 1_700_000_000.0 + i as f64 * 10.0;
-                    [
-                        t,
-                        1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01,
-                    ]
-                })
-                .collect(),
+        .map(|s| {
+            PlotSeries::new(
+                format!("comm=s{s}"),
+                vec![("comm".into(), format!("s{s}"))],
+                (SERIES - s) as i64,
+                (0..POINTS)
+                    .map(|i| {
+                        let t = 1_700_000_000.0 + i as f64 * 10.0;
+                        [
+                            t,
+                            1.0 + ((i + s * 37) as f64 / 300.0).sin() * 0.5 + s as f64 * 0.01,
+                        ]
+                    })
+                    .collect(),
+            )
         })
         .collect();
     let (x0, x1) = (series[0].points[0][0], series[0].points[POINTS - 1][0]);
@@ -180,11 +182,13 @@ fn group_plot(c: &mut Criterion) {
         )),
         ..egui::RawInput::default()
     };
-    let draw = |lines: &[Vec<PlotPoint>]| {
+    let draw = |lines: &[DrawnLine]| {
         let output = ctx.run_ui(input(), |ui| {
             Plot::new("bench").show(ui, |plot_ui| {
-                for (s, points) in series.iter().zip(lines) {
-                    plot_ui.line(Line::new(s.name.clone(), PlotPoints::Borrowed(points)));
+                for (s, line) in series.iter().zip(lines) {
+                    for points in line.segments() {
+                        plot_ui.line(Line::new(s.name.clone(), PlotPoints::Borrowed(points)));
+                    }
                 }
             });
         });

@@ -23,9 +23,10 @@ const LINE_PICK_PX: f64 = 12.0;
 /// The plot's id, under which egui_plot keeps its memory (bounds).
 const PLOT_ID: &str = "flint timeline plot";
 
-/// What the `i`th series' plot items (its line and markers) are identified by.
-fn series_key(i: usize) -> (&'static str, usize) {
-    ("flint series", i)
+/// What the plot items (line and markers) of the `k`th segment of the `i`th series
+/// are identified by.
+fn series_key(i: usize, k: usize) -> (&'static str, usize, usize) {
+    ("flint series", i, k)
 }
 
 /// Width of the legend beside the plot (points), at most a third of the panel.
@@ -191,10 +192,56 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<P
     out
 }
 
+/// A line is broken where the time from one point to the next is more than this many
+/// times the series' median step: no profiles were there, and a line across would show
+/// values never measured (a process stopped for an hour, a folder of two days).
+const GAP_STEPS: f64 = 3.0;
+
+/// Where the line of `points` (sorted by time) breaks: the index of each point that
+/// follows a gap of more than [`GAP_STEPS`] times the median step between points.
+/// None for fewer than three points, whose steps tell no usual one.
+pub fn gap_starts(points: &[[f64; 2]]) -> Vec<usize> {
+    if points.len() < 3 {
+        return Vec::new();
+    }
+    let step = |w: &[[f64; 2]]| w[1][0] - w[0][0];
+    let mut steps: Vec<f64> = points.windows(2).map(step).collect();
+    let middle = steps.len() / 2;
+    let (_, median, _) = steps.select_nth_unstable_by(middle, f64::total_cmp);
+    let limit = *median * GAP_STEPS;
+    if limit <= 0.0 {
+        return Vec::new();
+    }
+    (points.windows(2).enumerate())
+        .filter(|(_, w)| step(w) > limit)
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// A series as drawn: its points, reduced to the plot's pixel columns, and where its
+/// line breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawnLine {
+    /// The points, in time order.
+    pub points: Vec<PlotPoint>,
+    /// The index in `points` of each segment's first point but the first segment's.
+    pub breaks: Vec<usize>,
+}
+
+impl DrawnLine {
+    /// The line's segments, each drawn on its own.
+    pub fn segments(&self) -> impl Iterator<Item = &[PlotPoint]> {
+        let ends = self.breaks.iter().copied().chain([self.points.len()]);
+        let starts = std::iter::once(0).chain(self.breaks.iter().copied());
+        starts.zip(ends).map(|(a, b)| &self.points[a..b])
+    }
+}
+
 /// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
 /// point per pixel column for up to [`MAX_SERIES`] series, one per two columns beyond
-/// (*show all*), where more lines would only cost time without showing more.
-pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<Vec<PlotPoint>> {
+/// (*show all*), where more lines would only cost time without showing more; each
+/// segment between gaps reduced on its own, so that no column joins two.
+pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<DrawnLine> {
     let columns = if series.len() > MAX_SERIES {
         width / 2.0
     } else {
@@ -202,7 +249,22 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
     };
     series
         .iter()
-        .map(|s| bucket_points(&s.points, x0, x1, columns))
+        .map(|s| {
+            let mut line = DrawnLine {
+                points: Vec::new(),
+                breaks: Vec::new(),
+            };
+            let ends = s.breaks.iter().copied().chain([s.points.len()]);
+            let starts = std::iter::once(0).chain(s.breaks.iter().copied());
+            for (a, b) in starts.zip(ends) {
+                let segment = bucket_points(&s.points[a..b], x0, x1, columns);
+                if !line.points.is_empty() && !segment.is_empty() {
+                    line.breaks.push(line.points.len());
+                }
+                line.points.extend(segment);
+            }
+            line
+        })
         .collect()
 }
 
@@ -276,16 +338,15 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            PlotSeries {
+            PlotSeries::new(
                 name,
-                labels: s.labels.into_iter().collect(),
-                total: s.points.iter().fold(0, |sum, p| sum.wrapping_add(p.value)),
-                points: s
-                    .points
+                s.labels.into_iter().collect(),
+                s.points.iter().fold(0, |sum, p| sum.wrapping_add(p.value)),
+                s.points
                     .iter()
                     .map(|p| [p.time_nanos as f64 / 1e9, scale.y(p)])
                     .collect(),
-            }
+            )
         })
         .collect();
     out.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
@@ -535,26 +596,30 @@ impl FlintApp {
                         let x = plot_ui.auto_bounds().x;
                         plot_ui.set_auto_bounds([x, true]);
                     }
-                    for (i, (name, points)) in names.into_iter().zip(lines).enumerate() {
+                    for (i, (name, line)) in names.into_iter().zip(lines).enumerate() {
                         if !visible[i] {
                             continue;
                         }
                         let color = series_color(i);
-                        if points.len() <= MARKED_POINTS {
-                            plot_ui.points(
-                                Points::new(name.clone(), PlotPoints::Borrowed(points))
-                                    .id(series_key(i))
+                        let marked = line.points.len() <= MARKED_POINTS;
+                        for (k, points) in line.segments().enumerate() {
+                            // A lone point between gaps draws no line: it gets a marker.
+                            if marked || points.len() == 1 {
+                                plot_ui.points(
+                                    Points::new(name.clone(), PlotPoints::Borrowed(points))
+                                        .id(series_key(i, k))
+                                        .color(color)
+                                        .radius(3.0),
+                                );
+                            }
+                            plot_ui.line(
+                                Line::new(name.clone(), PlotPoints::Borrowed(points))
+                                    .id(series_key(i, k))
                                     .color(color)
-                                    .radius(3.0),
+                                    .width(1.5)
+                                    .highlight(highlighted == Some(i)),
                             );
                         }
-                        plot_ui.line(
-                            Line::new(name, PlotPoints::Borrowed(points))
-                                .id(series_key(i))
-                                .color(color)
-                                .width(1.5)
-                                .highlight(highlighted == Some(i)),
-                        );
                     }
                     // Selections and their spans, unnamed: only series are hovered by name.
                     let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
@@ -650,17 +715,21 @@ impl FlintApp {
             Some(pos) if r.clicked_by(PointerButton::Primary) => {
                 let p = resp.transform.value_from_position(pos);
                 let d = resp.transform.dpos_dvalue();
-                let drawn: Vec<Vec<[f64; 2]>> = tl
+                // Each segment on its own, with the series it is of: no line is
+                // picked across a gap.
+                let (segments, of): (Vec<Vec<[f64; 2]>>, Vec<usize>) = tl
                     .drawn_lines(shown, vx0, vx1, width)
                     .iter()
-                    .zip(&visible)
-                    .map(|(line, on)| match on {
-                        true => line.iter().map(|p| [p.x, p.y]).collect(),
-                        false => Vec::new(),
+                    .enumerate()
+                    .filter(|&(i, _)| visible[i])
+                    .flat_map(|(i, line)| {
+                        line.segments()
+                            .map(move |s| (s.iter().map(|p| [p.x, p.y]).collect(), i))
                     })
-                    .collect();
-                let refs: Vec<&[[f64; 2]]> = drawn.iter().map(Vec::as_slice).collect();
+                    .unzip();
+                let refs: Vec<&[[f64; 2]]> = segments.iter().map(Vec::as_slice).collect();
                 nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], LINE_PICK_PX)
+                    .map(|k| of[k])
             }
             _ => None,
         };

@@ -142,11 +142,13 @@ fn drag_and_click_convert_to_ranges() {
 #[test]
 fn a_click_beside_a_point_selects_that_points_bucket() {
     const SEC: i64 = 1_000_000_000;
-    let series = |points: &[f64]| timeline::PlotSeries {
-        name: "total".into(),
-        labels: Vec::new(),
-        total: 1,
-        points: points.iter().map(|&x| [x, 1.0]).collect(),
+    let series = |points: &[f64]| {
+        timeline::PlotSeries::new(
+            "total".into(),
+            Vec::new(),
+            1,
+            points.iter().map(|&x| [x, 1.0]).collect(),
+        )
     };
     let (a, b) = (series(&[100.0, 102.0]), series(&[104.0]));
     let lines = [&a, &b];
@@ -627,17 +629,19 @@ fn changing_the_matchers_merges_the_selection_again() {
 
 #[test]
 fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
-    let series = |v: f64| timeline::PlotSeries {
-        name: "total".into(),
-        labels: Vec::new(),
-        total: 1,
-        points: (0..1000).map(|i| [f64::from(i), v]).collect(),
+    let series = |v: f64| {
+        timeline::PlotSeries::new(
+            "total".into(),
+            Vec::new(),
+            1,
+            (0..1000).map(|i| [f64::from(i), v]).collect(),
+        )
     };
     let mut tl = timeline::Timeline::new(timeline::Origin::Dir(PathBuf::from("unused")));
     tl.set_series(vec![series(1.0)]);
     let first = tl.drawn_lines(1, 0.0, 999.0, 100.0).to_vec();
     assert!(
-        first[0].len() <= 102,
+        first[0].points.len() <= 102,
         "one point per pixel column (and the edges)"
     );
     assert_eq!(tl.drawn_lines(1, 0.0, 999.0, 100.0), first.as_slice());
@@ -645,11 +649,12 @@ fn drawn_lines_are_reused_until_the_series_or_the_view_change() {
     tl.set_series(vec![series(2.0)]);
     assert!(
         tl.drawn_lines(1, 0.0, 999.0, 100.0)[0]
+            .points
             .iter()
             .all(|p| p.y == 2.0)
     );
     // A wider plot: more columns.
-    assert!(tl.drawn_lines(1, 0.0, 999.0, 400.0)[0].len() > first[0].len());
+    assert!(tl.drawn_lines(1, 0.0, 999.0, 400.0)[0].points.len() > first[0].points.len());
 }
 
 #[test]
@@ -1186,6 +1191,68 @@ fn each_profile_type_is_shown_over_its_own_time_span() {
     h.run_steps(4);
     assert_eq!(h.state().timeline.as_ref().unwrap().span, cpu);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_line_breaks_where_the_data_has_a_gap() {
+    // Ten points 10 s apart, an hour without data, ten more.
+    let points: Vec<[f64; 2]> = (0..10)
+        .map(|i| [f64::from(i) * 10.0, 1.0])
+        .chain((0..10).map(|i| [3690.0 + f64::from(i) * 10.0, 2.0]))
+        .collect();
+    assert_eq!(plot::gap_starts(&points), [10]);
+    // Steady steps, or too few points to tell a usual step: one line.
+    assert!(plot::gap_starts(&points[..10]).is_empty());
+    assert!(plot::gap_starts(&[[0.0, 1.0], [1000.0, 1.0]]).is_empty());
+    let series = timeline::PlotSeries::new("total".into(), Vec::new(), 1, points);
+    // Each side of the gap is drawn, and reduced to the pixel columns, on its own.
+    for width in [1000.0, 10.0] {
+        let line = &plot::drawn_points(std::slice::from_ref(&series), 0.0, 3800.0, width)[0];
+        let segments: Vec<_> = line.segments().collect();
+        assert_eq!(segments.len(), 2, "{width}");
+        assert!(segments[0].iter().all(|p| p.x < 100.0 && p.y == 1.0));
+        assert!(segments[1].iter().all(|p| p.x >= 3690.0 && p.y == 2.0));
+    }
+}
+
+#[test]
+fn a_folder_with_an_hour_missing_is_plotted_in_two_lines() {
+    use flint_fixture_gen::{
+        Scratch, SeriesParams, Universe, UniverseParams, encode_gz, series_profile,
+    };
+    let dir = Scratch::new("gui-gap");
+    let u = Universe::new(&UniverseParams {
+        locations: 50,
+        functions: 20,
+        binaries: 2,
+        min_depth: 2,
+        max_depth: 5,
+        seed: 3,
+    })
+    .unwrap();
+    let sp = SeriesParams {
+        samples: 4,
+        start_nanos: 1_700_000_000_000_000_000,
+        step_secs: 10,
+        seed: 3,
+    };
+    // Twenty 10-second profiles, then twenty more an hour later.
+    for i in (0..20).chain(380..400) {
+        let (_, gz) = encode_gz(&series_profile(&u, &sp, i)).unwrap();
+        std::fs::write(dir.join(format!("{i:05}.pb.gz")), gz).unwrap();
+    }
+    let mut h = harness(dir.to_path_buf());
+    h.run_steps(2);
+    let tl = h.state_mut().timeline.as_mut().unwrap();
+    let (x0, x1, width) = tl.last_view.expect("drawn");
+    let shown = tl.series.len();
+    for line in tl.drawn_lines(shown, x0, x1, width) {
+        let segments: Vec<_> = line.segments().collect();
+        assert_eq!(segments.len(), 2, "one line each side of the hour");
+        let gap_start = 1_700_000_000.0 + 20.0 * 10.0;
+        assert!(segments[0].iter().all(|p| p.x < gap_start));
+        assert!(segments[1].iter().all(|p| p.x >= 1_700_000_000.0 + 3800.0));
+    }
 }
 
 #[test]

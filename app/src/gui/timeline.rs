@@ -21,9 +21,8 @@ use capture::{
 };
 
 use super::compare::Side;
-use egui_plot::PlotPoint;
 
-use super::plot::drawn_points;
+use super::plot::{DrawnLine, drawn_points};
 use super::selector_bar::{SelectorBar, SumBy};
 
 /// Series drawn unless "show all" is ticked.
@@ -150,6 +149,27 @@ pub struct PlotSeries {
     pub total: i64,
     /// (time in seconds since the epoch, value per second in display units).
     pub points: Vec<[f64; 2]>,
+    /// Where its line breaks: the index of each point that follows a gap in the data
+    /// ([`super::plot::gap_starts`]).
+    pub breaks: Vec<usize>,
+}
+
+impl PlotSeries {
+    /// A series of `points` (sorted by time), its gaps found.
+    pub fn new(
+        name: String,
+        labels: Vec<(String, String)>,
+        total: i64,
+        points: Vec<[f64; 2]>,
+    ) -> Self {
+        Self {
+            breaks: super::plot::gap_starts(&points),
+            name,
+            labels,
+            total,
+            points,
+        }
+    }
 }
 
 /// How to select profiles, said where the flame graph goes until something is selected.
@@ -218,7 +238,7 @@ pub struct Timeline {
     series_version: u64,
     /// The lines last drawn and what they were computed for, reused while neither the
     /// series nor the visible range change (a frame then only draws).
-    drawn: Option<(DrawnKey, Vec<Vec<PlotPoint>>)>,
+    drawn: Option<(DrawnKey, Vec<DrawnLine>)>,
     /// Draw every series, not only the largest [`MAX_SERIES`].
     pub show_all: bool,
     /// The series switched off in the legend, by name.
@@ -342,7 +362,7 @@ impl Timeline {
 
     /// The points of the first `shown` series as drawn on a plot `width` points wide
     /// showing `x0..x1`: computed once, then reused until the series or the view change.
-    pub fn drawn_lines(&mut self, shown: usize, x0: f64, x1: f64, width: f32) -> &[Vec<PlotPoint>] {
+    pub fn drawn_lines(&mut self, shown: usize, x0: f64, x1: f64, width: f32) -> &[DrawnLine] {
         let key = (
             self.series_version,
             x0.to_bits(),
