@@ -738,7 +738,10 @@ impl FlintApp {
                 add = series_matchers(&tl.series[i].labels, &tl.matchers);
             }
         } else if r.drag_started_by(PointerButton::Primary)
-            && let Some(pos) = r.interact_pointer_pos()
+            // Where the button went down: by the time the drag is seen the pointer may
+            // be far from it (a quick flick, or a long frame while work runs).
+            && let Some(pos) = (r.ctx.input(|i| i.pointer.press_origin()))
+                .or_else(|| r.interact_pointer_pos())
         {
             tl.drag_start = Some(x_at(pos));
             tl.drag_now = tl.drag_start;

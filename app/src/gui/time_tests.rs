@@ -1256,6 +1256,50 @@ fn a_folder_with_an_hour_missing_is_plotted_in_two_lines() {
 }
 
 #[test]
+fn a_drag_starts_where_the_button_was_pressed_however_far_the_first_move() {
+    use egui::{Event, Modifiers, PointerButton};
+    let dir = generated_dir("fast-drag", 60);
+    let mut h = harness(dir.clone());
+    let transform = h.state().timeline.as_ref().unwrap().last_transform.unwrap();
+    let frame = transform.frame();
+    let at = |share: f32| egui::pos2(frame.left() + frame.width() * share, frame.center().y);
+    let (a, b) = (at(0.2), at(0.8));
+    let button = |pos, pressed| Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::default(),
+    };
+    h.event(Event::PointerMoved(a));
+    h.event(button(a, true));
+    h.run_steps(1);
+    // The pointer is far from where it was pressed by the time the drag is seen (a
+    // quick flick, or a frame that took long).
+    h.event(Event::PointerMoved(at(0.5)));
+    h.run_steps(1);
+    h.event(Event::PointerMoved(b));
+    h.run_steps(1);
+    h.event(button(b, false));
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().unwrap();
+    let Some(QueryTime::Merge(range)) = tl.selection else {
+        panic!("a range is selected: {:?}", tl.selection);
+    };
+    let x = |pos: egui::Pos2| transform.value_from_position(pos).x;
+    let second = 1e9;
+    // Within a pixel of where the button went down and came up.
+    let pixel = transform.dvalue_dpos()[0].abs() * second;
+    assert!(
+        (range.start_nanos as f64 - x(a) * second).abs() <= pixel,
+        "starts at {} s, pressed at {} s",
+        range.start_nanos as f64 / second,
+        x(a)
+    );
+    assert!((range.end_nanos as f64 - x(b) * second).abs() <= pixel);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_zoom_that_settles_plots_the_view_at_its_own_resolution() {
     // 3,000 profiles 10 s apart: over the whole span a point sums 15 s of them.
     let dir = generated_dir("zoom", 3000);
