@@ -196,12 +196,12 @@ impl FlintApp {
     /// The request for where to export the current view (`None` when nothing is shown).
     pub(super) fn export_prompt(&self, kind: ExportKind) -> Option<PathPrompt> {
         let cur = self.current.clone()?;
-        let stem = cur
-            .name
-            .trim_end_matches(".gz")
-            .trim_end_matches(".pb")
-            .trim_end_matches(".pprof")
-            .to_string();
+        let stem = portable_stem(
+            cur.name
+                .trim_end_matches(".gz")
+                .trim_end_matches(".pb")
+                .trim_end_matches(".pprof"),
+        );
         let file_name = match kind {
             ExportKind::Pprof => format!("{stem}.view.pb.gz"),
             ExportKind::Folded => format!("{stem}.folded"),
@@ -343,11 +343,24 @@ impl FlintApp {
     }
 }
 
+/// `name` (what the window shows: a file's name, or a folder's with the range merged,
+/// "day 12:39:09–12:39:18") as a file name a shell takes unquoted and every system
+/// accepts: times' colons become dashes, spaces and other marks underscores.
+fn portable_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            ':' => '-',
+            c if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '+') => c,
+            _ => '_',
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::typed_path;
+    use super::{portable_stem, typed_path};
 
     #[test]
     fn a_leading_tilde_is_the_home_folder() {
@@ -360,5 +373,15 @@ mod tests {
         assert_eq!(typed_path("~bob/x", home), PathBuf::from("~bob/x"));
         assert_eq!(typed_path("/tmp/~/x", home), PathBuf::from("/tmp/~/x"));
         assert_eq!(typed_path("~/x", None), PathBuf::from("~/x"));
+    }
+
+    #[test]
+    fn export_names_take_no_quoting() {
+        assert_eq!(
+            portable_stem("day2000 12:39:09–12:39:18"),
+            "day2000_12-39-09_12-39-18"
+        );
+        assert_eq!(portable_stem("cpu-1"), "cpu-1");
+        assert_eq!(portable_stem("a/b\\c \"d\"*?"), "a_b_c__d___");
     }
 }

@@ -12,6 +12,7 @@ use profile_model::codec;
 use profile_model::units;
 
 use super::app::{FlintApp, SET_ASIDE_NODES};
+use super::dialogs::ExportKind;
 use super::plot;
 use super::selector_bar::{self, SumBy};
 use super::timeline::{self, NO_DATA};
@@ -76,6 +77,15 @@ fn range_over_all_files_merges(set_aside_nodes: usize) {
     h.get_by_label(&text);
     // The status bar says how long the merge took.
     h.get_by_label_contains("merged 3 profiles in ");
+    // Exported, the merged range is offered under a name a shell takes unquoted.
+    let offered = app.export_prompt(ExportKind::Pprof).expect("a view").path;
+    let name = offered.rsplit('/').next().unwrap_or_default();
+    assert!(name.ends_with(".view.pb.gz"), "{offered}");
+    assert!(
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c)),
+        "{offered}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
