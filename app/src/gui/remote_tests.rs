@@ -35,10 +35,15 @@ impl Drop for Served {
 }
 
 fn serve_fixtures(tag: &str) -> Served {
+    serve_fixtures_ago(tag, 0)
+}
+
+/// As [`serve_fixtures`], the profiles placed `ago` nanoseconds further back.
+fn serve_fixtures_ago(tag: &str, ago: i64) -> Served {
     let dir = std::env::temp_dir().join(format!("flint-gui-serve-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let store = Arc::new(Store::open(&dir, StoreOptions::default()).unwrap());
-    let now = capture::time::now_nanos();
+    let now = capture::time::now_nanos() - ago;
     let mut total = 0;
     for (i, f) in FILES.iter().enumerate() {
         let mut p = codec::decode(&std::fs::read(fixture(f)).unwrap()).unwrap();
@@ -84,14 +89,21 @@ fn serve_fixtures(tag: &str) -> Served {
     }
 }
 
-#[test]
-fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
-    let server = serve_fixtures("plot");
+/// A window connected to the server at `url`, its first answers in.
+fn connected(url: &str) -> egui_kittest::Harness<'static, super::app::FlintApp> {
     let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut()
-        .connect_to(&ctx, &server.url, RemoteOptions::default());
+        .connect_to(&ctx, url, RemoteOptions::default());
     h.run_steps(6);
+    h
+}
+
+#[test]
+fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
+    let server = serve_fixtures("plot");
+    let mut h = connected(&server.url);
+    let ctx = h.ctx.clone();
     let tl = h.state().timeline.as_ref().expect("time mode");
     assert_eq!(tl.origin, Origin::Server(server.url.clone()));
     assert!(tl.notice.is_none(), "{:?}", tl.notice);
@@ -113,13 +125,34 @@ fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
 }
 
 #[test]
+fn a_server_with_profiles_older_than_a_week_shows_them_for_a_range_asked() {
+    const DAY: i64 = 86_400_000_000_000;
+    let server = serve_fixtures_ago("old", 30 * DAY);
+    let mut h = connected(&server.url);
+    let ctx = h.ctx.clone();
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert!(tl.types.is_empty());
+    let notice = tl.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("no profiles") && notice.contains("range…"),
+        "{notice}"
+    );
+    // The month before: its types, then its series.
+    let now = capture::time::now_nanos();
+    let tl = h.state_mut().timeline.as_mut().unwrap();
+    assert!(tl.show_range(now - 40 * DAY, now - 20 * DAY));
+    h.state_mut().load_series(&ctx);
+    h.run_steps(8);
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.types.len(), 2, "{:?}", tl.types);
+    assert!(tl.notice.is_none(), "{:?}", tl.notice);
+    assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), server.total);
+}
+
+#[test]
 fn a_stopped_server_keeps_the_view_and_says_so() {
     let server = serve_fixtures("stop");
-    let mut h = window();
-    let ctx = h.ctx.clone();
-    h.state_mut()
-        .connect_to(&ctx, &server.url, RemoteOptions::default());
-    h.run_steps(6);
+    let mut h = connected(&server.url);
     let before = h.state().timeline.as_ref().unwrap().series.len();
     assert!(before > 0);
     let url = server.url.clone();

@@ -139,15 +139,27 @@ impl FlintApp {
             }
         };
         let progress = self.start_timeline(Origin::Server(source.url().to_string()));
-        let source: Arc<dyn ProfileSource> = Arc::new(source);
+        let now = capture::time::now_nanos();
+        let spans = [1, 24 * 7].map(|hours| TimeRange {
+            start_nanos: now.saturating_sub(hours * 3_600_000_000_000),
+            end_nanos: now,
+        });
+        self.ask_types(ctx, Arc::new(source), spans.to_vec(), progress);
+    }
+
+    /// Asks a server for its profile types over each of `spans` in turn, until one has
+    /// some (or the last is asked); the answer comes as [`TimeMsg::Indexed`], over that
+    /// span.
+    fn ask_types(
+        &mut self,
+        ctx: &Context,
+        source: Arc<dyn ProfileSource>,
+        spans: Vec<TimeRange>,
+        progress: Progress,
+    ) {
         self.run_query(ctx, async move {
-            let now = capture::time::now_nanos();
             let mut result = Err(String::new());
-            for hours in [1, 24 * 7] {
-                let span = TimeRange {
-                    start_nanos: now.saturating_sub(hours * 3_600_000_000_000),
-                    end_nanos: now,
-                };
+            for span in spans {
                 result = source
                     .profile_types(span)
                     .await
@@ -248,6 +260,18 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
+        if tl.types.is_empty()
+            && matches!(tl.origin, Origin::Server(_))
+            && let Some(source) = tl.source.clone()
+        {
+            // A server with no profiles in the time asked before: its types in this
+            // time first (a preset or a typed range asks for another).
+            let progress = Progress::default();
+            tl.indexing = Some(progress.clone());
+            let span = tl.span;
+            self.ask_types(ctx, source, vec![span], progress);
+            return;
+        }
         let (Some(source), Some(selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
@@ -547,7 +571,16 @@ impl FlintApp {
                         }
                         let name = tl.origin.name();
                         if tl.types.is_empty() {
-                            tl.notice = Some(format!("no profiles in {name}"));
+                            tl.notice = Some(match tl.origin {
+                                // A server keeps more than the time asked for.
+                                Origin::Server(_) => format!(
+                                    "no profiles from {} to {}: a preset or range… asks \
+                                     for another time",
+                                    super::timeline::date_hms(tl.span.start_nanos),
+                                    super::timeline::date_hms(tl.span.end_nanos),
+                                ),
+                                _ => format!("no profiles in {name}"),
+                            });
                         } else {
                             self.load_series(ctx);
                         }
