@@ -306,12 +306,45 @@ fn no_profiles(range: TimeRange, held: Option<TimeRange>) -> String {
             time(end)
         ),
     };
-    if let Some(held) = held.filter(|h| h.start_nanos <= h.end_nanos && range != TimeRange::ALL) {
-        text.push_str(&format!(
+    if range == TimeRange::ALL {
+        return text;
+    }
+    match held.filter(|h| h.start_nanos <= h.end_nanos) {
+        Some(held) => text.push_str(&format!(
             " (the profiles span {} to {})",
             time(held.start_nanos),
             time(held.end_nanos)
-        ));
+        )),
+        // A server tells no span: what to do instead.
+        None => text.push_str(" (--from and --to ask for another range)"),
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_range_names_what_there_is_or_how_to_ask_for_another() {
+        let second = 1_000_000_000;
+        let range = TimeRange {
+            start_nanos: 0,
+            end_nanos: second,
+        };
+        let held = TimeRange {
+            start_nanos: 5 * second,
+            end_nanos: 6 * second,
+        };
+        assert_eq!(
+            no_profiles(range, Some(held)),
+            "no profiles in this range, from 1970-01-01T00:00:00Z to 1970-01-01T00:00:01Z \
+             (the profiles span 1970-01-01T00:00:05Z to 1970-01-01T00:00:06Z)"
+        );
+        assert!(
+            no_profiles(range, None).ends_with(" (--from and --to ask for another range)"),
+            "a server"
+        );
+        assert_eq!(no_profiles(TimeRange::ALL, None), "no profiles");
+    }
 }
