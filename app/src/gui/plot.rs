@@ -231,10 +231,15 @@ pub struct DrawnLine {
 impl DrawnLine {
     /// The line's segments, each drawn on its own.
     pub fn segments(&self) -> impl Iterator<Item = &[PlotPoint]> {
-        let ends = self.breaks.iter().copied().chain([self.points.len()]);
-        let starts = std::iter::once(0).chain(self.breaks.iter().copied());
-        starts.zip(ends).map(|(a, b)| &self.points[a..b])
+        segments(&self.points, &self.breaks)
     }
+}
+
+/// `items` cut before each of `breaks` (sorted indices into it).
+fn segments<'a, T>(items: &'a [T], breaks: &'a [usize]) -> impl Iterator<Item = &'a [T]> {
+    let ends = breaks.iter().copied().chain([items.len()]);
+    let starts = std::iter::once(0).chain(breaks.iter().copied());
+    starts.zip(ends).map(|(a, b)| &items[a..b])
 }
 
 /// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
@@ -254,10 +259,8 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
                 points: Vec::new(),
                 breaks: Vec::new(),
             };
-            let ends = s.breaks.iter().copied().chain([s.points.len()]);
-            let starts = std::iter::once(0).chain(s.breaks.iter().copied());
-            for (a, b) in starts.zip(ends) {
-                let segment = bucket_points(&s.points[a..b], x0, x1, columns);
+            for raw in segments(&s.points, &s.breaks) {
+                let segment = bucket_points(raw, x0, x1, columns);
                 if !line.points.is_empty() && !segment.is_empty() {
                     line.breaks.push(line.points.len());
                 }
