@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use capture::selector::MatchOp;
 use capture::{Matcher, QueryTime, TimeRange};
@@ -287,6 +288,60 @@ fn the_normal_selection_line_is_hidden_in_compare_mode() {
     h.run_steps(2);
     assert_eq!(h.state().selection_text(), Some(line));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_selection_shown_becomes_a_when_compare_is_switched_on() {
+    let (mut h, dir) = compare_window("carried");
+    let ctx = h.ctx.clone();
+    h.state_mut().compare.enabled = false;
+    h.run_steps(1);
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.run_steps(4);
+    let shown = Arc::clone(&h.state().current.as_ref().expect("cpu-1 shown").profile);
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    let app = h.state();
+    // A is the view's selection, its profile taken as it is: nothing merged again.
+    let a = app.compare.a.as_ref().expect("A carried over");
+    assert_eq!(a.time, range_of("cpu-1.pb.gz"));
+    assert!(Arc::ptr_eq(&a.profile, &shown));
+    assert!(!app.timeline.as_ref().unwrap().querying());
+    assert!(app.compare.b.is_none());
+    // The next pick is still A's, and the hint says that it replaces the A shown.
+    assert_eq!(app.compare.target, Side::A);
+    let caption = app.side_caption(Side::A);
+    assert!(
+        caption.starts_with("A: ") && caption.ends_with(", 1 profile"),
+        "{caption}"
+    );
+    h.get_by_label(&super::diff_view::pick_hint(Side::A, true));
+    // "select B" compares it with another selection.
+    h.state_mut().compare.target = Side::B;
+    h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.compare.result.is_some(), "{:?}", app.compare.error);
+    assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
+    assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_hint_names_the_side_the_next_pick_sets() {
+    assert_eq!(
+        super::diff_view::pick_hint(Side::A, false),
+        "click a point or drag a range on the plot to select A (before)"
+    );
+    assert_eq!(
+        super::diff_view::pick_hint(Side::B, false),
+        "click a point or drag a range on the plot to select B (after)"
+    );
+    assert_eq!(
+        super::diff_view::pick_hint(Side::A, true),
+        "click a point or drag a range on the plot to select A (before) again, or choose \
+         \"select B\" above to pick the other side"
+    );
 }
 
 #[test]

@@ -213,12 +213,9 @@ impl FlintApp {
                 } else if let Some(e) = &self.compare.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 } else {
-                    let next = match self.compare.target {
-                        Side::A => "A (before)",
-                        Side::B => "B (after)",
-                    };
-                    ui.label(format!(
-                        "click a point or drag a range on the plot to select {next}"
+                    ui.label(pick_hint(
+                        self.compare.target,
+                        self.compare.picked(self.compare.target).is_some(),
                     ));
                 }
             });
@@ -374,4 +371,25 @@ fn zoom_buttons(ui: &mut egui::Ui, z: &mut GraphZoom, tree: &CallTree, small: bo
     {
         z.back(tree);
     }
+}
+
+/// What to do next in compare mode before there is a comparison: the side the next
+/// pick sets, and whether it replaces a selection that side has (A carried over from
+/// the view shown when compare mode was switched on).
+pub fn pick_hint(target: Side, picked: bool) -> String {
+    let side = match target {
+        Side::A => "A (before)",
+        Side::B => "B (after)",
+    };
+    if !picked {
+        return format!("click a point or drag a range on the plot to select {side}");
+    }
+    let other = match target {
+        Side::A => "B",
+        Side::B => "A",
+    };
+    format!(
+        "click a point or drag a range on the plot to select {side} again, \
+         or choose \"select {other}\" above to pick the other side"
+    )
 }

@@ -397,11 +397,7 @@ impl FlintApp {
         let (Some(source), Some(mut selector)) = (tl.source.clone(), tl.selector()) else {
             return;
         };
-        for m in &tl.selection_series {
-            if !selector.matchers.contains(m) {
-                selector.matchers.push(m.clone());
-            }
-        }
+        selector.matchers = tl.selection_matchers();
         let side = target.map(|s| (s, selector.matchers.clone()));
         // The merge's tables and the view it becomes are as large as the view shown: a
         // large one is set aside from now on, not only once the merge is done. So it
@@ -529,6 +525,7 @@ impl FlintApp {
         let Some(selectors) = &c.selectors else {
             c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
             c.shown = c.target;
+            self.carry_selection_into_a();
             return;
         };
         if c.shown == c.target {
@@ -545,6 +542,33 @@ impl FlintApp {
             tl.bar.text_error = None;
             self.load_series(ctx);
         }
+    }
+
+    /// Compare mode was switched on: the selection shown becomes A, as Parca's compare
+    /// keeps the view's selection on the left, so that what was being looked at is
+    /// not lost and needs no second merge. The next pick still sets A (the story of
+    /// the issue picks both sides afresh); *select B* compares the selection with
+    /// another. Nothing is carried while the selection's view is still being made, or
+    /// when compare mode comes back to sides it kept.
+    fn carry_selection_into_a(&mut self) {
+        let (Some(tl), Some(cur)) = (&self.timeline, &self.current) else {
+            return;
+        };
+        let settled = !tl.querying() && self.job.is_none() && self.pending.is_empty();
+        let kept = self.compare.a.is_some() || self.compare.b.is_some();
+        let Some(time) = tl.selection.filter(|_| settled && !kept) else {
+            return;
+        };
+        let picked = Picked {
+            time,
+            profile: Arc::clone(&cur.profile),
+            count: tl.selection_profiles,
+            matchers: tl.selection_matchers(),
+        };
+        self.compare.set(Side::A, picked);
+        // Compare mode hides the normal view: a large one lets its tree go, as a pick
+        // would make it (its profile is A's).
+        self.hide_large_view();
     }
 
     fn handle_time_msg(&mut self, ctx: &Context, msg: TimeMsg) {

@@ -546,6 +546,18 @@ impl Timeline {
         self.view_seen.is_some_and(|(_, _, checked)| !checked)
     }
 
+    /// The matchers a selection is asked with: the selector's, and the labels of the
+    /// series whose point was clicked ([`Timeline::selection_series`]).
+    pub fn selection_matchers(&self) -> Vec<Matcher> {
+        let mut matchers = self.matchers.clone();
+        for m in &self.selection_series {
+            if !matchers.contains(m) {
+                matchers.push(m.clone());
+            }
+        }
+        matchers
+    }
+
     /// The selector of the plotted type and its matchers.
     pub fn selector(&self) -> Option<Selector> {
         self.types.get(self.type_index).map(|t| Selector {
