@@ -345,6 +345,23 @@ fn the_hint_names_the_side_the_next_pick_sets() {
 }
 
 #[test]
+fn a_narrow_window_shows_a_and_b_side_by_side_left_of_the_diff_table() {
+    let (mut h, dir) = compared("narrow");
+    h.set_size(vec2(900.0, 600.0));
+    h.run_steps(3);
+    let app = h.state();
+    let canvas = |i: usize| app.compare.side_last[i].as_ref().expect("drawn").0;
+    let (a, b) = (canvas(0), canvas(1));
+    let table = h.get_by_label("Differences").rect().left();
+    assert!(a.width() > 100.0 && b.width() > 100.0, "{a:?} {b:?}");
+    assert!(
+        a.right() <= b.left() && b.right() <= table,
+        "{a:?} {b:?} table at {table}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn legend_and_mode_note_are_shown() {
     let (mut h, dir) = compared("legend");
     let legend = compare::legend_text(DiffMode::Relative);

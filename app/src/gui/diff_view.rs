@@ -1,7 +1,7 @@
 //! The central panel of compare mode: A's and B's flame graphs side by side over the
 //! diff flame graph, with the legend, the mode options and the hover texts.
 
-use egui::{Align, Key, Layout, Rect, Ui, UiBuilder, pos2, vec2};
+use egui::{Align, Key, Label, Layout, Rect, RichText, Ui, UiBuilder, pos2, vec2};
 use profile_model::diff::DiffMode;
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, units};
@@ -126,7 +126,15 @@ impl FlintApp {
             z.reset();
         }
         ui.horizontal(|ui| {
-            ui.strong(caption);
+            // The caption gives way to Reset and Back where the side is narrow (whole
+            // on hover): a caption wider than the side would widen it over B's.
+            let zoomed = self.compare.zooms[i].zoom != CallTree::ROOT;
+            let reserved = ZOOM_BUTTONS_WIDTH + if zoomed { ZOOM_NAME_WIDTH } else { 0.0 };
+            let room = (ui.available_width() - reserved).max(0.0);
+            ui.scope(|ui| {
+                ui.set_max_width(room);
+                ui.add(Label::new(RichText::new(caption).strong()).truncate());
+            });
             let z = &mut self.compare.zooms[i];
             zoom_buttons(ui, z, &res.tree, true);
             if z.zoom != CallTree::ROOT {
@@ -203,7 +211,7 @@ impl FlintApp {
             ui.checkbox(&mut self.compare.widths_from_a, "widths from A")
                 .on_hover_text("size frames by A (frames only in A become visible)");
             ui.separator();
-            ui.label(self.compare_sides_text());
+            ui.add(Label::new(self.compare_sides_text()).truncate());
         });
         let Some(res) = self.compare.result.clone() else {
             ui.label(legend_text(self.compare.mode));
@@ -342,6 +350,12 @@ impl FlintApp {
         self.compare.last = Some((out.canvas, out.params, out.rects));
     }
 }
+
+/// Room kept for Reset and Back beside a side's caption (points).
+const ZOOM_BUTTONS_WIDTH: f32 = 110.0;
+
+/// Room kept for the name of the frame a side is zoomed into (points).
+const ZOOM_NAME_WIDTH: f32 = 140.0;
 
 /// Reset and Back buttons of one graph's zoom (small ones for the A and B graphs).
 fn zoom_buttons(ui: &mut egui::Ui, z: &mut GraphZoom, tree: &CallTree, small: bool) {

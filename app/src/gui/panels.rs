@@ -119,43 +119,88 @@ impl FlintApp {
             }
             ui.separator();
             let path = cur.tree.path(self.flame.zoom);
+            let names: Vec<(&str, String)> = path
+                .iter()
+                .map(|&node| {
+                    let name = flame::node_name(&cur.tree, &cur.frames, node);
+                    (name, flame::elide(name, 48).unwrap_or_default())
+                })
+                .collect();
+            let zoom_text = (self.flame.zoom != CallTree::ROOT).then(|| {
+                let v = cur
+                    .totals
+                    .get(self.flame.zoom as usize)
+                    .copied()
+                    .unwrap_or(0);
+                format!(
+                    "zoom: {} ({})",
+                    names.last().map_or("", |n| n.0),
+                    units::percent(v, cur.totals.first().copied().unwrap_or(0))
+                )
+            });
+            // As many of the last levels as fit beside "all", "› …" and (some of) the
+            // zoom label: a deep path in a narrow panel must not run under the label.
+            let font = egui::TextStyle::Body.resolve(ui.style());
+            let gap = ui.spacing().item_spacing.x;
+            let width = |text: &str| {
+                let galley = ui.painter().layout_no_wrap(
+                    text.to_string(),
+                    font.clone(),
+                    egui::Color32::WHITE,
+                );
+                galley.size().x + gap
+            };
+            let label_room = zoom_text
+                .as_deref()
+                .map_or(0.0, |t| width(t).min(ZOOM_LABEL_ROOM));
+            let room = ui.available_width() - width("all") - width("› …") - label_room;
+            let widths: Vec<f32> = names
+                .iter()
+                .map(|(_, short)| width("›") + width(short))
+                .collect();
+            let skip = path.len() - levels_that_fit(&widths, room);
             let mut target = None;
-            // Long paths: the root, "…", and the last few levels.
-            const SHOWN: usize = 6;
-            let skip = path.len().saturating_sub(SHOWN);
             if ui.link("all").clicked() {
                 target = Some(CallTree::ROOT);
             }
             if skip > 0 {
                 ui.weak("› …");
             }
-            for &node in &path[skip..] {
+            for (&node, (name, short)) in path.iter().zip(&names).skip(skip) {
                 ui.weak("›");
-                let name = flame::node_name(&cur.tree, &cur.frames, node);
-                let short = flame::elide(name, 48).unwrap_or_default();
                 if node == self.flame.zoom {
-                    ui.strong(short);
-                } else if ui.link(short).on_hover_text(name).clicked() {
+                    ui.add(egui::Label::new(egui::RichText::new(short).strong()).truncate());
+                } else if ui.link(short).on_hover_text(*name).clicked() {
                     target = Some(node);
                 }
             }
             if let Some(t) = target {
                 self.zoom_to(t);
             }
-            if self.flame.zoom != CallTree::ROOT {
+            if let Some(text) = zoom_text {
                 ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    let v = cur
-                        .totals
-                        .get(self.flame.zoom as usize)
-                        .copied()
-                        .unwrap_or(0);
-                    ui.label(format!(
-                        "zoom: {} ({})",
-                        flame::node_name(&cur.tree, &cur.frames, self.flame.zoom),
-                        units::percent(v, cur.totals.first().copied().unwrap_or(0))
-                    ));
+                    ui.add(egui::Label::new(text).truncate());
                 });
             }
         });
     }
+}
+
+/// Room the zoom label beside the breadcrumb keeps at most (points); a longer one is
+/// shortened, whole on hover.
+const ZOOM_LABEL_ROOM: f32 = 220.0;
+
+/// How many of a zoom path's last levels fit in `room` points, level i taking
+/// `widths[i]`: at least one, the frame zoomed into (shortened if it must be).
+pub fn levels_that_fit(widths: &[f32], room: f32) -> usize {
+    let mut used = 0.0;
+    let mut shown = 0;
+    for &w in widths.iter().rev() {
+        if shown > 0 && used + w > room {
+            break;
+        }
+        used += w;
+        shown += 1;
+    }
+    shown
 }

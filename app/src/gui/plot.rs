@@ -35,6 +35,11 @@ const LEGEND_WIDTH: f32 = 260.0;
 /// Height of one legend entry (points).
 const LEGEND_ROW: f32 = 20.0;
 
+/// How to use the plot, under it (shortened where the window is narrow; whole on hover).
+const PLOT_HINT: &str = "click a point or drag a range to select; Shift+click a line or a legend \
+    entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time ('all' shows \
+    everything)";
+
 /// What a click on a legend entry asks for.
 enum LegendClick {
     /// Switch the series' line on or off.
@@ -366,7 +371,9 @@ impl FlintApp {
         };
         let mut reload = false;
         let mut reload_range = false;
-        ui.horizontal(|ui| {
+        // Wrapped: a narrow window moves the rest of the row to a second line rather
+        // than cutting off Compare's sides and "show all".
+        ui.horizontal_wrapped(|ui| {
             ui.strong(tl.origin.name());
             if let Some(n) = tl.profiles {
                 ui.weak(super::timeline::profiles_text(n));
@@ -421,14 +428,18 @@ impl FlintApp {
             }
             reload_range |= typed_range(ui, tl);
             ui.separator();
-            ui.toggle_value(&mut self.compare.enabled, "Compare")
-                .on_hover_text(
-                    "compare two selections: A (before) and B (after), each with its own selector",
-                );
-            if self.compare.enabled {
-                ui.radio_value(&mut self.compare.target, Side::A, "select A");
-                ui.radio_value(&mut self.compare.target, Side::B, "select B");
-            }
+            // Compare and its sides stay on one line when the row wraps.
+            ui.horizontal(|ui| {
+                ui.toggle_value(&mut self.compare.enabled, "Compare")
+                    .on_hover_text(
+                        "compare two selections: A (before) and B (after), each with its own \
+                         selector",
+                    );
+                if self.compare.enabled {
+                    ui.radio_value(&mut self.compare.target, Side::A, "select A");
+                    ui.radio_value(&mut self.compare.target, Side::B, "select B");
+                }
+            });
             ui.separator();
             ui.checkbox(&mut tl.show_all, "show all")
                 .on_hover_text(format!(
@@ -799,7 +810,7 @@ impl FlintApp {
                 ui.weak(format!("{text}…"));
                 return;
             }
-            ui.weak("click a point or drag a range to select; Shift+click a line or a legend entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time ('all' shows everything)");
+            ui.add(egui::Label::new(egui::RichText::new(PLOT_HINT).weak()).truncate());
         });
         // Fill the panel (see above): its stored size is the size of what it holds.
         ui.expand_to_include_rect(ui.max_rect());

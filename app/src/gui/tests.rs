@@ -127,6 +127,62 @@ fn click_zooms_and_keys_navigate() {
 }
 
 #[test]
+fn a_deep_zoom_in_a_narrow_window_keeps_the_breadcrumb_clear_of_the_zoom_label() {
+    let mut h = harness();
+    h.set_size(vec2(800.0, 600.0));
+    h.run_steps(3);
+    // The deepest main.fib: a path of a dozen levels, wider than the panel.
+    let deepest = {
+        let app = h.state();
+        let cur = app.current.as_ref().unwrap();
+        let (canvas, params, rects) = app.flame.last.as_ref().unwrap();
+        let fr = rects
+            .iter()
+            .filter(|r| match r.kind {
+                RectKind::Node(n) => flame::node_name(&cur.tree, &cur.frames, n) == "main.fib",
+                RectKind::Hidden { .. } => false,
+            })
+            .filter(|r| r.x1 - r.x0 >= 4.0)
+            .max_by_key(|r| r.row)
+            .copied()
+            .unwrap();
+        assert!(cur.tree.path(node_of(&fr)).len() > 10);
+        flame::screen_rect(&fr, *canvas, params).center()
+    };
+    click_at(&mut h, deepest);
+    let label = h.get_by_label_contains("zoom: main.fib (").rect();
+    let crumbs: Vec<Rect> = h
+        .query_all_by(|n| {
+            n.value().as_deref() == Some("main.fib") || n.label().as_deref() == Some("main.fib")
+        })
+        .map(|n| n.rect())
+        .filter(|r| (r.center().y - label.center().y).abs() < 4.0)
+        .collect();
+    assert!(!crumbs.is_empty(), "the zoomed frame is in the breadcrumb");
+    for crumb in &crumbs {
+        assert!(
+            crumb.right() <= label.left(),
+            "{crumb:?} runs under {label:?}"
+        );
+    }
+    // The path is cut at its start ("› …"), not drawn past the panel.
+    h.get_by_label("› …");
+}
+
+#[test]
+fn the_breadcrumb_keeps_the_last_levels_that_fit() {
+    use super::panels::levels_that_fit;
+    assert_eq!(levels_that_fit(&[], 100.0), 0);
+    assert_eq!(levels_that_fit(&[30.0, 30.0, 30.0], 100.0), 3);
+    assert_eq!(levels_that_fit(&[30.0, 30.0, 30.0], 60.0), 2);
+    assert_eq!(levels_that_fit(&[30.0, 30.0, 30.0], 59.0), 1);
+    // The frame zoomed into is shown even with no room (shortened).
+    assert_eq!(levels_that_fit(&[30.0, 30.0, 300.0], 10.0), 1);
+    // Levels are kept from the end: a wide one stops the count.
+    assert_eq!(levels_that_fit(&[10.0, 200.0, 10.0], 100.0), 1);
+}
+
+#[test]
 fn search_shows_matched_share() {
     let mut h = harness();
     h.key_press_modifiers(Modifiers::COMMAND, Key::F);
