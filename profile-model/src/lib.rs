@@ -27,6 +27,7 @@ pub mod fold;
 pub mod frames;
 mod gzip;
 pub mod layout;
+mod location_index;
 pub mod merge;
 pub mod profile;
 mod sample_table;

@@ -10,6 +10,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
+use crate::location_index::{LocationIndex, Parts};
 use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
@@ -52,7 +53,7 @@ pub struct Merger {
     strings: FxHashMap<String, StrId>,
     functions: FxHashMap<Function, u32>,
     mappings: FxHashMap<Mapping, u32>,
-    locations: Chains,
+    locations: LocationIndex,
     label_sets: FxHashMap<Vec<Label>, LabelSetId>,
     samples: SampleTable,
     inputs: usize,
@@ -66,7 +67,10 @@ struct Scratch {
     mappings: Vec<u32>,
     functions: Vec<u32>,
     locations: Vec<LocationId>,
+    /// The lines of every location of the profile being added (merged ids).
     lines: Vec<Line>,
+    /// Its locations' merged parts and hashes, before they are interned.
+    parts: Vec<PendingLocation>,
     batch: Batch,
     labels: Vec<Label>,
     /// The samples of the profile being added, read and checked before any is merged.
@@ -74,39 +78,19 @@ struct Scratch {
     raw: RawTables,
 }
 
-/// Items found by hash without building a key: each item is chained to the previous
-/// one with the same hash, and the caller compares candidates in place.
-#[derive(Debug, Default)]
-struct Chains {
-    /// Hash → the last item with that hash.
-    heads: FxHashMap<u64, u32>,
-    /// For each item, the previous one with the same hash (`u32::MAX`: none).
-    previous: Vec<u32>,
+/// A location of the profile being added, its parts merged, before it is interned.
+#[derive(Debug, Clone, Copy)]
+struct PendingLocation {
+    mapping: Option<u32>,
+    address: u64,
+    is_folded: bool,
+    /// `Scratch::lines[start..end]`.
+    lines: (usize, usize),
+    hash: u64,
 }
 
-impl Chains {
-    /// The first item with `hash` for which `same` is true.
-    #[inline]
-    fn find(&self, hash: u64, mut same: impl FnMut(usize) -> bool) -> Option<usize> {
-        let mut cursor = self.heads.get(&hash).copied().unwrap_or(u32::MAX);
-        while cursor != u32::MAX {
-            let i = cursor as usize;
-            if same(i) {
-                return Some(i);
-            }
-            cursor = self.previous[i];
-        }
-        None
-    }
-
-    /// Records the next item (number `previous.len()`) under `hash`.
-    #[inline]
-    fn push(&mut self, hash: u64) {
-        let index = self.previous.len() as u32;
-        let head = self.heads.insert(hash, index).unwrap_or(u32::MAX);
-        self.previous.push(head);
-    }
-}
+/// Locations whose index slots are read together before they are interned.
+const TOUCHED_TOGETHER: usize = 32;
 
 /// The id of `item` in `table` (its index), appended when new.
 fn intern<T: Clone + Eq + std::hash::Hash>(
@@ -296,49 +280,62 @@ impl Merger {
         }
     }
 
-    /// Interns one location whose mapping and lines are already merged ids, without
-    /// building it unless it is new.
-    fn location(&mut self, mapping: Option<u32>, address: u64, is_folded: bool) -> LocationId {
-        let lines = &self.scratch.lines;
-        let hash = hash_of((mapping, address, is_folded, lines));
-        let locations = &self.out.locations;
-        let found = self.locations.find(hash, |i| {
-            let l = &locations[i];
-            l.address == address
-                && l.mapping == mapping
-                && l.is_folded == is_folded
-                && l.lines == *lines
-        });
-        if let Some(i) = found {
-            return i as LocationId;
-        }
-        self.out.locations.push(Location {
-            mapping,
-            address,
-            lines: lines.clone(),
-            is_folded,
-        });
-        self.locations.push(hash);
-        (self.out.locations.len() - 1) as LocationId
-    }
-
     /// Interns the locations `(mapping, address, is_folded, lines)` of a profile, its
     /// mappings and functions already mapped, into `scratch.locations`.
+    ///
+    /// Each location is first given its merged parts and their hash; the index's slots
+    /// of a run of them are then read together, so that their cache misses overlap,
+    /// before each is found (or added) in turn.
     fn map_locations<'l>(
         &mut self,
         locations: impl Iterator<Item = (Option<u32>, u64, bool, &'l [Line])>,
     ) {
-        let mut ids = std::mem::take(&mut self.scratch.locations);
-        ids.clear();
+        let s = &mut self.scratch;
+        s.lines.clear();
+        s.parts.clear();
         for (mapping, address, is_folded, lines) in locations {
-            let mapping = mapping.map(|m| self.scratch.mappings[m as usize]);
-            self.scratch.lines.clear();
-            let functions = &self.scratch.functions;
-            self.scratch.lines.extend(lines.iter().map(|ln| Line {
+            let mapping = mapping.map(|m| s.mappings[m as usize]);
+            let start = s.lines.len();
+            let functions = &s.functions;
+            s.lines.extend(lines.iter().map(|ln| Line {
                 function: functions[ln.function as usize],
                 ..*ln
             }));
-            ids.push(self.location(mapping, address, is_folded));
+            let hash = hash_of((mapping, address, is_folded, &s.lines[start..]));
+            s.parts.push(PendingLocation {
+                mapping,
+                address,
+                is_folded,
+                lines: (start, s.lines.len()),
+                hash,
+            });
+        }
+        let mut ids = std::mem::take(&mut self.scratch.locations);
+        ids.clear();
+        for run in self.scratch.parts.chunks(TOUCHED_TOGETHER) {
+            self.locations.touch(run.iter().map(|p| p.hash));
+            for p in run {
+                let lines = &self.scratch.lines[p.lines.0..p.lines.1];
+                let parts = Parts {
+                    mapping: p.mapping,
+                    address: p.address,
+                    is_folded: p.is_folded,
+                    lines,
+                };
+                let found = self.locations.find(p.hash, parts, &self.out.locations);
+                let id = found.unwrap_or_else(|| {
+                    let id = self.out.locations.len() as LocationId;
+                    self.locations.insert(p.hash, parts, id);
+                    self.out.locations.push(Location {
+                        mapping: p.mapping,
+                        address: p.address,
+                        lines: lines.to_vec(),
+                        is_folded: p.is_folded,
+                    });
+                    id
+                });
+                ids.push(id);
+            }
         }
         self.scratch.locations = ids;
     }
