@@ -31,6 +31,8 @@ mod location_index;
 pub mod merge;
 pub mod profile;
 mod sample_table;
+mod slot_table;
+mod string_index;
 pub mod top;
 pub mod topsum;
 pub mod units;

@@ -10,6 +10,7 @@
 //! merged location.
 
 use crate::profile::{Line, LocationId};
+use crate::slot_table::{Slot, SlotTable};
 
 /// A location's parts, as the merge has them before it is built.
 #[derive(Debug, Clone, Copy)]
@@ -24,18 +25,13 @@ pub(crate) struct Parts<'a> {
     pub lines: &'a [Line],
 }
 
-/// Open addressing with linear probing over slots that hold each location's parts.
+/// The merged locations' ids by their parts.
 #[derive(Debug, Default)]
-pub(crate) struct LocationIndex {
-    /// A power of two long (or empty), at most half full.
-    slots: Vec<Slot>,
-    /// Locations held.
-    len: usize,
-}
+pub(crate) struct LocationIndex(SlotTable<LocationSlot>);
 
-/// One slot: a location's hash and parts, [`Slot::FREE`] when it holds none.
+/// One slot: a location's hash and parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Slot {
+struct LocationSlot {
     hash: u64,
     address: u64,
     /// The first line's number and column (0 without lines).
@@ -52,8 +48,8 @@ struct Slot {
     shape: u32,
 }
 
-impl Slot {
-    const FREE: Slot = Slot {
+impl Slot for LocationSlot {
+    const FREE: Self = LocationSlot {
         hash: 0,
         address: 0,
         line: 0,
@@ -64,15 +60,25 @@ impl Slot {
         shape: 0,
     };
 
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    fn id(&self) -> u32 {
+        self.id
+    }
+}
+
+impl LocationSlot {
     /// The slot of location `id` with these parts.
-    fn of(hash: u64, parts: Parts<'_>, id: u32) -> Slot {
+    fn of(hash: u64, parts: Parts<'_>, id: u32) -> Self {
         let first = parts.lines.first().copied().unwrap_or_default();
         // A count too large to hold is capped: such a location's lines are compared
         // whole anyway.
         let lines = u32::try_from(parts.lines.len())
             .unwrap_or(u32::MAX)
             .min(u32::MAX >> 2);
-        Slot {
+        Self {
             hash,
             address: parts.address,
             line: first.line,
@@ -97,74 +103,26 @@ impl LocationIndex {
         parts: Parts<'_>,
         locations: &[crate::profile::Location],
     ) -> Option<LocationId> {
-        if self.slots.is_empty() {
-            return None;
-        }
         // The parts the slot compares; beyond the first line, the merged location's.
-        let key = Slot::of(hash, parts, 0);
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(hash);
-        loop {
-            let slot = &self.slots[at];
-            if slot.id == u32::MAX {
-                return None;
-            }
-            let same = Slot { id: 0, ..*slot } == key
+        let key = LocationSlot::of(hash, parts, 0);
+        self.0.find(hash, |slot| {
+            LocationSlot { id: 0, ..*slot } == key
                 && (parts.lines.len() < 2
                     || locations
                         .get(slot.id as usize)
-                        .is_some_and(|l| l.lines == parts.lines));
-            if same {
-                return Some(slot.id);
-            }
-            at = (at + 1) & mask;
-        }
+                        .is_some_and(|l| l.lines == parts.lines))
+        })
     }
 
-    /// Reads the first slot of each of `hashes`, one after another without waiting on
-    /// any, so that the look-ups that follow find them near.
+    /// Reads the first slot of each of `hashes` (see [`SlotTable::touch`]).
     pub(crate) fn touch(&self, hashes: impl Iterator<Item = u64>) {
-        if self.slots.is_empty() {
-            return;
-        }
-        let seen = hashes.fold(0u64, |acc, h| acc ^ self.slots[self.home(h)].hash);
-        std::hint::black_box(seen);
+        self.0.touch(hashes);
     }
 
     /// Records the location with `parts`, whose hash is `hash`, as merged location
     /// `id`.
     pub(crate) fn insert(&mut self, hash: u64, parts: Parts<'_>, id: LocationId) {
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
-        }
-        self.place(Slot::of(hash, parts, id));
-        self.len += 1;
-    }
-
-    /// The slot where a search for `hash` starts (Fibonacci hashing of the high bits:
-    /// the Fx hash's low bits are weak).
-    fn home(&self, hash: u64) -> usize {
-        let bits = self.slots.len().trailing_zeros();
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
-    }
-
-    /// Puts `slot` in the first free slot from its home.
-    fn place(&mut self, slot: Slot) {
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(slot.hash);
-        while self.slots[at].id != u32::MAX {
-            at = (at + 1) & mask;
-        }
-        self.slots[at] = slot;
-    }
-
-    /// Doubles the slots (16 at first), every location placed again.
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![Slot::FREE; size]);
-        for slot in old.into_iter().filter(|s| s.id != u32::MAX) {
-            self.place(slot);
-        }
+        self.0.insert(LocationSlot::of(hash, parts, id));
     }
 }
 

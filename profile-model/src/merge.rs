@@ -15,6 +15,7 @@ use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, StrId, ValueType,
 };
 use crate::sample_table::{Batch, SampleTable, hash_of};
+use crate::string_index::StringIndex;
 use crate::wire::tables::{RawTables, ReadSamples, Tables};
 
 /// The label pprof puts on the samples of a `-diff_base` profile.
@@ -50,7 +51,7 @@ pub type KeepLabels<'k> = dyn FnMut(&[(&str, LabelValue<'_>)]) -> bool + 'k;
 pub struct Merger {
     out: Profile,
     first_name: String,
-    strings: FxHashMap<String, StrId>,
+    strings: StringIndex,
     functions: FxHashMap<Function, u32>,
     mappings: FxHashMap<Mapping, u32>,
     locations: LocationIndex,
@@ -89,7 +90,8 @@ struct PendingLocation {
     hash: u64,
 }
 
-/// Locations whose index slots are read together before they are interned.
+/// Locations (and strings) whose index slots are read together before they are
+/// interned.
 const TOUCHED_TOGETHER: usize = 32;
 
 /// The id of `item` in `table` (its index), appended when new.
@@ -137,12 +139,17 @@ impl Merger {
     }
 
     fn string(&mut self, s: &str) -> StrId {
-        if let Some(id) = self.strings.get(s) {
-            return *id;
+        self.string_hashed(StringIndex::hash(s), s)
+    }
+
+    /// [`Merger::string`] of `s`, whose hash is `hash`.
+    fn string_hashed(&mut self, hash: u64, s: &str) -> StrId {
+        if let Some(id) = self.strings.find(hash, s, &self.out.strings) {
+            return id;
         }
         let id = self.out.strings.len() as StrId;
+        self.strings.insert(hash, s, id);
         self.out.strings.push(s.to_string());
-        self.strings.insert(s.to_string(), id);
         id
     }
 
@@ -245,7 +252,22 @@ impl Merger {
     fn map_strings<'s>(&mut self, strings: impl Iterator<Item = &'s str>) {
         let mut ids = std::mem::take(&mut self.scratch.strings);
         ids.clear();
-        ids.extend(strings.map(|s| self.string(s)));
+        let mut run: Vec<(&str, u64)> = Vec::with_capacity(TOUCHED_TOGETHER);
+        let mut hashes = Vec::with_capacity(TOUCHED_TOGETHER);
+        let mut strings = strings.peekable();
+        while strings.peek().is_some() {
+            run.clear();
+            run.extend(
+                strings
+                    .by_ref()
+                    .take(TOUCHED_TOGETHER)
+                    .map(|s| (s, StringIndex::hash(s))),
+            );
+            hashes.clear();
+            hashes.extend(run.iter().map(|&(_, h)| h));
+            self.strings.touch(&hashes, &self.out.strings);
+            ids.extend(run.iter().map(|&(s, h)| self.string_hashed(h, s)));
+        }
         self.scratch.strings = ids;
     }
 
