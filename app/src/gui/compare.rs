@@ -189,6 +189,10 @@ pub struct CompareState {
     pub selectors: Option<[Vec<Matcher>; 2]>,
     /// The side whose matchers the timeline holds (and plots).
     pub(super) shown: Side,
+    /// Compare mode was switched on while the selection shown was still being merged
+    /// (or its view made): it becomes A once it is shown, unless a side is picked
+    /// first or compare mode is left.
+    pub(super) carry_waiting: bool,
     /// Selection A, once its profile arrived.
     pub a: Option<Picked>,
     /// Selection B, once its profile arrived.

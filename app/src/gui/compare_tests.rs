@@ -19,6 +19,7 @@ use super::app::FlintApp;
 use super::compare::{self, DIFF_GRAPH, Side};
 use super::flame;
 use super::loader::{self, Settings, Source};
+use super::timeline::TimeMsg;
 
 use super::test_fixtures::{FILES, click_at, fixture, fixture_dir};
 
@@ -324,6 +325,70 @@ fn the_selection_shown_becomes_a_when_compare_is_switched_on() {
     assert!(app.compare.result.is_some(), "{:?}", app.compare.error);
     assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
     assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Compare switched on while the view's selection is still being merged: its answer is
+/// held back here, as a merge of a day would keep it for seconds.
+fn switched_on_while_merging(tag: &str) -> (Harness<'static, FlintApp>, PathBuf, Vec<TimeMsg>) {
+    let (mut h, dir) = compare_window(tag);
+    let ctx = h.ctx.clone();
+    h.state_mut().compare.enabled = false;
+    h.run_steps(1);
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    let held: Vec<TimeMsg> = h.state().timeline.as_ref().unwrap().rx.try_iter().collect();
+    assert!(!held.is_empty(), "the merge answered");
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.timeline.as_ref().unwrap().querying());
+    assert!(app.compare.a.is_none() && app.compare.carry_waiting);
+    (h, dir, held)
+}
+
+/// Hands the held answers back to the window and runs it.
+fn answer(h: &mut Harness<'static, FlintApp>, held: Vec<TimeMsg>) {
+    let tx = h.state().timeline.as_ref().unwrap().tx.clone();
+    for msg in held {
+        tx.send(msg).unwrap();
+    }
+    h.run_steps(4);
+}
+
+#[test]
+fn a_selection_still_merging_becomes_a_once_shown() {
+    let (mut h, dir, held) = switched_on_while_merging("carried-later");
+    // Until then, A is that merge, with its progress, and the hint says what comes.
+    let sides = h.state().compare_sides_text();
+    assert!(
+        sides.starts_with("A: ") && sides.contains("(merging "),
+        "{sides}"
+    );
+    h.get_by_label(super::diff_view::CARRY_HINT);
+    answer(&mut h, held);
+    let app = h.state();
+    let shown = &app.current.as_ref().expect("cpu-1's view made").profile;
+    let a = app.compare.a.as_ref().expect("A carried over once shown");
+    assert_eq!(a.time, range_of("cpu-1.pb.gz"));
+    assert!(Arc::ptr_eq(&a.profile, shown));
+    assert!(!app.compare.carry_waiting);
+    assert_eq!(app.compare.target, Side::A);
+    h.get_by_label(&super::diff_view::pick_hint(Side::A, true));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_side_picked_first_is_not_replaced_by_the_selection_merging() {
+    let (mut h, dir, held) = switched_on_while_merging("carry-cancelled");
+    let ctx = h.ctx.clone();
+    h.state_mut().compare.target = Side::B;
+    h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
+    assert!(!h.state().compare.carry_waiting);
+    answer(&mut h, held);
+    let app = h.state();
+    assert!(app.compare.a.is_none(), "nothing carried after a pick");
+    assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
+    assert!(app.compare_sides_text().starts_with("A: not selected"));
     let _ = std::fs::remove_dir_all(dir);
 }
 

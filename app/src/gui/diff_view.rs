@@ -75,7 +75,17 @@ impl FlintApp {
             return Err(text);
         }
         let Some(p) = self.compare.picked(side) else {
-            return Err(format!("{name}: not selected"));
+            let carried = self.timeline.as_ref().and_then(|tl| {
+                let time = tl
+                    .selection
+                    .filter(|_| side == Side::A && self.compare.carry_waiting)?;
+                Some(super::timeline::describe_time(time, tl.step_nanos))
+            });
+            return Err(match carried {
+                // Merged: its view is being made, then it is A.
+                Some(when) => format!("{name}: {when} (making its view)"),
+                None => format!("{name}: not selected"),
+            });
         };
         let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
             super::timeline::describe_time(p.time, tl.step_nanos)
@@ -183,7 +193,11 @@ impl FlintApp {
     /// `name`) is being merged.
     fn side_merging(&self, side: Side, name: &str) -> Option<String> {
         let tl = self.timeline.as_ref()?;
-        let q = tl.query_of(Some(side))?;
+        // The selection that becomes A once merged is A's merge until then.
+        let carried = side == Side::A && self.compare.carry_waiting;
+        let q = tl
+            .query_of(Some(side))
+            .or_else(|| tl.query_of(None).filter(|_| carried))?;
         Some(format!(
             "{name}: {} ({})",
             super::timeline::describe_time(q.time, tl.step_nanos),
@@ -220,6 +234,8 @@ impl FlintApp {
                     ui.label(job.progress_text());
                 } else if let Some(e) = &self.compare.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
+                } else if self.compare.carry_waiting {
+                    ui.label(CARRY_HINT);
                 } else {
                     ui.label(pick_hint(
                         self.compare.target,
@@ -386,6 +402,11 @@ fn zoom_buttons(ui: &mut egui::Ui, z: &mut GraphZoom, tree: &CallTree, small: bo
         z.back(tree);
     }
 }
+
+/// What compare mode says while the selection shown when it was switched on is still
+/// being merged (its progress is on the line above).
+pub const CARRY_HINT: &str = "the selection being merged becomes A once it is shown; \
+     or click a point or drag a range on the plot to select another A (before)";
 
 /// What to do next in compare mode before there is a comparison: the side the next
 /// pick sets, and whether it replaces a selection that side has (A carried over from

@@ -507,7 +507,13 @@ impl FlintApp {
             ]
             .into_iter()
             .filter_map(|(side, p, c)| {
-                let time = merging(Some(side)).or(p.as_ref().map(|p| p.time))?;
+                // The selection that becomes A once shown is drawn as A already.
+                let carried = (side == Side::A && self.compare.carry_waiting)
+                    .then_some(selection)
+                    .flatten();
+                let time = merging(Some(side))
+                    .or(p.as_ref().map(|p| p.time))
+                    .or(carried)?;
                 Some((side.letter(), time, c))
             })
             .collect()

@@ -405,6 +405,8 @@ impl FlintApp {
         // shown, then two half-days compared, held 1.34 GB): it comes back when
         // compare mode is left.
         if side.is_some() {
+            // A side picked: the selection being merged no longer becomes A.
+            self.compare.carry_waiting = false;
             self.hide_large_view();
         } else {
             self.set_aside_large_view();
@@ -517,15 +519,25 @@ impl FlintApp {
         let c = &mut self.compare;
         if !c.enabled {
             c.selectors = None;
+            c.carry_waiting = false;
             // The comparison is made again if compare mode comes back: its trees are
             // not held beside the normal view, rebuilt now if it was set aside.
             c.drop_result();
             return;
         }
-        let Some(selectors) = &c.selectors else {
+        if c.selectors.is_none() {
             c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
             c.shown = c.target;
+            c.carry_waiting = true;
+        }
+        if c.carry_waiting {
             self.carry_selection_into_a();
+        }
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let c = &mut self.compare;
+        let Some(selectors) = &c.selectors else {
             return;
         };
         if c.shown == c.target {
@@ -548,15 +560,23 @@ impl FlintApp {
     /// keeps the view's selection on the left, so that what was being looked at is
     /// not lost and needs no second merge. The next pick still sets A (the story of
     /// the issue picks both sides afresh); *select B* compares the selection with
-    /// another. Nothing is carried while the selection's view is still being made, or
-    /// when compare mode comes back to sides it kept.
+    /// another. A selection still being merged, or its view still being made, when
+    /// compare mode was switched on is carried once it is shown (asked again each
+    /// frame while [`super::compare::CompareState::carry_waiting`]), unless a side is
+    /// picked first; nothing is carried when compare mode comes back to sides it kept.
     fn carry_selection_into_a(&mut self) {
-        let (Some(tl), Some(cur)) = (&self.timeline, &self.current) else {
+        let Some(tl) = &self.timeline else {
             return;
         };
-        let settled = !tl.querying() && self.job.is_none() && self.pending.is_empty();
-        let kept = self.compare.a.is_some() || self.compare.b.is_some();
-        let Some(time) = tl.selection.filter(|_| settled && !kept) else {
+        if self.compare.a.is_some() || self.compare.b.is_some() {
+            self.compare.carry_waiting = false;
+            return;
+        }
+        if tl.querying() || self.job.is_some() || !self.pending.is_empty() {
+            return;
+        }
+        self.compare.carry_waiting = false;
+        let (Some(cur), Some(time)) = (&self.current, tl.selection) else {
             return;
         };
         let picked = Picked {
