@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 
 use crate::error::ProfileError;
 use crate::frames::FrameId;
-use crate::merge::Merger;
+use crate::merge::{AsColumn, Merger};
 use crate::profile::{Profile, Samples, StrId, ValueType};
 use crate::view::View;
 
@@ -264,60 +264,6 @@ fn check_type(name: &str, p: &Profile, sample_type: usize) -> Result<ValueType, 
     })
 }
 
-/// A copy of `p` with two value columns, [`KIND_A`] and [`KIND_B`] in `p`'s unit of
-/// `sample_type`: its column `sample_type` in column `slot`, zeros in the other.
-fn project(p: &Profile, sample_type: usize, slot: usize) -> Profile {
-    let mut strings = p.strings.clone();
-    if strings.is_empty() {
-        strings.push(String::new());
-    }
-    let kind_a = strings.len() as StrId;
-    strings.push(KIND_A.to_string());
-    let kind_b = kind_a + 1;
-    strings.push(KIND_B.to_string());
-    let unit = p.sample_types.get(sample_type).map_or(0, |t| t.unit);
-    let n = p.samples.len();
-    let mut column = p
-        .samples
-        .values
-        .get(sample_type)
-        .cloned()
-        .unwrap_or_default();
-    column.resize(n, 0);
-    let zeros = vec![0; n];
-    let values = if slot == A {
-        vec![column, zeros]
-    } else {
-        vec![zeros, column]
-    };
-    Profile {
-        strings,
-        sample_types: vec![
-            ValueType { kind: kind_a, unit },
-            ValueType { kind: kind_b, unit },
-        ],
-        default_sample_type: kind_b,
-        period_type: p.period_type,
-        period: p.period,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        drop_frames: p.drop_frames,
-        keep_frames: p.keep_frames,
-        comments: p.comments.clone(),
-        doc_url: p.doc_url.clone(),
-        mappings: p.mappings.clone(),
-        functions: p.functions.clone(),
-        locations: p.locations.clone(),
-        label_sets: p.label_sets.clone(),
-        samples: Samples {
-            stack_offsets: p.samples.stack_offsets.clone(),
-            stack_locations: p.samples.stack_locations.clone(),
-            values,
-            label_set: p.samples.label_set.clone(),
-        },
-    }
-}
-
 /// One profile holding both A's sample type `a_type` (column [`A`], named [`KIND_A`])
 /// and B's sample type `b_type` (column [`B`], named [`KIND_B`]), both in their common
 /// unit: every sample of A has the values `[v, 0]`, every sample of B `[0, v]`, and
@@ -343,9 +289,17 @@ pub fn combine(
             second_types: b.sample_type_names().swap_remove(b_type),
         });
     }
+    let unit = b.str(type_b.unit);
+    let types = [(KIND_A, unit), (KIND_B, unit)];
+    let side = |column, slot| AsColumn {
+        types: &types,
+        default_type: KIND_B,
+        column,
+        slot,
+    };
     let mut merger = Merger::new();
-    merger.add("A", &project(a, a_type, A))?;
-    merger.add("B", &project(b, b_type, B))?;
+    merger.add_as_column("A", a, &side(a_type, A))?;
+    merger.add_as_column("B", b, &side(b_type, B))?;
     let mut out = merger.finish();
     out.period_type = ValueType {
         kind: intern(&mut out, b.str(b.period_type.kind)),

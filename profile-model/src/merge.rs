@@ -107,6 +107,19 @@ fn intern<T: Clone + Eq + std::hash::Hash>(
     })
 }
 
+/// How [`Merger::add_as_column`] adds one sample type of a profile among others.
+#[derive(Debug, Clone, Copy)]
+pub struct AsColumn<'a> {
+    /// The merge's sample types, (kind, unit).
+    pub types: &'a [(&'a str, &'a str)],
+    /// The kind of the merge's default sample type.
+    pub default_type: &'a str,
+    /// The profile's sample type added...
+    pub column: usize,
+    /// ...as this one of `types`.
+    pub slot: usize,
+}
+
 /// What merging needs of a profile's header, from a [`Profile`] or from [`Tables`].
 struct Header<'a> {
     sample_types: Vec<(&'a str, &'a str)>,
@@ -118,7 +131,24 @@ struct Header<'a> {
     doc_url: &'a str,
 }
 
-impl Header<'_> {
+impl<'a> Header<'a> {
+    /// The header of a decoded profile.
+    fn of(p: &'a Profile) -> Self {
+        Header {
+            sample_types: p
+                .sample_types
+                .iter()
+                .map(|t| (p.str(t.kind), p.str(t.unit)))
+                .collect(),
+            period_type: (p.str(p.period_type.kind), p.str(p.period_type.unit)),
+            period: p.period,
+            time_nanos: p.time_nanos,
+            duration_nanos: p.duration_nanos,
+            default_sample_type: p.str(p.default_sample_type),
+            doc_url: &p.doc_url,
+        }
+    }
+
     fn sample_type_names(&self) -> Vec<String> {
         self.sample_types
             .iter()
@@ -158,6 +188,44 @@ impl Merger {
         self.add_scaled(name, p, 1, None)
     }
 
+    /// Adds the values of one of `p`'s sample types as one value of the merge's own
+    /// sample types, the others 0 (the sides of a comparison,
+    /// [`crate::diff::combine`]): the same result as [`Merger::add`] of a copy of `p`
+    /// with those sample types, without the copy (which a merged day as one side made
+    /// a third copy of its samples).
+    pub fn add_as_column(
+        &mut self,
+        name: &str,
+        p: &Profile,
+        layout: &AsColumn<'_>,
+    ) -> Result<(), ProfileError> {
+        let (Some(column), true) = (
+            p.samples.values.get(layout.column),
+            layout.slot < layout.types.len(),
+        ) else {
+            return Err(ProfileError::Invalid(format!(
+                "{name} has no sample type {} to add as value {} of {}",
+                layout.column,
+                layout.slot,
+                layout.types.len()
+            )));
+        };
+        let header = Header {
+            sample_types: layout.types.to_vec(),
+            default_sample_type: layout.default_type,
+            ..Header::of(p)
+        };
+        let label_set_ids = self.add_tables(name, p, &header, None)?;
+        let n = layout.types.len();
+        for i in 0..p.samples.len() {
+            let v = column.get(i).copied().unwrap_or(0);
+            let labels = label_set_ids[p.samples.label_set[i] as usize];
+            let values = (0..n).map(|k| if k == layout.slot { v } else { 0 });
+            self.add_sample(p.samples.stack(i), labels, values, 1)?;
+        }
+        self.flush()
+    }
+
     /// Adds a base profile for a difference, as pprof's `-diff_base`: its values are
     /// negated, and its samples carry the label [`BASE_LABEL`]` = "true"`, so they are
     /// never summed with the other profile's samples.
@@ -182,7 +250,7 @@ impl Merger {
             inputs,
             ..
         } = other;
-        let label_set_ids = self.add_tables(&first_name, &out, None)?;
+        let label_set_ids = self.add_tables(&first_name, &out, &Header::of(&out), None)?;
         // Each of `other`'s chunks of records is freed once added here: the two tables
         // are never held whole at once.
         samples
@@ -410,7 +478,7 @@ impl Merger {
         factor: i64,
         tag: Option<&str>,
     ) -> Result<(), ProfileError> {
-        let label_set_ids = self.add_tables(name, p, tag)?;
+        let label_set_ids = self.add_tables(name, p, &Header::of(p), tag)?;
         for i in 0..p.samples.len() {
             let labels = label_set_ids[p.samples.label_set[i] as usize];
             let values = p.samples.values.iter().map(|c| c[i]);
@@ -419,30 +487,16 @@ impl Merger {
         self.flush()
     }
 
-    /// Takes the header and tables of `p` (its label sets with `tag` added): the
-    /// merged id of each of its label sets.
+    /// Takes `header` (`p`'s, or what it is added as) and the tables of `p` (its label
+    /// sets with `tag` added): the merged id of each of its label sets.
     fn add_tables(
         &mut self,
         name: &str,
         p: &Profile,
+        header: &Header<'_>,
         tag: Option<&str>,
     ) -> Result<Vec<LabelSetId>, ProfileError> {
-        self.header(
-            name,
-            &Header {
-                sample_types: p
-                    .sample_types
-                    .iter()
-                    .map(|t| (p.str(t.kind), p.str(t.unit)))
-                    .collect(),
-                period_type: (p.str(p.period_type.kind), p.str(p.period_type.unit)),
-                period: p.period,
-                time_nanos: p.time_nanos,
-                duration_nanos: p.duration_nanos,
-                default_sample_type: p.str(p.default_sample_type),
-                doc_url: &p.doc_url,
-            },
-        )?;
+        self.header(name, header)?;
         self.map_strings(p.strings.iter().map(String::as_str));
         self.map_mappings(&p.mappings);
         self.map_functions(&p.functions);

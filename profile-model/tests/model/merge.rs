@@ -3,7 +3,8 @@
 //! ([`Merger::absorb`]) against one merger.
 
 use profile_model::codec::{DecodeOptions, encode, message_bytes};
-use profile_model::merge::{LabelValue, Merger, Selection};
+use profile_model::merge::{AsColumn, LabelValue, Merger, Selection};
+use profile_model::profile::ValueType;
 use profile_model::{Profile, ProfileError};
 
 use crate::{fixture, fixture_bytes, profile, profile_typed};
@@ -300,4 +301,66 @@ fn a_profile_with_a_stack_too_deep_to_hold_adds_nothing() {
     assert!(err.to_string().contains("too deep"), "{err}");
     assert_eq!(merger.inputs(), 1);
     assert_eq!(merger.finish(), expected, "nothing of it was added");
+}
+
+/// `p` with its sample type `column` as value `slot` of the sample types `a/UNIT` and
+/// `b/UNIT`, the other value 0: what [`Merger::add_as_column`] adds, made by hand.
+fn as_column(p: &Profile, column: usize, slot: usize) -> Profile {
+    let mut copy = p.clone();
+    let unit = p.sample_types[column].unit;
+    let kind_a = copy.strings.len() as u32;
+    copy.strings.push("a".into());
+    copy.strings.push("b".into());
+    copy.sample_types = vec![
+        ValueType { kind: kind_a, unit },
+        ValueType {
+            kind: kind_a + 1,
+            unit,
+        },
+    ];
+    copy.default_sample_type = kind_a + 1;
+    let values = p.samples.values[column].clone();
+    let zeros = vec![0; values.len()];
+    copy.samples.values = if slot == 0 {
+        vec![values, zeros]
+    } else {
+        vec![zeros, values]
+    };
+    copy
+}
+
+#[test]
+fn a_sample_type_added_as_a_column_equals_adding_a_copy_that_has_it_there() {
+    let (a, b) = (fixture("cpu-1.pb.gz"), fixture("cpu-3.pb.gz"));
+    let cpu = a.find_sample_type("cpu").expect("cpu");
+    let unit = a.str(a.sample_types[cpu].unit).to_string();
+    let types = [("a", unit.as_str()), ("b", unit.as_str())];
+    let side = |slot| AsColumn {
+        types: &types,
+        default_type: "b",
+        column: cpu,
+        slot,
+    };
+    let mut merger = Merger::new();
+    merger.add_as_column("A", &a, &side(0)).expect("added");
+    merger.add_as_column("B", &b, &side(1)).expect("added");
+    let mut expected = Merger::new();
+    expected.add("A", &as_column(&a, cpu, 0)).expect("added");
+    expected.add("B", &as_column(&b, cpu, 1)).expect("added");
+    let (got, expected) = (merger.finish(), expected.finish());
+    assert_eq!(got, expected);
+    assert_eq!((got.total(0), got.total(1)), (a.total(cpu), b.total(cpu)));
+
+    let mut merger = Merger::new();
+    let err = merger
+        .add_as_column(
+            "A",
+            &a,
+            &AsColumn {
+                column: 9,
+                ..side(0)
+            },
+        )
+        .expect_err("no sample type 9");
+    assert!(err.to_string().contains("no sample type 9"), "{err}");
 }
