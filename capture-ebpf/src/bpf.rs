@@ -354,11 +354,12 @@ pub(crate) fn classify(
         if kernel_mode && kernel.is_none() && key.kernel != -EEXIST {
             stats.kernel_stack_errors += count;
         }
-        let user = user.unwrap_or_default();
+        let mut user = user.unwrap_or_default();
         let kernel = kernel.unwrap_or_default();
         if user.len() >= max_stack || kernel.len() >= max_stack {
             stats.truncated += count;
         }
+        crate::counts::cut_at_non_user(&mut user);
         counts.push(StackCount {
             pid: key.pid,
             tid: key.tid,
@@ -459,5 +460,13 @@ mod tests {
         assert_eq!(counts[0].user, vec![0x10, 0x20]);
         assert!(counts[0].kernel.is_empty());
         assert!(counts[2].user.is_empty());
+    }
+
+    #[test]
+    fn a_user_stack_ends_before_a_frame_no_user_code_has() {
+        let stacks = HashMap::from([(1, vec![0x10, 0x20, 0xffff_ffff_8100_0000, 0x30])]);
+        let (counts, stats) = classify(&[(key(1, KSTACK_USER_MODE), 2)], &stacks, 127);
+        assert_eq!(counts[0].user, vec![0x10, 0x20]);
+        assert_eq!(stats, LossStats::default());
     }
 }

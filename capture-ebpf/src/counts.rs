@@ -1,5 +1,18 @@
 //! What a drain yields: distinct stacks with their counts, and what was lost.
 
+/// The first address above user space (x86-64 and arm64 with 48-bit user addresses).
+const USER_SPACE_END: u64 = 0x0000_8000_0000_0000;
+
+/// Cuts a user stack (leaf first) at its first address that no user code can have: the
+/// kernel walks user frame pointers and copies whatever return address each frame
+/// holds, so code without frame pointers can give a garbage frame, and every frame
+/// after it comes from the same bogus walk.
+pub(crate) fn cut_at_non_user(stack: &mut Vec<u64>) {
+    if let Some(end) = stack.iter().position(|&ip| ip >= USER_SPACE_END) {
+        stack.truncate(end);
+    }
+}
+
 /// How often one `(pid, tid, user stack, kernel stack)` was sampled.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StackCount {
@@ -117,7 +130,17 @@ pub struct ProgramStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{LossStats, RawCounts, StackCount};
+    use super::{LossStats, RawCounts, StackCount, cut_at_non_user};
+
+    #[test]
+    fn user_stacks_are_cut_at_the_first_address_above_user_space() {
+        let mut stack = vec![0x40_1000, 0x7fff_ffff_f000, 0x8000_0000_0000, 0x40_2000];
+        cut_at_non_user(&mut stack);
+        assert_eq!(stack, [0x40_1000, 0x7fff_ffff_f000]);
+        let mut whole = vec![0x40_1000, 0x40_2000];
+        cut_at_non_user(&mut whole);
+        assert_eq!(whole, [0x40_1000, 0x40_2000]);
+    }
 
     fn stack(tid: u32, user: &[u64], kernel: &[u64], count: u64) -> StackCount {
         StackCount {

@@ -248,6 +248,7 @@ pub(crate) fn parse_record(record: &[u8]) -> Result<Record, CaptureError> {
                     user.push(ip);
                 }
             }
+            crate::counts::cut_at_non_user(&mut user);
             Ok(Record::Sample {
                 pid,
                 tid,

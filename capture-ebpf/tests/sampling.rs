@@ -298,7 +298,12 @@ fn kernel_stacks_for_a_syscall_loop() {
                 "user address in a kernel stack: {:x?}",
                 stack.kernel
             );
-            assert!(stack.user.iter().all(|&ip| ip < 0x0000_8000_0000_0000));
+            assert!(
+                stack.user.iter().all(|&ip| ip < 0x0000_8000_0000_0000),
+                "kernel address in a user stack: {:x?} (kernel {:x?})",
+                stack.user,
+                stack.kernel
+            );
         }
         // Kernel-mode samples of a user thread still carry its user stack.
         assert!(
