@@ -217,13 +217,10 @@ impl Merger {
         };
         let label_set_ids = self.add_tables(name, p, &header, None)?;
         let n = layout.types.len();
-        for i in 0..p.samples.len() {
+        self.add_samples(p, &label_set_ids, 1, |i| {
             let v = column.get(i).copied().unwrap_or(0);
-            let labels = label_set_ids[p.samples.label_set[i] as usize];
-            let values = (0..n).map(|k| if k == layout.slot { v } else { 0 });
-            self.add_sample(p.samples.stack(i), labels, values, 1)?;
-        }
-        self.flush()
+            (0..n).map(move |k| if k == layout.slot { v } else { 0 })
+        })
     }
 
     /// Adds a base profile for a difference, as pprof's `-diff_base`: its values are
@@ -479,10 +476,23 @@ impl Merger {
         tag: Option<&str>,
     ) -> Result<(), ProfileError> {
         let label_set_ids = self.add_tables(name, p, &Header::of(p), tag)?;
+        self.add_samples(p, &label_set_ids, factor, |i| {
+            p.samples.values.iter().map(move |c| c[i])
+        })
+    }
+
+    /// Adds every sample of `p` (whose tables are added, its label sets' merged ids
+    /// `label_set_ids`), sample `i` with the values `values(i)`, `factor` times.
+    fn add_samples<I: Iterator<Item = i64>>(
+        &mut self,
+        p: &Profile,
+        label_set_ids: &[LabelSetId],
+        factor: i64,
+        values: impl Fn(usize) -> I,
+    ) -> Result<(), ProfileError> {
         for i in 0..p.samples.len() {
             let labels = label_set_ids[p.samples.label_set[i] as usize];
-            let values = p.samples.values.iter().map(|c| c[i]);
-            self.add_sample(p.samples.stack(i), labels, values, factor)?;
+            self.add_sample(p.samples.stack(i), labels, values(i), factor)?;
         }
         self.flush()
     }

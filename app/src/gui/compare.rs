@@ -253,6 +253,12 @@ impl CompareState {
         }
     }
 
+    /// Whether `side` is waiting for the selection being merged (see
+    /// [`CompareState::carry_waiting`]): A only.
+    pub(super) fn waits_to_carry(&self, side: Side) -> bool {
+        side == Side::A && self.carry_waiting
+    }
+
     /// Stores a selection's profile for `side`.
     pub fn set(&mut self, side: Side, picked: Picked) {
         self.generation += 1;

@@ -76,9 +76,7 @@ impl FlintApp {
         }
         let Some(p) = self.compare.picked(side) else {
             let carried = self.timeline.as_ref().and_then(|tl| {
-                let time = tl
-                    .selection
-                    .filter(|_| side == Side::A && self.compare.carry_waiting)?;
+                let time = tl.selection.filter(|_| self.compare.waits_to_carry(side))?;
                 Some(super::timeline::describe_time(time, tl.step_nanos))
             });
             return Err(match carried {
@@ -194,10 +192,10 @@ impl FlintApp {
     fn side_merging(&self, side: Side, name: &str) -> Option<String> {
         let tl = self.timeline.as_ref()?;
         // The selection that becomes A once merged is A's merge until then.
-        let carried = side == Side::A && self.compare.carry_waiting;
-        let q = tl
-            .query_of(Some(side))
-            .or_else(|| tl.query_of(None).filter(|_| carried))?;
+        let q = tl.query_of(Some(side)).or_else(|| {
+            tl.query_of(None)
+                .filter(|_| self.compare.waits_to_carry(side))
+        })?;
         Some(format!(
             "{name}: {} ({})",
             super::timeline::describe_time(q.time, tl.step_nanos),

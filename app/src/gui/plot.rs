@@ -508,9 +508,7 @@ impl FlintApp {
             .into_iter()
             .filter_map(|(side, p, c)| {
                 // The selection that becomes A once shown is drawn as A already.
-                let carried = (side == Side::A && self.compare.carry_waiting)
-                    .then_some(selection)
-                    .flatten();
+                let carried = selection.filter(|_| self.compare.waits_to_carry(side));
                 let time = merging(Some(side))
                     .or(p.as_ref().map(|p| p.time))
                     .or(carried)?;
