@@ -23,10 +23,14 @@ pub enum SumBy {
 }
 
 impl SumBy {
-    /// The text shown in the drop-down.
-    pub fn text(&self) -> String {
+    /// The text shown in the drop-down, given the label names there are: what
+    /// [`SumBy::Auto`] sums by among them is named.
+    pub fn text(&self, names: &[String]) -> String {
         match self {
-            Self::Auto => "auto (comm, container)".to_string(),
+            Self::Auto => match self.resolve(names).as_deref() {
+                Some([label]) => format!("auto: {label}"),
+                _ => "auto: one series".to_string(),
+            },
             Self::Total => "none (one series)".to_string(),
             Self::Every => "every label set".to_string(),
             Self::Labels(labels) => labels.join(", "),
@@ -394,11 +398,11 @@ impl FlintApp {
             let mut sum_by = tl.sum_by.clone();
             // Open until a click outside it, so that several labels can be ticked.
             egui::ComboBox::from_id_salt("sum by")
-                .selected_text(sum_by.text())
+                .selected_text(sum_by.text(&bar.label_names))
                 .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
                 .show_ui(ui, |ui| {
                     for s in [SumBy::Auto, SumBy::Total, SumBy::Every] {
-                        let text = s.text();
+                        let text = s.text(&bar.label_names);
                         let hint = match s {
                             SumBy::Every => {
                                 "every distinct set of labels apart; a file's path is one of \

@@ -451,13 +451,30 @@ fn sum_by_labels_toggle_in_the_order_of_the_names() {
     let labels = |l: &[&str]| SumBy::Labels(l.iter().map(|s| s.to_string()).collect());
     let both = SumBy::Auto.toggled("path", &names).toggled("comm", &names);
     assert_eq!(both, labels(&["comm", "path"]));
-    assert_eq!(both.text(), "comm, path");
+    assert_eq!(both.text(&names), "comm, path");
     assert_eq!(
         both.resolve(&names),
         Some(vec!["comm".into(), "path".into()])
     );
     assert_eq!(both.toggled("comm", &names), labels(&["path"]));
     assert_eq!(labels(&["path"]).toggled("path", &names), SumBy::Total);
+}
+
+#[test]
+fn auto_sum_by_names_the_label_it_sums_by() {
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    assert_eq!(
+        SumBy::Auto.text(&names(&["comm", "container"])),
+        "auto: comm"
+    );
+    assert_eq!(
+        SumBy::Auto.text(&names(&["container", "pid"])),
+        "auto: container"
+    );
+    assert_eq!(
+        SumBy::Auto.text(&names(&["path", "pid"])),
+        "auto: one series"
+    );
 }
 
 #[test]
