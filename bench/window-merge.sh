@@ -12,7 +12,9 @@
 # peak RSS after each click.
 # FLINT_BIN names another build to measure (e.g. the previous commit's). Needs Xvfb and
 # xdotool. The Merge button is clicked at its place in a fresh
-# 1250×870 window (a new settings folder is used, so no saved size moves it).
+# 1250×870 window (a new settings folder is used, so no saved size moves it), with the
+# generated day's selector bar ("sum by auto: comm"; builds before 824660b showed
+# "auto (comm, container)" and had Merge at x = 688: set MERGE_X=688 for them).
 set -euo pipefail
 
 runs="${1:-3}"
@@ -22,7 +24,7 @@ for run in $(seq "$runs"); do
   open_window
   line="run $run: indexed in ${indexed} s"
   for click in $(seq "${MERGES:-1}"); do
-    xdotool mousemove $((X + 688)) $((Y + 115)) click 1
+    xdotool mousemove $((X + ${MERGE_X:-622})) $((Y + 115)) click 1
     merged=$(until_idle "$pid")
     line+="; Merge $click clicked → idle in ${merged} s, peak RSS $(peak_mib) MiB"
   done
