@@ -77,7 +77,22 @@ struct Scratch {
     /// The samples of the profile being added, read and checked before any is merged.
     read: ReadSamples,
     raw: RawTables,
+    /// What of its tables the samples a selection keeps reach.
+    reached: Reached,
 }
+
+/// The entries of a profile's tables that the samples a selection keeps reach, by
+/// their index there: when a selection keeps only some samples, only these are
+/// interned (as pprof maps a profile's tables lazily, from its samples).
+#[derive(Debug, Default)]
+struct Reached {
+    strings: Vec<bool>,
+    functions: Vec<bool>,
+    locations: Vec<bool>,
+}
+
+/// The merged id given to a table entry no kept sample reaches (never looked up).
+const UNREACHED: u32 = u32::MAX;
 
 /// A location of the profile being added, its parts merged, before it is interned.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +103,8 @@ struct PendingLocation {
     /// `Scratch::lines[start..end]`.
     lines: (usize, usize),
     hash: u64,
+    /// Whether a kept sample reaches it (else it is not interned).
+    reached: bool,
 }
 
 /// Locations (and strings) whose index slots are read together before they are
@@ -105,6 +122,77 @@ fn intern<T: Clone + Eq + std::hash::Hash>(
         table.push(item.clone());
         next
     })
+}
+
+/// Whether `keep` keeps the samples with `labels` (the profile's string ids); every
+/// sample is kept without one.
+fn keeps(tables: &Tables<'_>, labels: &[Label], keep: &mut Option<&mut KeepLabels<'_>>) -> bool {
+    let Some(keep) = keep else {
+        return true;
+    };
+    let text: Vec<(&str, LabelValue<'_>)> = labels
+        .iter()
+        .map(|l| {
+            let value = match l.str {
+                0 => LabelValue::Num(l.num),
+                s => LabelValue::Str(tables.str(s)),
+            };
+            (tables.str(l.key), value)
+        })
+        .collect();
+    keep(&text)
+}
+
+impl Reached {
+    /// Marks what the samples of `read` whose local label set `kept` keeps reach in
+    /// `tables`: their locations, those locations' functions, the strings of those
+    /// functions and of their label sets, and every mapping's strings (each mapping
+    /// is interned).
+    fn mark(&mut self, tables: &Tables<'_>, read: &ReadSamples, kept: &[bool]) {
+        let samples = &read.samples;
+        let fill = |v: &mut Vec<bool>, n: usize| {
+            v.clear();
+            v.resize(n, false);
+        };
+        fill(&mut self.locations, tables.locations.len());
+        fill(&mut self.functions, tables.functions.len());
+        fill(&mut self.strings, tables.strings.len());
+        let set = |v: &mut Vec<bool>, i: usize| {
+            if let Some(b) = v.get_mut(i) {
+                *b = true;
+            }
+        };
+        for (i, &local_set) in samples.label_set.iter().enumerate() {
+            if kept.get(local_set as usize).copied().unwrap_or(false) {
+                for &l in samples.stack(i) {
+                    set(&mut self.locations, l as usize);
+                }
+            }
+        }
+        for (loc, _) in (tables.locations.iter().zip(&self.locations)).filter(|(_, r)| **r) {
+            for line in tables.lines_of(loc) {
+                set(&mut self.functions, line.function as usize);
+            }
+        }
+        let functions = tables.functions.iter().zip(&self.functions);
+        for (f, _) in functions.filter(|(_, r)| **r) {
+            for id in [f.name, f.system_name, f.filename] {
+                set(&mut self.strings, id as usize);
+            }
+        }
+        for m in &tables.mappings {
+            for id in [m.filename, m.build_id] {
+                set(&mut self.strings, id as usize);
+            }
+        }
+        for (labels, _) in (read.label_sets.iter().zip(kept)).filter(|(_, k)| **k) {
+            for l in labels {
+                for id in [l.key, l.str, l.num_unit] {
+                    set(&mut self.strings, id as usize);
+                }
+            }
+        }
+    }
 }
 
 /// How [`Merger::add_as_column`] adds one sample type of a profile among others.
@@ -313,25 +401,36 @@ impl Merger {
         Ok(())
     }
 
-    /// Interns a profile's string table into `scratch.strings`.
-    fn map_strings<'s>(&mut self, strings: impl Iterator<Item = &'s str>) {
+    /// Interns a profile's string table into `scratch.strings`: every string, or
+    /// with `reached` those it marks (the others get [`UNREACHED`]).
+    fn map_strings<'s>(
+        &mut self,
+        strings: impl ExactSizeIterator<Item = &'s str>,
+        reached: Option<&[bool]>,
+    ) {
         let mut ids = std::mem::take(&mut self.scratch.strings);
         ids.clear();
-        let mut run: Vec<(&str, u64)> = Vec::with_capacity(TOUCHED_TOGETHER);
+        ids.resize(strings.len(), UNREACHED);
+        let mut run: Vec<(usize, &str, u64)> = Vec::with_capacity(TOUCHED_TOGETHER);
         let mut hashes = Vec::with_capacity(TOUCHED_TOGETHER);
-        let mut strings = strings.peekable();
+        let mut strings = strings
+            .enumerate()
+            .filter(|&(i, _)| reached.is_none_or(|r| r.get(i).copied().unwrap_or(false)))
+            .peekable();
         while strings.peek().is_some() {
             run.clear();
             run.extend(
                 strings
                     .by_ref()
                     .take(TOUCHED_TOGETHER)
-                    .map(|s| (s, StringIndex::hash(s))),
+                    .map(|(i, s)| (i, s, StringIndex::hash(s))),
             );
             hashes.clear();
-            hashes.extend(run.iter().map(|&(_, h)| h));
+            hashes.extend(run.iter().map(|&(_, _, h)| h));
             self.strings.touch(&hashes, &self.out.strings);
-            ids.extend(run.iter().map(|&(s, h)| self.string_hashed(h, s)));
+            for &(i, s, h) in &run {
+                ids[i] = self.string_hashed(h, s);
+            }
         }
         self.scratch.strings = ids;
     }
@@ -351,11 +450,16 @@ impl Merger {
         }
     }
 
-    /// Interns a profile's functions into `scratch.functions`.
-    fn map_functions(&mut self, functions: &[Function]) {
+    /// Interns a profile's functions into `scratch.functions`: every one, or with
+    /// `reached` those it marks (the others get [`UNREACHED`]).
+    fn map_functions(&mut self, functions: &[Function], reached: Option<&[bool]>) {
         let s = &self.scratch.strings;
         self.scratch.functions.clear();
-        for f in functions {
+        for (i, f) in functions.iter().enumerate() {
+            if reached.is_some_and(|r| !r.get(i).copied().unwrap_or(false)) {
+                self.scratch.functions.push(UNREACHED);
+                continue;
+            }
             let f = Function {
                 name: s[f.name as usize],
                 system_name: s[f.system_name as usize],
@@ -368,7 +472,8 @@ impl Merger {
     }
 
     /// Interns the locations `(mapping, address, is_folded, lines)` of a profile, its
-    /// mappings and functions already mapped, into `scratch.locations`.
+    /// mappings and functions already mapped, into `scratch.locations`: every one, or
+    /// with `reached` those it marks (the others get [`UNREACHED`]).
     ///
     /// Each location is first given its merged parts and their hash; the index's slots
     /// of a run of them are then read together, so that their cache misses overlap,
@@ -376,11 +481,23 @@ impl Merger {
     fn map_locations<'l>(
         &mut self,
         locations: impl Iterator<Item = (Option<u32>, u64, bool, &'l [Line])>,
+        reached: Option<&[bool]>,
     ) {
         let s = &mut self.scratch;
         s.lines.clear();
         s.parts.clear();
-        for (mapping, address, is_folded, lines) in locations {
+        for (i, (mapping, address, is_folded, lines)) in locations.enumerate() {
+            if reached.is_some_and(|r| !r.get(i).copied().unwrap_or(false)) {
+                s.parts.push(PendingLocation {
+                    mapping: None,
+                    address,
+                    is_folded,
+                    lines: (0, 0),
+                    hash: 0,
+                    reached: false,
+                });
+                continue;
+            }
             let mapping = mapping.map(|m| s.mappings[m as usize]);
             let start = s.lines.len();
             let functions = &s.functions;
@@ -395,13 +512,19 @@ impl Merger {
                 is_folded,
                 lines: (start, s.lines.len()),
                 hash,
+                reached: true,
             });
         }
         let mut ids = std::mem::take(&mut self.scratch.locations);
         ids.clear();
         for run in self.scratch.parts.chunks(TOUCHED_TOGETHER) {
-            self.locations.touch(run.iter().map(|p| p.hash));
+            self.locations
+                .touch(run.iter().filter(|p| p.reached).map(|p| p.hash));
             for p in run {
+                if !p.reached {
+                    ids.push(UNREACHED);
+                    continue;
+                }
                 let lines = &self.scratch.lines[p.lines.0..p.lines.1];
                 let parts = Parts {
                     mapping: p.mapping,
@@ -507,13 +630,14 @@ impl Merger {
         tag: Option<&str>,
     ) -> Result<Vec<LabelSetId>, ProfileError> {
         self.header(name, header)?;
-        self.map_strings(p.strings.iter().map(String::as_str));
+        self.map_strings(p.strings.iter().map(String::as_str), None);
         self.map_mappings(&p.mappings);
-        self.map_functions(&p.functions);
+        self.map_functions(&p.functions, None);
         self.map_locations(
             p.locations
                 .iter()
                 .map(|l| (l.mapping, l.address, l.is_folded, l.lines.as_slice())),
+            None,
         );
         let tag = tag.map(|key| Label {
             key: self.string(key),
@@ -611,26 +735,39 @@ impl Merger {
                 doc_url: tables.doc_url,
             },
         )?;
-        self.map_strings(tables.strings.iter().copied());
+        let mut keep = selection.keep;
+        let kept: Vec<bool> = read
+            .label_sets
+            .iter()
+            .map(|labels| keeps(tables, labels, &mut keep))
+            .collect();
+        let mut reached = std::mem::take(&mut self.scratch.reached);
+        let filtered = !kept.iter().all(|&k| k);
+        if filtered {
+            reached.mark(tables, read, &kept);
+        }
+        self.map_strings(
+            tables.strings.iter().copied(),
+            filtered.then_some(reached.strings.as_slice()),
+        );
         self.map_mappings(&tables.mappings);
-        self.map_functions(&tables.functions);
+        self.map_functions(&tables.functions, filtered.then_some(&reached.functions));
         self.map_locations(
             tables
                 .locations
                 .iter()
                 .map(|l| (l.mapping, l.address, l.is_folded, tables.lines_of(l))),
+            filtered.then_some(&reached.locations),
         );
-        let mut keep = selection.keep;
-        let sets: Vec<(LabelSetId, bool)> = read
-            .label_sets
-            .iter()
-            .map(|labels| self.sample_label_set(tables, labels, &mut keep))
+        self.scratch.reached = reached;
+        let sets: Vec<LabelSetId> = (read.label_sets.iter().zip(&kept))
+            .map(|(labels, &k)| if k { self.merged_label_set(labels) } else { 0 })
             .collect();
         for (i, &local_set) in samples.label_set.iter().enumerate() {
-            let (set, kept) = sets[local_set as usize];
-            if !kept {
+            if !kept[local_set as usize] {
                 continue;
             }
+            let set = sets[local_set as usize];
             let values = samples.values.iter().map(|c| c[i]);
             match column {
                 Some(t) => self.add_sample(samples.stack(i), set, values.skip(t).take(1), 1)?,
@@ -640,29 +777,9 @@ impl Merger {
         self.flush()
     }
 
-    /// The merged label set of a sample's labels (the profile's string ids), and
-    /// whether `keep` keeps them.
-    fn sample_label_set(
-        &mut self,
-        tables: &Tables<'_>,
-        labels: &[Label],
-        keep: &mut Option<&mut KeepLabels<'_>>,
-    ) -> (LabelSetId, bool) {
-        if let Some(keep) = keep {
-            let text: Vec<(&str, LabelValue<'_>)> = labels
-                .iter()
-                .map(|l| {
-                    let value = match l.str {
-                        0 => LabelValue::Num(l.num),
-                        s => LabelValue::Str(tables.str(s)),
-                    };
-                    (tables.str(l.key), value)
-                })
-                .collect();
-            if !keep(&text) {
-                return (0, false);
-            }
-        }
+    /// The merged label set of a sample's labels (the profile's string ids, mapped
+    /// into `scratch.strings`).
+    fn merged_label_set(&mut self, labels: &[Label]) -> LabelSetId {
         let s = &self.scratch.strings;
         let merged: Vec<Label> = labels
             .iter()
@@ -673,7 +790,7 @@ impl Merger {
                 num_unit: s[l.num_unit as usize],
             })
             .collect();
-        (self.label_set(&merged), true)
+        self.label_set(&merged)
     }
 
     fn end_nanos(&self) -> i64 {

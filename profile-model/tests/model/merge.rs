@@ -3,8 +3,10 @@
 //! ([`Merger::absorb`]) against one merger.
 
 use profile_model::codec::{DecodeOptions, encode, message_bytes};
+use profile_model::filter::{Filters, TagFilter};
 use profile_model::merge::{AsColumn, LabelValue, Merger, Selection};
 use profile_model::profile::ValueType;
+use profile_model::view::{View, ViewOptions};
 use profile_model::{Profile, ProfileError};
 
 use crate::{fixture, fixture_bytes, profile, profile_typed};
@@ -118,6 +120,62 @@ fn a_selection_keeps_the_chosen_samples_and_column() {
         .add_pprof("heap", &body(&fixture_bytes("heap.pb.gz")), selection)
         .expect_err("heap profiles have four sample types");
     assert!(err.to_string().contains("no sample type 4"), "{err}");
+}
+
+/// The top table of `p` through `options`: (name, flat, cum) of every row counted.
+fn top_rows(p: &Profile, options: &ViewOptions) -> (i64, Vec<(String, i64, i64)>) {
+    let view = View::new(p, options);
+    let top = view.top(p, 0);
+    let rows = (top.rows.iter())
+        .filter(|r| r.flat != 0 || r.cum != 0)
+        .map(|r| (view.frames.get(r.frame).name.clone(), r.flat, r.cum))
+        .collect();
+    (top.kept, rows)
+}
+
+#[test]
+fn a_selection_by_labels_interns_only_what_its_samples_reach() {
+    let mut merger = Merger::new();
+    for name in GO_CPU {
+        let mut keep = |labels: &[(&str, LabelValue<'_>)]| {
+            labels.contains(&("endpoint", LabelValue::Str("/api/fib")))
+        };
+        let selection = Selection {
+            sample_type: None,
+            keep: Some(&mut keep),
+        };
+        merger
+            .add_pprof(name, &body(&fixture_bytes(name)), selection)
+            .expect("same types");
+    }
+    let fib = merger.finish();
+    // The same samples as the whole merge seen through pprof's -tagfocus.
+    let all = merged_decoded(&GO_CPU);
+    let tagged = ViewOptions {
+        filters: Filters {
+            tags: vec![TagFilter::parse("endpoint=/api/fib").expect("tag")],
+            ..Filters::default()
+        },
+        ..ViewOptions::default()
+    };
+    let (kept, rows) = top_rows(&fib, &ViewOptions::default());
+    assert!(kept > 0 && rows.len() > 3, "{kept}, {rows:?}");
+    assert_eq!((kept, rows), top_rows(&all, &tagged));
+    // Its tables hold what those samples reach, nothing more.
+    let mut reached = vec![false; fib.locations.len()];
+    for i in 0..fib.samples.len() {
+        for &l in fib.samples.stack(i) {
+            reached[l as usize] = true;
+        }
+    }
+    assert!(reached.iter().all(|&r| r), "a location no sample reaches");
+    let mut named = vec![false; fib.functions.len()];
+    for line in fib.locations.iter().flat_map(|l| &l.lines) {
+        named[line.function as usize] = true;
+    }
+    assert!(named.iter().all(|&n| n), "a function no location names");
+    assert!(fib.locations.len() < all.locations.len());
+    assert_eq!(fib.sample_type_names(), all.sample_type_names());
 }
 
 #[test]
