@@ -94,6 +94,12 @@ struct Reached {
 /// The merged id given to a table entry no kept sample reaches (never looked up).
 const UNREACHED: u32 = u32::MAX;
 
+/// Whether entry `i` of a table is interned: every entry without `reached`, else
+/// those it marks.
+fn is_reached(reached: Option<&[bool]>, i: usize) -> bool {
+    reached.is_none_or(|r| r.get(i).copied().unwrap_or(false))
+}
+
 /// A location of the profile being added, its parts merged, before it is interned.
 #[derive(Debug, Clone, Copy)]
 struct PendingLocation {
@@ -415,7 +421,7 @@ impl Merger {
         let mut hashes = Vec::with_capacity(TOUCHED_TOGETHER);
         let mut strings = strings
             .enumerate()
-            .filter(|&(i, _)| reached.is_none_or(|r| r.get(i).copied().unwrap_or(false)))
+            .filter(|&(i, _)| is_reached(reached, i))
             .peekable();
         while strings.peek().is_some() {
             run.clear();
@@ -456,7 +462,7 @@ impl Merger {
         let s = &self.scratch.strings;
         self.scratch.functions.clear();
         for (i, f) in functions.iter().enumerate() {
-            if reached.is_some_and(|r| !r.get(i).copied().unwrap_or(false)) {
+            if !is_reached(reached, i) {
                 self.scratch.functions.push(UNREACHED);
                 continue;
             }
@@ -487,7 +493,7 @@ impl Merger {
         s.lines.clear();
         s.parts.clear();
         for (i, (mapping, address, is_folded, lines)) in locations.enumerate() {
-            if reached.is_some_and(|r| !r.get(i).copied().unwrap_or(false)) {
+            if !is_reached(reached, i) {
                 s.parts.push(PendingLocation {
                     mapping: None,
                     address,
@@ -751,23 +757,25 @@ impl Merger {
             filtered.then_some(reached.strings.as_slice()),
         );
         self.map_mappings(&tables.mappings);
-        self.map_functions(&tables.functions, filtered.then_some(&reached.functions));
+        self.map_functions(
+            &tables.functions,
+            filtered.then_some(reached.functions.as_slice()),
+        );
         self.map_locations(
             tables
                 .locations
                 .iter()
                 .map(|l| (l.mapping, l.address, l.is_folded, tables.lines_of(l))),
-            filtered.then_some(&reached.locations),
+            filtered.then_some(reached.locations.as_slice()),
         );
         self.scratch.reached = reached;
-        let sets: Vec<LabelSetId> = (read.label_sets.iter().zip(&kept))
-            .map(|(labels, &k)| if k { self.merged_label_set(labels) } else { 0 })
+        let sets: Vec<Option<LabelSetId>> = (read.label_sets.iter().zip(&kept))
+            .map(|(labels, &k)| k.then(|| self.merged_label_set(labels)))
             .collect();
         for (i, &local_set) in samples.label_set.iter().enumerate() {
-            if !kept[local_set as usize] {
+            let Some(set) = sets[local_set as usize] else {
                 continue;
-            }
-            let set = sets[local_set as usize];
+            };
             let values = samples.values.iter().map(|c| c[i]);
             match column {
                 Some(t) => self.add_sample(samples.stack(i), set, values.skip(t).take(1), 1)?,
