@@ -202,6 +202,10 @@ fn group_plot(c: &mut Criterion) {
     group.bench_function("frame_20_of_100_series_x_8640_points", |b| {
         b.iter(|| draw(&largest))
     });
+    // The reduction alone, which a frame that changes the view adds to the drawing.
+    group.bench_function("reduce_100_series_x_8640_points", |b| {
+        b.iter(|| drawn_points(&series, x0, x1, width).len())
+    });
     // A frame while zooming or panning: the lines are reduced again first.
     group.bench_function("frame_100_series_view_changed", |b| {
         b.iter(|| draw(&drawn_points(&series, x0, x1, width)))

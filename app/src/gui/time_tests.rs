@@ -1243,6 +1243,54 @@ fn a_line_breaks_where_the_data_has_a_gap() {
 }
 
 #[test]
+fn coarse_points_average_runs_within_each_segment() {
+    // Six points, a gap, then five: runs of four never span the gap.
+    let points: Vec<[f64; 2]> = (0..6)
+        .map(|i| [f64::from(i), f64::from(i)])
+        .chain((0..5).map(|i| [1000.0 + f64::from(i), 10.0]))
+        .collect();
+    let (coarse, breaks) = plot::coarse_points(&points, &[6]);
+    assert_eq!(plot::COARSE, 4);
+    assert_eq!(
+        coarse,
+        [[1.5, 1.5], [4.5, 4.5], [1001.5, 10.0], [1004.0, 10.0]]
+    );
+    assert_eq!(breaks, [2]);
+    assert_eq!(plot::coarse_points(&[], &[]), (Vec::new(), Vec::new()));
+}
+
+#[test]
+fn a_view_with_many_points_per_column_is_reduced_from_the_coarse_copy() {
+    // A day of 10-second points: 8,640 of them.
+    let points: Vec<[f64; 2]> = (0..8640)
+        .map(|i| [f64::from(i) * 10.0, 1.0 + (f64::from(i) / 300.0).sin()])
+        .collect();
+    let mut series = timeline::PlotSeries::new("total".into(), Vec::new(), 1, points);
+    let (x0, x1) = (0.0, 86_390.0);
+    let exact = plot::bucket_points(&series.points, x0, x1, 800.0);
+    let drawn = &plot::drawn_points(std::slice::from_ref(&series), x0, x1, 800.0)[0];
+    // 10.8 points a column: the coarse copy, one point per column, each within a
+    // hundredth of the values' range of the exact mean.
+    assert_eq!(drawn.points.len(), exact.len());
+    for (d, e) in drawn.points.iter().zip(&exact) {
+        assert!(
+            (d.x - e.x).abs() <= 20.0 && (d.y - e.y).abs() < 0.02,
+            "{d:?} {e:?}"
+        );
+    }
+    // What is drawn comes from the coarse copy at 800 columns, from the points at 1,600
+    // (5.4 points a column).
+    series.coarse.iter_mut().for_each(|p| p[1] = 7.0);
+    let drawn = &plot::drawn_points(std::slice::from_ref(&series), x0, x1, 800.0)[0];
+    assert!(drawn.points.iter().all(|p| p.y == 7.0));
+    let drawn = &plot::drawn_points(std::slice::from_ref(&series), x0, x1, 1600.0)[0];
+    assert!(drawn.points.iter().all(|p| p.y < 2.01));
+    // Zoomed in on an hour: few points per column, the points themselves.
+    let hour = &plot::drawn_points(std::slice::from_ref(&series), 0.0, 3600.0, 800.0)[0];
+    assert!(hour.points.iter().all(|p| p.y < 2.01));
+}
+
+#[test]
 fn a_folder_with_an_hour_missing_is_plotted_in_two_lines() {
     use flint_fixture_gen::{
         Scratch, SeriesParams, Universe, UniverseParams, encode_gz, series_profile,

@@ -152,6 +152,12 @@ pub struct PlotSeries {
     /// Where its line breaks: the index of each point that follows a gap in the data
     /// ([`super::plot::gap_starts`]).
     pub breaks: Vec<usize>,
+    /// The points averaged in runs of [`super::plot::COARSE`]
+    /// ([`super::plot::coarse_points`]): reduced instead of `points` when a view holds
+    /// many points per pixel column.
+    pub coarse: Vec<[f64; 2]>,
+    /// Where the line of `coarse` breaks: the index of each run that follows a gap.
+    pub coarse_breaks: Vec<usize>,
 }
 
 impl PlotSeries {
@@ -162,8 +168,12 @@ impl PlotSeries {
         total: i64,
         points: Vec<[f64; 2]>,
     ) -> Self {
+        let breaks = super::plot::gap_starts(&points);
+        let (coarse, coarse_breaks) = super::plot::coarse_points(&points, &breaks);
         Self {
-            breaks: super::plot::gap_starts(&points),
+            breaks,
+            coarse,
+            coarse_breaks,
             name,
             labels,
             total,
