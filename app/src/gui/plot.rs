@@ -184,10 +184,7 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<P
                 .max(1)
         };
         let (bucket, tail) = rest.split_at(end);
-        let (sx, sy) = bucket
-            .iter()
-            .fold((0.0, 0.0), |(sx, sy), p| (sx + p[0], sy + p[1]));
-        out.push(PlotPoint::new(sx / end as f64, sy / end as f64));
+        out.push(point(&mean(bucket)));
         rest = tail;
         column = c + 1;
     }
@@ -195,6 +192,13 @@ pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<P
         out.push(point(&points[last]));
     }
     out
+}
+
+/// The mean of `points` (at least one).
+fn mean(points: &[[f64; 2]]) -> [f64; 2] {
+    let n = points.len() as f64;
+    let (sx, sy) = (points.iter()).fold((0.0, 0.0), |(sx, sy), p| (sx + p[0], sy + p[1]));
+    [sx / n, sy / n]
 }
 
 /// A line is broken where the time from one point to the next is more than this many
@@ -254,21 +258,29 @@ pub const COARSE: usize = 4;
 /// `breaks` on its own (a run never spans a gap), with the breaks of the result: what a
 /// view with many points per pixel column reduces instead of every point.
 pub fn coarse_points(points: &[[f64; 2]], breaks: &[usize]) -> (Vec<[f64; 2]>, Vec<usize>) {
-    let mut coarse = Vec::with_capacity(points.len() / COARSE + breaks.len() + 1);
-    let mut coarse_breaks = Vec::with_capacity(breaks.len());
-    for segment in segments(points, breaks) {
-        if !coarse.is_empty() && !segment.is_empty() {
-            coarse_breaks.push(coarse.len());
+    map_segments(points, breaks, |segment| {
+        segment.chunks(COARSE).map(mean).collect()
+    })
+}
+
+/// Each segment of `items` (cut before each of `breaks`) made into items of its own by
+/// `each`, one after another, and the breaks between the made segments (an empty one
+/// makes none).
+fn map_segments<T, U>(
+    items: &[T],
+    breaks: &[usize],
+    mut each: impl FnMut(&[T]) -> Vec<U>,
+) -> (Vec<U>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut out_breaks = Vec::new();
+    for segment in segments(items, breaks) {
+        let made = each(segment);
+        if !out.is_empty() && !made.is_empty() {
+            out_breaks.push(out.len());
         }
-        coarse.extend(segment.chunks(COARSE).map(|run| {
-            let n = run.len() as f64;
-            let (sx, sy) = run
-                .iter()
-                .fold((0.0, 0.0), |(sx, sy), p| (sx + p[0], sy + p[1]));
-            [sx / n, sy / n]
-        }));
+        out.extend(made);
     }
-    (coarse, coarse_breaks)
+    (out, out_breaks)
 }
 
 /// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
@@ -295,18 +307,9 @@ pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<
             } else {
                 (&s.points, &s.breaks)
             };
-            let mut line = DrawnLine {
-                points: Vec::new(),
-                breaks: Vec::new(),
-            };
-            for raw in segments(points, breaks) {
-                let segment = bucket_points(raw, x0, x1, columns);
-                if !line.points.is_empty() && !segment.is_empty() {
-                    line.breaks.push(line.points.len());
-                }
-                line.points.extend(segment);
-            }
-            line
+            let (points, breaks) =
+                map_segments(points, breaks, |raw| bucket_points(raw, x0, x1, columns));
+            DrawnLine { points, breaks }
         })
         .collect()
 }
