@@ -150,13 +150,8 @@ impl Counts {
             }
         };
         let (mark, cells, touched) = (self.mark, &mut self.cells[..], &mut self.touched);
-        let mut leaf = true;
-        let mut count = |f: FrameId, how: u8| {
+        let mut count = |cells: &mut [Cell], f: FrameId, how: u8| {
             let c = &mut cells[f as usize];
-            if leaf {
-                c.flat = c.flat.wrapping_add(value);
-                leaf = false;
-            }
             if c.stamp != mark {
                 if c.stamp == 0 {
                     touched.push(f);
@@ -166,25 +161,37 @@ impl Counts {
             }
             c.reach(how);
         };
-        // The last frame of the previous location with frames, counted once the next
-        // location with frames shows how it is reached: called by that location's
-        // frames, or by nothing (the outermost frame).
-        let mut callee: Option<FrameId> = None;
-        for &loc in stack {
+        // The leaf location (the first with frames) is taken out of the loop: its
+        // innermost frame gets the flat value, and the loop needs no flag for it.
+        let mut locations = stack.iter();
+        let mut callee = loop {
+            let Some(&loc) = locations.next() else {
+                return;
+            };
+            let frames = frames_of(loc);
+            if let Some((&last, inlined)) = frames.split_last() {
+                let leaf = &mut cells[frames[0] as usize];
+                leaf.flat = leaf.flat.wrapping_add(value);
+                for &f in inlined {
+                    count(cells, f, INLINED);
+                }
+                break last;
+            }
+        };
+        // `callee`, the last frame of the previous location with frames, is counted
+        // once the next location with frames shows how it is reached: called by that
+        // location's frames, or by nothing (the outermost frame).
+        for &loc in locations {
             let Some((&last, inlined)) = frames_of(loc).split_last() else {
                 continue;
             };
-            if let Some(f) = callee {
-                count(f, CALLED);
-            }
+            count(cells, callee, CALLED);
             for &f in inlined {
-                count(f, INLINED);
+                count(cells, f, INLINED);
             }
-            callee = Some(last);
+            callee = last;
         }
-        if let Some(f) = callee {
-            count(f, 0);
-        }
+        count(cells, callee, 0);
     }
 
     /// The row of frame `f`.
