@@ -110,6 +110,18 @@ struct Cell {
     reached: u8,
 }
 
+/// In a table of each location's one frame ([`single_frame`]): a location with no
+/// frame or with several, whose frames are to be looked up.
+pub(crate) const MANY_FRAMES: FrameId = FrameId::MAX;
+
+/// A location's one frame, or [`MANY_FRAMES`], from its frames.
+pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
+    match frames {
+        [one] => *one,
+        _ => MANY_FRAMES,
+    }
+}
+
 const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 
@@ -132,12 +144,15 @@ impl Counts {
     }
 
     /// Counts one sample of weight `value` (not 0) with `stack` (leaf first), whose
-    /// locations have the frames `frames_of(location)` (innermost first).
+    /// locations have the frames `frames_of(location)` (innermost first); `single` holds
+    /// each location's one frame, or [`MANY_FRAMES`] for a location with none or
+    /// several (see [`single_frame`]).
     #[inline]
     pub fn add<'f>(
         &mut self,
         value: i64,
         stack: &[LocationId],
+        single: &[FrameId],
         frames_of: impl Fn(LocationId) -> &'f [FrameId],
     ) {
         self.mark = match self.mark.checked_add(1) {
@@ -182,6 +197,15 @@ impl Counts {
         // once the next location with frames shows how it is reached: called by that
         // location's frames, or by nothing (the outermost frame).
         for &loc in locations {
+            // Most locations have one frame: found with one load, and the loop then
+            // holds few enough values to keep them all in registers.
+            if let Some(&frame) = single.get(loc as usize)
+                && frame != MANY_FRAMES
+            {
+                count(cells, callee, CALLED);
+                callee = frame;
+                continue;
+            }
             let Some((&last, inlined)) = frames_of(loc).split_last() else {
                 continue;
             };
@@ -226,6 +250,9 @@ pub fn top(
 ) -> Top {
     let mut counts = Counts::default();
     counts.grow(frames.len());
+    let single: Vec<FrameId> = (0..profile.locations.len())
+        .map(|l| single_frame(frames.of_location(l as LocationId)))
+        .collect();
     let mut total = 0i64;
     let mut base_total = 0i64;
     let mut kept = 0i64;
@@ -246,7 +273,9 @@ pub fn top(
             // As pprof: a sample that weighs nothing adds no row.
             continue;
         }
-        counts.add(value, profile.samples.stack(i), |l| frames.of_location(l));
+        counts.add(value, profile.samples.stack(i), &single, |l| {
+            frames.of_location(l)
+        });
     }
     counts.touched.sort_unstable();
     let mut rows: Vec<TopRow> = counts

@@ -14,7 +14,7 @@ use crate::frames::{
 };
 use crate::merge::BASE_LABEL;
 use crate::profile::{Label, LocationId, StrId};
-use crate::top::Counts;
+use crate::top::{Counts, single_frame};
 use crate::view::ViewOptions;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
@@ -61,6 +61,8 @@ pub(super) struct WireState {
     /// load per location).
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
+    /// Per profile: each location's one frame number, or [`crate::top::MANY_FRAMES`].
+    single: Vec<FrameId>,
     sample: SampleBuf,
     /// Per profile: the label runs met so far and their labels, so that a sample whose
     /// labels repeat a run's bytes has them neither read nor checked again.
@@ -213,6 +215,7 @@ impl WireState {
             w.function_key.push(key);
         }
         w.spans.clear();
+        w.single.clear();
         w.location_frames.clear();
         for loc in &tables.locations {
             let start = w.location_frames.len() as u32;
@@ -222,7 +225,10 @@ impl WireState {
             if !w.filters.hide.as_mut().is_some_and(|h| h.is_match(binary)) {
                 w.frames_of(tables, loc, binary, rows);
             }
-            w.spans.push((start, w.location_frames.len() as u32));
+            let end = w.location_frames.len() as u32;
+            w.spans.push((start, end));
+            w.single
+                .push(single_frame(&w.location_frames[start as usize..]));
         }
     }
 
@@ -349,6 +355,7 @@ impl WireState {
         let WireState {
             counts,
             spans,
+            single,
             location_frames,
             sample,
             filters,
@@ -391,7 +398,7 @@ impl WireState {
                 base_total = base_total.wrapping_add(value.wrapping_abs());
             }
             if value != 0 && filters.keeps(tables, &sample.locations, labels) {
-                counts.add(value, &sample.locations, |l| {
+                counts.add(value, &sample.locations, single, |l| {
                     let (a, b) = spans[l as usize];
                     &location_frames[a as usize..b as usize]
                 });
