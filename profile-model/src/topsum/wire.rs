@@ -225,8 +225,7 @@ impl WireState {
             if !w.filters.hide.as_mut().is_some_and(|h| h.is_match(binary)) {
                 w.frames_of(tables, loc, binary, rows);
             }
-            let end = w.location_frames.len() as u32;
-            w.spans.push((start, end));
+            w.spans.push((start, w.location_frames.len() as u32));
             w.single
                 .push(single_frame(&w.location_frames[start as usize..]));
         }
