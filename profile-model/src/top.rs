@@ -143,15 +143,15 @@ impl Counts {
         }
     }
 
-    /// Counts one sample of weight `value` (not 0) with `stack` (leaf first), whose
-    /// locations have the frames `frames_of(location)` (innermost first); `single` holds
-    /// each location's one frame, or [`MANY_FRAMES`] for a location with none or
-    /// several (see [`single_frame`]).
+    /// Counts one sample of weight `value` (not 0) whose locations `stack` yields
+    /// (leaf first, read as they are counted), with the frames `frames_of(location)`
+    /// (innermost first); `single` holds each location's one frame, or
+    /// [`MANY_FRAMES`] for a location with none or several (see [`single_frame`]).
     #[inline]
     pub fn add<'f>(
         &mut self,
         value: i64,
-        stack: &[LocationId],
+        stack: &mut impl Iterator<Item = LocationId>,
         single: &[FrameId],
         frames_of: impl Fn(LocationId) -> &'f [FrameId],
     ) {
@@ -178,9 +178,8 @@ impl Counts {
         };
         // The leaf location (the first with frames) is taken out of the loop: its
         // innermost frame gets the flat value, and the loop needs no flag for it.
-        let mut locations = stack.iter();
         let mut callee = loop {
-            let Some(&loc) = locations.next() else {
+            let Some(loc) = stack.next() else {
                 return;
             };
             let frames = frames_of(loc);
@@ -196,7 +195,7 @@ impl Counts {
         // `callee`, the last frame of the previous location with frames, is counted
         // once the next location with frames shows how it is reached: called by that
         // location's frames, or by nothing (the outermost frame).
-        for &loc in locations {
+        for loc in stack {
             // Most locations have one frame: found with one load, and the loop then
             // holds few enough values to keep them all in registers.
             if let Some(&frame) = single.get(loc as usize)
@@ -273,9 +272,12 @@ pub fn top(
             // As pprof: a sample that weighs nothing adds no row.
             continue;
         }
-        counts.add(value, profile.samples.stack(i), &single, |l| {
-            frames.of_location(l)
-        });
+        counts.add(
+            value,
+            &mut profile.samples.stack(i).iter().copied(),
+            &single,
+            |l| frames.of_location(l),
+        );
     }
     counts.touched.sort_unstable();
     let mut rows: Vec<TopRow> = counts

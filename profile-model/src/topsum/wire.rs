@@ -373,9 +373,17 @@ impl WireState {
         } else {
             ids_of(tables, "true")
         };
+        // Without focus or ignore filters, which look at whole stacks, a stack is
+        // counted as its ids are read.
+        let defer = filters.focus.is_none() && filters.ignore.is_none();
         let mut i = 0;
         tables.for_each_sample(body, |bytes| {
-            tables.read_sample_with(i, bytes, sample, Some((runs, run_labels)))?;
+            let packed = if defer {
+                tables.read_sample_deferred(i, bytes, sample, Some((runs, run_labels)))?
+            } else {
+                tables.read_sample_with(i, bytes, sample, Some((runs, run_labels)))?;
+                None
+            };
             i += 1;
             if sample.run_read {
                 runs.remember(run_labels.len() as u32);
@@ -385,9 +393,8 @@ impl WireState {
                 Some(run) => run_labels.get(run as usize).map_or(&[][..], Vec::as_slice),
                 None => &sample.labels,
             };
-            let Some(&value) = sample.values.get(sample_type) else {
-                return Ok(());
-            };
+            // A profile without the column counts nothing, but its stacks are checked.
+            let value = sample.values.get(sample_type).copied().unwrap_or(0);
             total = total.wrapping_add(value.wrapping_abs());
             if !base_keys.is_empty()
                 && labels
@@ -396,15 +403,46 @@ impl WireState {
             {
                 base_total = base_total.wrapping_add(value.wrapping_abs());
             }
-            if value != 0 && filters.keeps(tables, &sample.locations, labels) {
-                counts.add(value, &sample.locations, single, |l| {
-                    let (a, b) = spans[l as usize];
-                    &location_frames[a as usize..b as usize]
-                });
+            let frames_of = |l: LocationId| {
+                let (a, b) = spans[l as usize];
+                &location_frames[a as usize..b as usize]
+            };
+            let counted = value != 0 && filters.keeps(tables, &sample.locations, labels);
+            match packed {
+                None if counted => counts.add(
+                    value,
+                    &mut sample.locations.iter().copied(),
+                    single,
+                    frames_of,
+                ),
+                None => {}
+                Some(mut stack) => {
+                    if counted {
+                        counts.add(value, &mut stack, single, frames_of);
+                    }
+                    if !stack.read_to_end() {
+                        return Err(unreadable_stack(tables, i - 1, bytes, sample));
+                    }
+                }
             }
             Ok(())
         })?;
         Ok((if base_total > 0 { base_total } else { total }, base_total))
+    }
+}
+
+/// The error of sample `i`, whose bytes are `bytes`, when its location ids, counted as
+/// they were read, turned out unreadable: what reading it whole says.
+#[cold]
+fn unreadable_stack(
+    tables: &Tables<'_>,
+    i: usize,
+    bytes: &[u8],
+    buf: &mut SampleBuf,
+) -> ProfileError {
+    match tables.read_sample_with(i, bytes, buf, None) {
+        Err(e) => e,
+        Ok(()) => ProfileError::Invalid(format!("sample {i} has unreadable location ids")),
     }
 }
 

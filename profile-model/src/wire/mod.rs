@@ -221,6 +221,54 @@ pub(crate) fn for_each_sample(
     Ok(())
 }
 
+/// The packed location ids of one sample, read as dense location indices (id − 1)
+/// one by one as they are iterated: a stack counted as it is read, never stored.
+/// Iteration stops early at a malformed varint or an id past `dense_len`, which
+/// [`PackedStack::read_to_end`] then reports.
+pub(crate) struct PackedStack<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    dense_len: u64,
+    unreadable: bool,
+}
+
+impl<'a> PackedStack<'a> {
+    /// The ids packed in `bytes`, of a message whose location ids are 1..=`dense_len`.
+    pub fn new(bytes: &'a [u8], dense_len: usize) -> Self {
+        Self {
+            bytes,
+            pos: 0,
+            dense_len: dense_len as u64,
+            unreadable: false,
+        }
+    }
+
+    /// Reads the ids not yet read; whether every id of the stack was readable.
+    pub fn read_to_end(&mut self) -> bool {
+        while self.next().is_some() {}
+        !self.unreadable
+    }
+}
+
+impl Iterator for PackedStack<'_> {
+    type Item = crate::profile::LocationId;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        match mixed_varint(self.bytes, &mut self.pos) {
+            Ok(id) if id.wrapping_sub(1) < self.dense_len => Some((id - 1) as Self::Item),
+            _ => {
+                self.unreadable = true;
+                self.pos = self.bytes.len();
+                None
+            }
+        }
+    }
+}
+
 /// Where the varints of a repeated field go, one by one.
 pub(crate) trait Varints {
     /// Takes the next varint.

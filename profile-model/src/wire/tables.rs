@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    Field, Labels, Malformed, Varints, expect_bytes, expect_mixed, expect_varint, next_field,
-    put_bytes, read_sample, repeated,
+    Field, Labels, Malformed, PackedStack, Varints, expect_bytes, expect_mixed, expect_varint,
+    next_field, put_bytes, read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -572,6 +572,34 @@ impl<'a> Tables<'a> {
 }
 
 impl Tables<'_> {
+    /// Reads sample number `i` as [`Tables::read_sample_with`] does, except that when
+    /// its location ids come first, in one packed field, and the message's ids are
+    /// 1..=n (as writers lay them out), they are left unread in `buf` and returned, to
+    /// be read while counted. Should they turn out unreadable, the sample read again
+    /// with [`Tables::read_sample_with`] gives the error.
+    pub fn read_sample_deferred<'s>(
+        &self,
+        i: usize,
+        sample: &'s [u8],
+        buf: &mut SampleBuf,
+        mut runs: Option<(&mut LabelRuns, &[Vec<Label>])>,
+    ) -> Result<Option<PackedStack<'s>>, ProfileError> {
+        let mut pos = 0;
+        if self.location_ids.dense
+            && let Ok(Some(packed)) = expect_bytes(sample, &mut pos, 1)
+        {
+            let rest = sample.get(pos..).unwrap_or_default();
+            let reborrowed = runs.as_mut().map(|(r, sets)| (&mut **r, *sets));
+            // The rest holding an error or ids of its own, the whole sample is read,
+            // so that errors come as reading it whole orders them.
+            if self.read_sample_with(i, rest, buf, reborrowed).is_ok() && buf.locations.is_empty() {
+                return Ok(Some(PackedStack::new(packed, self.location_ids.len)));
+            }
+        }
+        self.read_sample_with(i, sample, buf, runs)?;
+        Ok(None)
+    }
+
     /// Reads and checks every sample of the message `body` (whose tables these are)
     /// into `read`, replacing what it held; with `stacks` false, every stack is left
     /// empty (the location ids are still checked).
