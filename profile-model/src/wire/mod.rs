@@ -77,25 +77,33 @@ fn mixed_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
     }
 }
 
+/// The varint at `pos` when it takes at most eight bytes and eight bytes are left from
+/// `pos` (not all of them its own), and its length: read at once, its last byte the
+/// first without the high bit, its 7-bit groups packed together in three steps.
+#[inline(always)]
+pub(crate) fn swar_varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let word = u64::from_le_bytes(*buf.get(pos..)?.first_chunk::<8>()?);
+    let ends = !word & 0x8080_8080_8080_8080;
+    if ends == 0 {
+        return None;
+    }
+    let len = (ends.trailing_zeros() / 8 + 1) as usize;
+    let kept = u64::MAX >> (64 - 8 * len);
+    let mut x = word & kept & 0x7f7f_7f7f_7f7f_7f7f;
+    x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+    Some((x, len))
+}
+
 /// [`varint`] of more than one byte, read from `pos`: its value and the position
 /// after it. Positions go in and out by value, so that the callers' positions (whose
 /// address would otherwise escape to this out-of-line call) stay in registers.
 #[inline(never)]
 fn varint_long(buf: &[u8], mut pos: usize) -> Result<(u64, usize), Malformed> {
-    // Up to 8 bytes at once when as many are left: the last byte is the first without
-    // the high bit, and the 7-bit groups are packed together in three steps.
-    if let Some(bytes) = buf.get(pos..).and_then(|b| b.first_chunk::<8>()) {
-        let word = u64::from_le_bytes(*bytes);
-        let ends = !word & 0x8080_8080_8080_8080;
-        if ends != 0 {
-            let len = (ends.trailing_zeros() / 8 + 1) as usize;
-            let kept = u64::MAX >> (64 - 8 * len);
-            let mut x = word & kept & 0x7f7f_7f7f_7f7f_7f7f;
-            x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
-            x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
-            x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
-            return Ok((x, pos + len));
-        }
+    // Up to 8 bytes at once when as many are left.
+    if let Some((value, len)) = swar_varint(buf, pos) {
+        return Ok((value, pos + len));
     }
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {

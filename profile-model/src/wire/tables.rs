@@ -76,20 +76,111 @@ pub(crate) struct SampleBuf {
 pub(crate) struct LabelRuns {
     /// Encoded labels → label set id.
     ids: FxHashMap<Vec<u8>, u32>,
+    /// The runs of 8 to 32 bytes (three or four labels) last found, in front of
+    /// `ids`: found by a hash of their ends and compared in place, without hashing
+    /// every byte or calling out to compare them.
+    recent: Vec<RecentRun>,
+    /// The message whose runs `recent` holds: a run of another is stale.
+    message: u32,
     /// The encoded labels of the sample just read (see [`SampleBuf::run_read`]).
     pending: Vec<u8>,
+}
+
+/// A run of [`LabelRuns::recent`]: its bytes, zero-padded.
+#[derive(Debug, Default, Clone, Copy)]
+struct RecentRun {
+    message: u32,
+    len: u32,
+    set: u32,
+    bytes: [u8; 32],
+}
+
+/// Slots of [`LabelRuns::recent`] (a power of two).
+const RECENT_RUNS: usize = 256;
+
+/// The slot of `LabelRuns::recent` of a run of 8 to 32 bytes, from its first and last
+/// eight bytes and its length, with the run's first and last 16 bytes (overlapping
+/// when shorter) for comparing; `None` for another length.
+#[inline(always)]
+fn recent_slot(run: &[u8]) -> Option<(usize, [u64; 4])> {
+    let len = run.len();
+    if !(8..=32).contains(&len) {
+        return None;
+    }
+    let word = |at: usize| {
+        run.get(at..)
+            .and_then(|b| b.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w))
+    };
+    // For 8 to 15 bytes, words 0 and 1 overlap as 2 and 3 do.
+    let half = len.min(16) - 8;
+    let words = [word(0), word(half), word(len - 8 - half), word(len - 8)];
+    let hash =
+        (words[0] ^ words[3].rotate_left(29) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    Some(((hash >> 56) as usize % RECENT_RUNS, words))
+}
+
+impl RecentRun {
+    /// Whether this slot holds `run` of message `message` (`words` as
+    /// [`recent_slot`] gives them).
+    #[inline(always)]
+    fn holds(&self, message: u32, run: &[u8], words: [u64; 4]) -> bool {
+        let len = run.len();
+        let half = len.min(16) - 8;
+        let word = |at: usize| {
+            self.bytes
+                .get(at..)
+                .and_then(|b| b.first_chunk::<8>())
+                .map_or(0, |w| u64::from_le_bytes(*w))
+        };
+        // Compared word by word, in registers: an array compare loads them back as
+        // wider words, which waits for the stores to drain.
+        let differ = (word(0) ^ words[0])
+            | (word(half) ^ words[1])
+            | (word(len - 8 - half) ^ words[2])
+            | (word(len - 8) ^ words[3]);
+        self.message == message && self.len as usize == len && differ == 0
+    }
 }
 
 impl LabelRuns {
     /// Forgets every run (before the samples of another message).
     pub fn clear(&mut self) {
         self.ids.clear();
+        self.message = self.message.wrapping_add(1);
+        if self.message == 0 || self.recent.is_empty() {
+            self.recent = vec![RecentRun::default(); RECENT_RUNS];
+            self.message = 1;
+        }
     }
 
     /// Remembers the labels of the sample just read (when [`SampleBuf::run_read`]) as
     /// naming set `set`.
     pub fn remember(&mut self, set: u32) {
         self.ids.insert(self.pending.clone(), set);
+    }
+
+    /// The label set of the run of encoded labels `run`, when met before.
+    #[inline(always)]
+    fn find(&mut self, run: &[u8]) -> Option<u32> {
+        let Some((slot, words)) = recent_slot(run) else {
+            return self.ids.get(run).copied();
+        };
+        let message = self.message;
+        let recent = self.recent.get_mut(slot)?;
+        if recent.holds(message, run, words) {
+            return Some(recent.set);
+        }
+        let set = *self.ids.get(run)?;
+        let mut bytes = [0; 32];
+        bytes.get_mut(..run.len())?.copy_from_slice(run);
+        *recent = RecentRun {
+            message,
+            len: run.len() as u32,
+            set,
+            bytes,
+        };
+        Some(set)
     }
 }
 
@@ -584,6 +675,15 @@ impl Tables<'_> {
         buf: &mut SampleBuf,
         mut runs: Option<(&mut LabelRuns, &[Vec<Label>])>,
     ) -> Result<Option<PackedStack<'s>>, ProfileError> {
+        if self.location_ids.dense
+            && let Some((packed, set)) = self.read_known_layout(sample, buf, runs.as_mut())
+        {
+            buf.locations.clear();
+            buf.labels.clear();
+            buf.known = set;
+            buf.run_read = false;
+            return Ok(Some(PackedStack::new(packed, self.location_ids.len)));
+        }
         let mut pos = 0;
         if self.location_ids.dense
             && let Ok(Some(packed)) = expect_bytes(sample, &mut pos, 1)
@@ -598,6 +698,56 @@ impl Tables<'_> {
         }
         self.read_sample_with(i, sample, buf, runs)?;
         Ok(None)
+    }
+
+    /// Reads the sample `sample` when it is laid out as most are: its packed location
+    /// ids, then its packed values (one per sample type), then labels whose bytes are
+    /// those of a label run read before (and so known to be labels whose strings
+    /// exist), or none. Its values go to `buf`; returned are its location ids, unread,
+    /// and the label set of its run. `None` when the sample is laid out otherwise,
+    /// for [`Tables::read_sample_with`] to read.
+    #[inline(always)]
+    fn read_known_layout<'s>(
+        &self,
+        sample: &'s [u8],
+        buf: &mut SampleBuf,
+        runs: Option<&mut (&mut LabelRuns, &[Vec<Label>])>,
+    ) -> Option<(&'s [u8], Option<u32>)> {
+        // Keys and lengths of one byte each: a stack of up to 127 bytes of ids.
+        let [0x0a, ids_len, ..] = *sample else {
+            return None;
+        };
+        let values_at = 2 + usize::from(ids_len);
+        let &[0x12, values_len, ..] = sample.get(values_at..)? else {
+            return None;
+        };
+        let (ids_len, values_len) = (usize::from(ids_len), usize::from(values_len));
+        if ids_len | values_len >= 0x80 {
+            return None;
+        }
+        let packed = sample.get(2..values_at)?;
+        let mut pos = values_at + 2;
+        let labels_at = pos + values_len;
+        buf.values.clear();
+        while pos < labels_at {
+            let value = match super::swar_varint(sample, pos) {
+                Some((value, len)) => {
+                    pos += len;
+                    value
+                }
+                None => super::varint(sample, &mut pos).ok()?,
+            };
+            buf.values.push(value as i64);
+        }
+        if pos != labels_at || buf.values.len() != self.sample_types.len() {
+            return None;
+        }
+        let labels = sample.get(labels_at..)?;
+        if labels.is_empty() {
+            return Some((packed, None));
+        }
+        let set = runs?.0.find(labels)?;
+        Some((packed, Some(set)))
     }
 
     /// Reads and checks every sample of the message `body` (whose tables these are)
@@ -723,7 +873,7 @@ impl Labels for CheckedLabels<'_> {
         let Some((runs, _)) = &mut self.runs else {
             return false;
         };
-        if let Some(&set) = runs.ids.get(encoded) {
+        if let Some(set) = runs.find(encoded) {
             *self.known = Some(set);
             return true;
         }
@@ -1027,13 +1177,18 @@ mod tests {
         assert_eq!(read(&shuffled), expected);
     }
 
+    /// The strings of the profiles with labels below: `k` is string 3, `v` and `w`
+    /// strings 4 and 5.
+    const LABELLED_STRINGS: [&[u8]; 6] = [b"", b"main", b"main.go", b"k", b"v", b"w"];
+
+    /// The label `k` = string `value`.
+    fn label_k_is(value: u64) -> Vec<u8> {
+        message(&[(1, Ok(3)), (2, Ok(value))])
+    }
+
     #[test]
     fn label_sets_found_by_their_bytes_are_the_sets_read_label_by_label() {
-        let strings: [&[u8]; 6] = [b"", b"main", b"main.go", b"k", b"v", b"w"];
-        let (kv, kw) = (
-            message(&[(1, Ok(3)), (2, Ok(4))]),
-            message(&[(1, Ok(3)), (2, Ok(5))]),
-        );
+        let (strings, kv, kw) = (LABELLED_STRINGS, label_k_is(4), label_k_is(5));
         let numeric = message(&[(1, Ok(3)), (3, Ok(7))]);
         let sample = |fields: &[(u64, Result<u64, &[u8]>)]| message(fields);
         let (loc, value) = ((1, Err(&[1u8][..])), (2, Err(&[5u8][..])));
@@ -1103,5 +1258,137 @@ mod tests {
                 .expect("valid sample");
             assert!(buf.known.is_some() && buf.labels.is_empty(), "{sample:?}");
         }
+    }
+
+    #[test]
+    fn label_runs_tell_apart_runs_of_every_length_and_middle() {
+        let mut runs = LabelRuns::default();
+        runs.clear();
+        let mut all: Vec<Vec<u8>> = (1..=40u8).map(|n| (0..n).collect()).collect();
+        // The same length and ends as another, with another middle.
+        for len in [9u8, 16, 17, 24, 32] {
+            let mut run: Vec<u8> = (0..len).collect();
+            run[usize::from(len / 2)] ^= 0xff;
+            all.push(run);
+        }
+        for (set, run) in all.iter().enumerate() {
+            runs.pending = run.clone();
+            runs.remember(set as u32);
+        }
+        // Twice: found in the map, then among the recent runs.
+        for _ in 0..2 {
+            for (set, run) in all.iter().enumerate() {
+                assert_eq!(runs.find(run), Some(set as u32), "{run:?}");
+            }
+        }
+        assert_eq!(runs.find(&[7; 20]), None);
+        runs.clear();
+        assert!(all.iter().all(|run| runs.find(run).is_none()));
+    }
+
+    #[test]
+    fn samples_read_deferred_are_the_samples_read_whole() {
+        let (strings, kv, kw) = (LABELLED_STRINGS, label_k_is(4), label_k_is(5));
+        let packed = |values: &[u64]| {
+            let mut out = Vec::new();
+            for v in values {
+                crate::wire::put_varint(&mut out, *v);
+            }
+            out
+        };
+        let (ids, other_ids) = (packed(&[1, 2]), packed(&[2, 1, 2]));
+        let values = packed(&[3, 30_000_000]);
+        let negative = packed(&[-4i64 as u64, 5]);
+        let sample = |fields: &[(u64, Result<u64, &[u8]>)]| message(fields);
+        let samples = [
+            sample(&[
+                (1, Err(&ids)),
+                (2, Err(&values)),
+                (3, Err(&kv)),
+                (3, Err(&kw)),
+            ]),
+            // The same labels: the known layout.
+            sample(&[
+                (1, Err(&other_ids)),
+                (2, Err(&values)),
+                (3, Err(&kv)),
+                (3, Err(&kw)),
+            ]),
+            // A value of ten bytes, and no labels.
+            sample(&[
+                (1, Err(&ids)),
+                (2, Err(&negative)),
+                (3, Err(&kv)),
+                (3, Err(&kw)),
+            ]),
+            sample(&[(1, Err(&ids)), (2, Err(&values))]),
+            // A known run with a field after it, and another layout.
+            sample(&[
+                (1, Err(&ids)),
+                (2, Err(&values)),
+                (3, Err(&kv)),
+                (3, Err(&kw)),
+                (9, Ok(1)),
+            ]),
+            sample(&[(2, Ok(3)), (2, Ok(4)), (1, Err(&ids)), (3, Err(&kv))]),
+            // The known layout at the message's end, its last value short of 8 bytes.
+            sample(&[(1, Err(&ids)), (2, Err(&packed(&[1, 2])))]),
+        ];
+        let sample_type = message(&[(1, Ok(1)), (2, Ok(2))]);
+        let line = message(&[(1, Ok(1)), (2, Ok(42))]);
+        let locations = [1, 2].map(|id| message(&[(1, Ok(id)), (3, Ok(0x1000)), (4, Err(&line))]));
+        let function = message(&[(1, Ok(1)), (2, Ok(1)), (4, Ok(2))]);
+        let mut fields = vec![(1, Err(&sample_type[..])), (1, Err(&sample_type[..]))];
+        fields.extend(samples.iter().map(|s| (2, Err(&s[..]))));
+        fields.extend(locations.iter().map(|l| (4, Err(&l[..]))));
+        fields.push((5, Err(&function[..])));
+        fields.extend(strings.map(|s| (6, Err(s))));
+        let body = message(&fields);
+        let tables = Tables::parse_with(&body, &mut RawTables::default()).expect("valid tables");
+
+        let (mut runs, mut sets) = (LabelRuns::default(), Vec::<Vec<Label>>::new());
+        runs.clear();
+        let mut known_layout = Vec::new();
+        for (i, sample) in samples.iter().enumerate() {
+            let mut whole = SampleBuf::default();
+            tables
+                .read_sample_with(i, sample, &mut whole, None)
+                .expect("valid sample");
+            let mut buf = SampleBuf::default();
+            let stack = tables
+                .read_sample_deferred(i, sample, &mut buf, Some((&mut runs, sets.as_slice())))
+                .expect("valid sample");
+            if buf.run_read {
+                runs.remember(sets.len() as u32);
+                sets.push(buf.labels.clone());
+            }
+            let labels = match buf.known {
+                Some(set) => sets[set as usize].clone(),
+                None => buf.labels.clone(),
+            };
+            let read_stack = match stack {
+                Some(stack) => {
+                    known_layout.push(i);
+                    stack.collect()
+                }
+                None => buf.locations.clone(),
+            };
+            assert_eq!(read_stack, whole.locations, "sample {i}");
+            assert_eq!(buf.values, whole.values, "sample {i}");
+            assert_eq!(labels, whole.labels, "sample {i}");
+        }
+        // Deferred stacks whenever the ids come first.
+        assert_eq!(known_layout, [0, 1, 2, 3, 4, 6]);
+        assert_eq!(sets.len(), 2, "{sets:?}");
+        // Read at once: the ids, the values (a ten-byte one too), then a known run or
+        // no labels.
+        let mut runs = Some((&mut runs, sets.as_slice()));
+        let at_once: Vec<usize> = (0..samples.len())
+            .filter(|&i| {
+                let mut buf = SampleBuf::default();
+                (tables.read_known_layout(&samples[i], &mut buf, runs.as_mut())).is_some()
+            })
+            .collect();
+        assert_eq!(at_once, [0, 1, 2, 3, 6]);
     }
 }

@@ -49,7 +49,12 @@ pub fn fixture(name: &str) -> Profile {
 /// flipped), each with what decoding makes of it, handed to `check`: for tests that
 /// another reader refuses the same inputs alike. Most of the copies are refused.
 pub fn for_each_damaged(mut check: impl FnMut(&[u8], Result<Profile, ProfileError>)) {
-    let valid = encode(&profile(&[("a;b;c", 3, Some("x")), ("a;d", 2, None)]));
+    // The third sample repeats the first's labels: read by the readers' fast paths.
+    let valid = encode(&profile(&[
+        ("a;b;c", 3, Some("x")),
+        ("a;d", 2, None),
+        ("a;b", 1, Some("x")),
+    ]));
     let mut cases: Vec<Vec<u8>> = (1..valid.len()).map(|cut| valid[..cut].to_vec()).collect();
     for at in 0..valid.len() {
         for flip in [0x01, 0x80, 0xff] {
