@@ -144,15 +144,14 @@ impl Counts {
     }
 
     /// Counts one sample of weight `value` (not 0) whose locations `stack` yields
-    /// (leaf first, read as they are counted), with the frames `frames_of(location)`
-    /// (innermost first); `single` holds each location's one frame, or
-    /// [`MANY_FRAMES`] for a location with none or several (see [`single_frame`]).
+    /// (leaf first, read as they are counted), each with its one frame or
+    /// [`MANY_FRAMES`] for a location with none or several (see [`single_frame`]),
+    /// whose frames are then `frames_of(location)` (innermost first).
     #[inline]
     pub fn add<'f>(
         &mut self,
         value: i64,
-        stack: &mut impl Iterator<Item = LocationId>,
-        single: &[FrameId],
+        stack: &mut impl Iterator<Item = (LocationId, FrameId)>,
         frames_of: impl Fn(LocationId) -> &'f [FrameId],
     ) {
         self.mark = match self.mark.checked_add(1) {
@@ -179,7 +178,7 @@ impl Counts {
         // The leaf location (the first with frames) is taken out of the loop: its
         // innermost frame gets the flat value, and the loop needs no flag for it.
         let mut callee = loop {
-            let Some(loc) = stack.next() else {
+            let Some((loc, _)) = stack.next() else {
                 return;
             };
             let frames = frames_of(loc);
@@ -195,12 +194,10 @@ impl Counts {
         // `callee`, the last frame of the previous location with frames, is counted
         // once the next location with frames shows how it is reached: called by that
         // location's frames, or by nothing (the outermost frame).
-        for loc in stack {
+        for (loc, frame) in stack {
             // Most locations have one frame: found with one load, and the loop then
             // holds few enough values to keep them all in registers.
-            if let Some(&frame) = single.get(loc as usize)
-                && frame != MANY_FRAMES
-            {
+            if frame != MANY_FRAMES {
                 count(cells, callee, CALLED);
                 callee = frame;
                 continue;
@@ -240,6 +237,15 @@ impl Counts {
     }
 }
 
+/// The locations of `stack` with their entries in `single` ([`single_frame`]), as
+/// [`Counts::add`] takes them.
+pub(crate) fn with_single<'a>(
+    stack: &'a [LocationId],
+    single: &'a [FrameId],
+) -> impl Iterator<Item = (LocationId, FrameId)> + 'a {
+    (stack.iter()).map(|&l| (l, single.get(l as usize).copied().unwrap_or(MANY_FRAMES)))
+}
+
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps.
 pub fn top(
     profile: &Profile,
@@ -274,8 +280,7 @@ pub fn top(
         }
         counts.add(
             value,
-            &mut profile.samples.stack(i).iter().copied(),
-            &single,
+            &mut with_single(profile.samples.stack(i), &single),
             |l| frames.of_location(l),
         );
     }

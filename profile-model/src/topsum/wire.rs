@@ -14,8 +14,9 @@ use crate::frames::{
 };
 use crate::merge::BASE_LABEL;
 use crate::profile::{Label, LocationId, StrId};
-use crate::top::{Counts, single_frame};
+use crate::top::{Counts, single_frame, with_single};
 use crate::view::ViewOptions;
+use crate::wire::PackedStack;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
 /// A function's or location's frame number in the current profile when it has none.
@@ -409,16 +410,19 @@ impl WireState {
             };
             let counted = value != 0 && filters.keeps(tables, &sample.locations, labels);
             match packed {
-                None if counted => counts.add(
-                    value,
-                    &mut sample.locations.iter().copied(),
-                    single,
-                    frames_of,
-                ),
+                None if counted => {
+                    counts.add(
+                        value,
+                        &mut with_single(&sample.locations, single),
+                        frames_of,
+                    );
+                }
                 None => {}
-                Some(mut stack) => {
+                Some(packed) => {
+                    // One entry per location: `location_frames` filled `single` so.
+                    let mut stack = PackedStack::new(packed, single);
                     if counted {
-                        counts.add(value, &mut stack, single, frames_of);
+                        counts.add(value, &mut stack, frames_of);
                     }
                     if !stack.read_to_end() {
                         return Err(unreadable_stack(tables, i - 1, bytes, sample));

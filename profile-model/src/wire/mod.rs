@@ -229,51 +229,55 @@ pub(crate) fn for_each_sample(
     Ok(())
 }
 
-/// The packed location ids of one sample, read as dense location indices (id − 1)
-/// one by one as they are iterated: a stack counted as it is read, never stored.
-/// Iteration stops early at a malformed varint or an id past `dense_len`, which
+/// The packed location ids of one sample, read one by one as they are iterated, each
+/// as its dense location index (id − 1) with that location's entry in a table of one
+/// entry per location: a stack counted as it is read, never stored. Iteration stops
+/// early at a malformed varint or an id the table has no entry for, which
 /// [`PackedStack::read_to_end`] then reports.
-pub(crate) struct PackedStack<'a> {
+pub(crate) struct PackedStack<'a, T> {
     bytes: &'a [u8],
+    /// Where the next id starts; past the end once an id was unreadable (a flag of
+    /// its own would be stored at every id).
     pos: usize,
-    dense_len: u64,
-    unreadable: bool,
+    by_location: &'a [T],
 }
 
-impl<'a> PackedStack<'a> {
-    /// The ids packed in `bytes`, of a message whose location ids are 1..=`dense_len`.
-    pub fn new(bytes: &'a [u8], dense_len: usize) -> Self {
+impl<'a, T: Copy> PackedStack<'a, T> {
+    /// The ids packed in `bytes`, of a message whose location ids are 1..=n, with
+    /// `by_location`, the table of its n locations.
+    pub fn new(bytes: &'a [u8], by_location: &'a [T]) -> Self {
         Self {
             bytes,
             pos: 0,
-            dense_len: dense_len as u64,
-            unreadable: false,
+            by_location,
         }
     }
 
     /// Reads the ids not yet read; whether every id of the stack was readable.
     pub fn read_to_end(&mut self) -> bool {
         while self.next().is_some() {}
-        !self.unreadable
+        self.pos <= self.bytes.len()
     }
 }
 
-impl Iterator for PackedStack<'_> {
-    type Item = crate::profile::LocationId;
+impl<T: Copy> Iterator for PackedStack<'_, T> {
+    type Item = (crate::profile::LocationId, T);
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.pos >= self.bytes.len() {
             return None;
         }
-        match mixed_varint(self.bytes, &mut self.pos) {
-            Ok(id) if id.wrapping_sub(1) < self.dense_len => Some((id - 1) as Self::Item),
-            _ => {
-                self.unreadable = true;
-                self.pos = self.bytes.len();
-                None
-            }
+        // The table's bounds check is the ids' check: id 0 wraps past its end.
+        let entry = mixed_varint(self.bytes, &mut self.pos).ok().and_then(|id| {
+            let index = id.wrapping_sub(1);
+            let entry = self.by_location.get(usize::try_from(index).ok()?)?;
+            Some((index as crate::profile::LocationId, *entry))
+        });
+        if entry.is_none() {
+            self.pos = usize::MAX;
         }
+        entry
     }
 }
 

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    Field, Labels, Malformed, PackedStack, Varints, expect_bytes, expect_mixed, expect_varint,
-    next_field, put_bytes, read_sample, repeated,
+    Field, Labels, Malformed, Varints, expect_bytes, expect_mixed, expect_varint, next_field,
+    put_bytes, read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -665,16 +665,17 @@ impl<'a> Tables<'a> {
 impl Tables<'_> {
     /// Reads sample number `i` as [`Tables::read_sample_with`] does, except that when
     /// its location ids come first, in one packed field, and the message's ids are
-    /// 1..=n (as writers lay them out), they are left unread in `buf` and returned, to
-    /// be read while counted. Should they turn out unreadable, the sample read again
-    /// with [`Tables::read_sample_with`] gives the error.
+    /// 1..=n (as writers lay them out), they are left unread in `buf` and their bytes
+    /// returned, to be read while counted ([`PackedStack`]). Should they turn out
+    /// unreadable, the sample read again with [`Tables::read_sample_with`] gives the
+    /// error.
     pub fn read_sample_deferred<'s>(
         &self,
         i: usize,
         sample: &'s [u8],
         buf: &mut SampleBuf,
         mut runs: Option<(&mut LabelRuns, &[Vec<Label>])>,
-    ) -> Result<Option<PackedStack<'s>>, ProfileError> {
+    ) -> Result<Option<&'s [u8]>, ProfileError> {
         if self.location_ids.dense
             && let Some((packed, set)) = self.read_known_layout(sample, buf, runs.as_mut())
         {
@@ -682,7 +683,7 @@ impl Tables<'_> {
             buf.labels.clear();
             buf.known = set;
             buf.run_read = false;
-            return Ok(Some(PackedStack::new(packed, self.location_ids.len)));
+            return Ok(Some(packed));
         }
         let mut pos = 0;
         if self.location_ids.dense
@@ -693,7 +694,7 @@ impl Tables<'_> {
             // The rest holding an error or ids of its own, the whole sample is read,
             // so that errors come as reading it whole orders them.
             if self.read_sample_with(i, rest, buf, reborrowed).is_ok() && buf.locations.is_empty() {
-                return Ok(Some(PackedStack::new(packed, self.location_ids.len)));
+                return Ok(Some(packed));
             }
         }
         self.read_sample_with(i, sample, buf, runs)?;
@@ -1094,6 +1095,7 @@ impl Strings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::PackedStack;
     use crate::wire::{put_bytes, put_varint_field};
 
     /// A message of `fields`, each `(number, Ok(varint) | Err(payload))`, in that order.
@@ -1367,9 +1369,13 @@ mod tests {
                 None => buf.labels.clone(),
             };
             let read_stack = match stack {
-                Some(stack) => {
+                Some(packed) => {
                     known_layout.push(i);
-                    stack.collect()
+                    let by_location = vec![(); tables.locations.len()];
+                    let mut stack = PackedStack::new(packed, &by_location);
+                    let read = stack.by_ref().map(|(l, ())| l).collect();
+                    assert!(stack.read_to_end(), "sample {i}");
+                    read
                 }
                 None => buf.locations.clone(),
             };
