@@ -425,28 +425,13 @@ impl WireState {
                         counts.add(value, &mut stack, frames_of);
                     }
                     if !stack.read_to_end() {
-                        return Err(unreadable_stack(tables, i - 1, bytes, sample));
+                        return Err(tables.unreadable_stack(i - 1, bytes, sample));
                     }
                 }
             }
             Ok(())
         })?;
         Ok((if base_total > 0 { base_total } else { total }, base_total))
-    }
-}
-
-/// The error of sample `i`, whose bytes are `bytes`, when its location ids, counted as
-/// they were read, turned out unreadable: what reading it whole says.
-#[cold]
-fn unreadable_stack(
-    tables: &Tables<'_>,
-    i: usize,
-    bytes: &[u8],
-    buf: &mut SampleBuf,
-) -> ProfileError {
-    match tables.read_sample_with(i, bytes, buf, None) {
-        Err(e) => e,
-        Ok(()) => ProfileError::Invalid(format!("sample {i} has unreadable location ids")),
     }
 }
 

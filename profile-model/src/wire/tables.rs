@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    Field, Labels, Malformed, Varints, expect_bytes, expect_mixed, expect_varint, next_field,
-    put_bytes, read_sample, repeated,
+    Field, Labels, Malformed, PackedStack, Varints, expect_bytes, expect_mixed, expect_varint,
+    next_field, put_bytes, read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -701,6 +701,17 @@ impl Tables<'_> {
         Ok(None)
     }
 
+    /// The error of sample `i`, whose bytes are `bytes`, when the location ids
+    /// [`Tables::read_sample_deferred`] left unread turned out unreadable: what
+    /// reading it whole says.
+    #[cold]
+    pub fn unreadable_stack(&self, i: usize, bytes: &[u8], buf: &mut SampleBuf) -> ProfileError {
+        match self.read_sample_with(i, bytes, buf, None) {
+            Err(e) => e,
+            Ok(()) => ProfileError::Invalid(format!("sample {i} has unreadable location ids")),
+        }
+    }
+
     /// Reads the sample `sample` when it is laid out as most are: its packed location
     /// ids, then its packed values (one per sample type), then labels whose bytes are
     /// those of a label run read before (and so known to be labels whose strings
@@ -714,21 +725,11 @@ impl Tables<'_> {
         buf: &mut SampleBuf,
         runs: Option<&mut (&mut LabelRuns, &[Vec<Label>])>,
     ) -> Option<(&'s [u8], Option<u32>)> {
-        // Keys and lengths of one byte each: a stack of up to 127 bytes of ids.
-        let [0x0a, ids_len, ..] = *sample else {
-            return None;
-        };
-        let values_at = 2 + usize::from(ids_len);
-        let &[0x12, values_len, ..] = sample.get(values_at..)? else {
-            return None;
-        };
-        let (ids_len, values_len) = (usize::from(ids_len), usize::from(values_len));
-        if ids_len | values_len >= 0x80 {
-            return None;
-        }
-        let packed = sample.get(2..values_at)?;
-        let mut pos = values_at + 2;
-        let labels_at = pos + values_len;
+        let mut pos = 0;
+        let packed = expect_bytes(sample, &mut pos, 1).ok()??;
+        let values_len = expect_bytes(sample, &mut pos, 2).ok()??.len();
+        let labels_at = pos;
+        pos -= values_len;
         buf.values.clear();
         while pos < labels_at {
             let value = match super::swar_varint(sample, pos) {
@@ -790,15 +791,25 @@ impl Tables<'_> {
                 column.reserve(expected);
             }
         }
+        // A table of one (empty) entry per location, to check deferred ids against.
+        let locations = vec![(); self.locations.len()];
         self.for_each_sample(body, |bytes| {
-            self.read_sample_with(
-                samples.len(),
-                bytes,
-                sample,
-                Some((&mut *runs, label_sets.as_slice())),
-            )?;
-            if stacks {
-                samples.stack_locations.extend_from_slice(&sample.locations);
+            let i = samples.len();
+            let known_runs = Some((&mut *runs, label_sets.as_slice()));
+            match self.read_sample_deferred(i, bytes, sample, known_runs)? {
+                Some(packed) => {
+                    let mut ids = PackedStack::new(packed, &locations);
+                    if stacks {
+                        for (l, ()) in ids.by_ref() {
+                            samples.stack_locations.push(l);
+                        }
+                    }
+                    if !ids.read_to_end() {
+                        return Err(self.unreadable_stack(i, bytes, sample));
+                    }
+                }
+                None if stacks => samples.stack_locations.extend_from_slice(&sample.locations),
+                None => {}
             }
             let end = u32::try_from(samples.stack_locations.len())
                 .map_err(|_| ProfileError::Invalid("too many stack frames in total".into()))?;
@@ -1095,7 +1106,6 @@ impl Strings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::PackedStack;
     use crate::wire::{put_bytes, put_varint_field};
 
     /// A message of `fields`, each `(number, Ok(varint) | Err(payload))`, in that order.
