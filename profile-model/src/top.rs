@@ -195,8 +195,8 @@ impl Counts {
         // once the next location with frames shows how it is reached: called by that
         // location's frames, or by nothing (the outermost frame).
         for (loc, frame) in stack {
-            // Most locations have one frame: found with one load, and the loop then
-            // holds few enough values to keep them all in registers.
+            // Most locations have one frame, which comes with the location: the loop
+            // then holds few enough values to keep them all in registers.
             if frame != MANY_FRAMES {
                 count(cells, callee, CALLED);
                 callee = frame;

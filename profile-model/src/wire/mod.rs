@@ -209,10 +209,15 @@ fn expect_bytes<'a>(
     if buf.get(*pos) != Some(&(number << 3 | LEN as u8)) {
         return Ok(None);
     }
-    match next_field(buf, pos)? {
-        Field::Bytes(_, bytes) => Ok(Some(bytes)),
-        _ => Err(Malformed::WrongWireType),
-    }
+    // The key is the one byte just compared: only the length is left to read.
+    let mut at = *pos + 1;
+    let len = usize::try_from(varint(buf, &mut at)?).map_err(|_| Malformed::LengthPastEnd)?;
+    let end = at
+        .checked_add(len)
+        .filter(|e| *e <= buf.len())
+        .ok_or(Malformed::LengthPastEnd)?;
+    *pos = end;
+    Ok(buf.get(at..end))
 }
 
 /// Calls `f` with the encoded body of every `sample` (field 2) of a Profile message.
