@@ -16,7 +16,6 @@ use crate::merge::BASE_LABEL;
 use crate::profile::{Label, LocationId, StrId};
 use crate::top::{Counts, single_frame, with_single};
 use crate::view::ViewOptions;
-use crate::wire::PackedStack;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
 /// A function's or location's frame number in the current profile when it has none.
@@ -418,15 +417,14 @@ impl WireState {
                     );
                 }
                 None => {}
+                // One entry per location: `location_frames` filled `single` so.
                 Some(packed) => {
-                    // One entry per location: `location_frames` filled `single` so.
-                    let mut stack = PackedStack::new(packed, single);
-                    if counted {
-                        counts.add(value, &mut stack, frames_of);
-                    }
-                    if !stack.read_to_end() {
-                        return Err(tables.unreadable_stack(i - 1, bytes, sample));
-                    }
+                    let read = (i - 1, bytes, packed);
+                    tables.read_deferred_ids(read, single, sample, |stack| {
+                        if counted {
+                            counts.add(value, stack, frames_of);
+                        }
+                    })?;
                 }
             }
             Ok(())

@@ -137,22 +137,26 @@ impl Field<'_> {
     }
 }
 
+/// The payload of a LEN field whose key was read, its length at `*pos`.
+#[inline(always)]
+fn payload<'a>(buf: &'a [u8], pos: &mut usize) -> Result<&'a [u8], Malformed> {
+    let len = usize::try_from(varint(buf, pos)?).map_err(|_| Malformed::LengthPastEnd)?;
+    let end = pos
+        .checked_add(len)
+        .filter(|e| *e <= buf.len())
+        .ok_or(Malformed::LengthPastEnd)?;
+    let bytes = &buf[*pos..end];
+    *pos = end;
+    Ok(bytes)
+}
+
 #[inline(always)]
 fn next_field<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Field<'a>, Malformed> {
     let key = varint(buf, pos)?;
     let (number, wire_type) = (key >> 3, key & 7);
     match wire_type {
         VARINT => Ok(Field::Varint(number, varint(buf, pos)?)),
-        LEN => {
-            let len = usize::try_from(varint(buf, pos)?).map_err(|_| Malformed::LengthPastEnd)?;
-            let end = pos
-                .checked_add(len)
-                .filter(|e| *e <= buf.len())
-                .ok_or(Malformed::LengthPastEnd)?;
-            let bytes = &buf[*pos..end];
-            *pos = end;
-            Ok(Field::Bytes(number, bytes))
-        }
+        LEN => Ok(Field::Bytes(number, payload(buf, pos)?)),
         FIXED64 | FIXED32 => {
             let width = if wire_type == FIXED64 { 8 } else { 4 };
             *pos = pos
@@ -210,14 +214,8 @@ fn expect_bytes<'a>(
         return Ok(None);
     }
     // The key is the one byte just compared: only the length is left to read.
-    let mut at = *pos + 1;
-    let len = usize::try_from(varint(buf, &mut at)?).map_err(|_| Malformed::LengthPastEnd)?;
-    let end = at
-        .checked_add(len)
-        .filter(|e| *e <= buf.len())
-        .ok_or(Malformed::LengthPastEnd)?;
-    *pos = end;
-    Ok(buf.get(at..end))
+    *pos += 1;
+    payload(buf, pos).map(Some)
 }
 
 /// Calls `f` with the encoded body of every `sample` (field 2) of a Profile message.

@@ -98,23 +98,30 @@ struct RecentRun {
 /// Slots of [`LabelRuns::recent`] (a power of two).
 const RECENT_RUNS: usize = 256;
 
+/// The first and last 16 bytes of `bytes[..len]`, `len` from 8 to 32 (overlapping
+/// when shorter: for 8 to 15 bytes, words 0 and 1 overlap as 2 and 3 do), as words.
+#[inline(always)]
+fn end_words(bytes: &[u8], len: usize) -> [u64; 4] {
+    let word = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|b| b.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w))
+    };
+    let half = len.min(16) - 8;
+    [word(0), word(half), word(len - 8 - half), word(len - 8)]
+}
+
 /// The slot of `LabelRuns::recent` of a run of 8 to 32 bytes, from its first and last
-/// eight bytes and its length, with the run's first and last 16 bytes (overlapping
-/// when shorter) for comparing; `None` for another length.
+/// eight bytes and its length, with its [`end_words`] for comparing; `None` for
+/// another length.
 #[inline(always)]
 fn recent_slot(run: &[u8]) -> Option<(usize, [u64; 4])> {
     let len = run.len();
     if !(8..=32).contains(&len) {
         return None;
     }
-    let word = |at: usize| {
-        run.get(at..)
-            .and_then(|b| b.first_chunk::<8>())
-            .map_or(0, |w| u64::from_le_bytes(*w))
-    };
-    // For 8 to 15 bytes, words 0 and 1 overlap as 2 and 3 do.
-    let half = len.min(16) - 8;
-    let words = [word(0), word(half), word(len - 8 - half), word(len - 8)];
+    let words = end_words(run, len);
     let hash =
         (words[0] ^ words[3].rotate_left(29) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     Some(((hash >> 56) as usize % RECENT_RUNS, words))
@@ -126,19 +133,13 @@ impl RecentRun {
     #[inline(always)]
     fn holds(&self, message: u32, run: &[u8], words: [u64; 4]) -> bool {
         let len = run.len();
-        let half = len.min(16) - 8;
-        let word = |at: usize| {
-            self.bytes
-                .get(at..)
-                .and_then(|b| b.first_chunk::<8>())
-                .map_or(0, |w| u64::from_le_bytes(*w))
-        };
+        let held = end_words(&self.bytes, len);
         // Compared word by word, in registers: an array compare loads them back as
         // wider words, which waits for the stores to drain.
-        let differ = (word(0) ^ words[0])
-            | (word(half) ^ words[1])
-            | (word(len - 8 - half) ^ words[2])
-            | (word(len - 8) ^ words[3]);
+        let differ = (held[0] ^ words[0])
+            | (held[1] ^ words[1])
+            | (held[2] ^ words[2])
+            | (held[3] ^ words[3]);
         self.message == message && self.len as usize == len && differ == 0
     }
 }
@@ -676,9 +677,11 @@ impl Tables<'_> {
         buf: &mut SampleBuf,
         mut runs: Option<(&mut LabelRuns, &[Vec<Label>])>,
     ) -> Result<Option<&'s [u8]>, ProfileError> {
-        if self.location_ids.dense
-            && let Some((packed, set)) = self.read_known_layout(sample, buf, runs.as_mut())
-        {
+        if !self.location_ids.dense {
+            self.read_sample_with(i, sample, buf, runs)?;
+            return Ok(None);
+        }
+        if let Some((packed, set)) = self.read_known_layout(sample, buf, runs.as_mut()) {
             buf.locations.clear();
             buf.labels.clear();
             buf.known = set;
@@ -686,9 +689,7 @@ impl Tables<'_> {
             return Ok(Some(packed));
         }
         let mut pos = 0;
-        if self.location_ids.dense
-            && let Ok(Some(packed)) = expect_bytes(sample, &mut pos, 1)
-        {
+        if let Ok(Some(packed)) = expect_bytes(sample, &mut pos, 1) {
             let rest = sample.get(pos..).unwrap_or_default();
             let reborrowed = runs.as_mut().map(|(r, sets)| (&mut **r, *sets));
             // The rest holding an error or ids of its own, the whole sample is read,
@@ -701,11 +702,33 @@ impl Tables<'_> {
         Ok(None)
     }
 
+    /// Hands the location ids `packed` that [`Tables::read_sample_deferred`] left
+    /// unread in sample `i` (whose bytes are `bytes`) to `read`, each with its entry in
+    /// `by_location` (one per location of the message), then reads what `read` left:
+    /// every id is checked, and unreadable ones give the error reading the sample
+    /// whole gives.
+    #[inline(always)]
+    pub fn read_deferred_ids<T: Copy>(
+        &self,
+        (i, bytes, packed): (usize, &[u8], &[u8]),
+        by_location: &[T],
+        buf: &mut SampleBuf,
+        read: impl FnOnce(&mut PackedStack<'_, T>),
+    ) -> Result<(), ProfileError> {
+        let mut ids = PackedStack::new(packed, by_location);
+        read(&mut ids);
+        if ids.read_to_end() {
+            Ok(())
+        } else {
+            Err(self.unreadable_stack(i, bytes, buf))
+        }
+    }
+
     /// The error of sample `i`, whose bytes are `bytes`, when the location ids
     /// [`Tables::read_sample_deferred`] left unread turned out unreadable: what
     /// reading it whole says.
     #[cold]
-    pub fn unreadable_stack(&self, i: usize, bytes: &[u8], buf: &mut SampleBuf) -> ProfileError {
+    fn unreadable_stack(&self, i: usize, bytes: &[u8], buf: &mut SampleBuf) -> ProfileError {
         match self.read_sample_with(i, bytes, buf, None) {
             Err(e) => e,
             Ok(()) => ProfileError::Invalid(format!("sample {i} has unreadable location ids")),
@@ -798,15 +821,13 @@ impl Tables<'_> {
             let known_runs = Some((&mut *runs, label_sets.as_slice()));
             match self.read_sample_deferred(i, bytes, sample, known_runs)? {
                 Some(packed) => {
-                    let mut ids = PackedStack::new(packed, &locations);
-                    if stacks {
-                        for (l, ()) in ids.by_ref() {
-                            samples.stack_locations.push(l);
+                    self.read_deferred_ids((i, bytes, packed), &locations, sample, |ids| {
+                        if stacks {
+                            for (l, ()) in ids {
+                                samples.stack_locations.push(l);
+                            }
                         }
-                    }
-                    if !ids.read_to_end() {
-                        return Err(self.unreadable_stack(i, bytes, sample));
-                    }
+                    })?;
                 }
                 None if stacks => samples.stack_locations.extend_from_slice(&sample.locations),
                 None => {}
