@@ -91,11 +91,15 @@ pub struct Top {
 /// every top table (of one profile, and of many files read from the wire).
 #[derive(Debug, Default)]
 pub(crate) struct Counts {
-    /// Per frame id, everything one visit of the frame reads and writes.
+    /// Per frame id, everything one visit of the frame reads and writes. A frame not
+    /// counted since the last [`Counts::clear`] has a zero cell, so the rows are found
+    /// by looking at every cell, and the counting loop keeps no list of frames seen
+    /// (whose first-visit branch it mispredicted about once a frame per profile).
     cells: Vec<Cell>,
-    /// The frames counted since the last [`Counts::clear`], in the order first seen.
-    pub touched: Vec<FrameId>,
     mark: u32,
+    /// The ways of reaching frames noted since [`Counts::keep_reach`], as (frame, bit):
+    /// a few per frame over a whole sum, which [`Counts::forget_new_reach`] takes back.
+    new_reach: Vec<(FrameId, u8)>,
 }
 
 /// The counts of one frame, together so that counting it touches one cache line.
@@ -103,8 +107,7 @@ pub(crate) struct Counts {
 struct Cell {
     flat: i64,
     cum: i64,
-    /// `stamp == mark` when the frame was already counted for the current sample; 0
-    /// when it was never counted since the last clear.
+    /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
     /// Bit 0: reached by an inlined call; bit 1: reached by a real call.
     reached: u8,
@@ -125,14 +128,13 @@ pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
 const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 
-impl Cell {
-    /// Notes one way of reaching the frame (a load, and a store only the first time).
-    #[inline(always)]
-    fn reach(&mut self, how: u8) {
-        if self.reached & how != how {
-            self.reached |= how;
-        }
-    }
+/// Notes way `how` of reaching frame `f`, new for it, in `cell` and in `noted`: out of
+/// the counting loop, which takes this path a few times per frame over a whole sum.
+#[cold]
+#[inline(never)]
+fn reach_first(cell: &mut Cell, f: FrameId, how: u8, noted: &mut Vec<(FrameId, u8)>) {
+    cell.reached |= how;
+    noted.push((f, how));
 }
 
 impl Counts {
@@ -157,23 +159,21 @@ impl Counts {
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
             None => {
-                self.cells
-                    .iter_mut()
-                    .for_each(|c| c.stamp = u32::from(c.stamp != 0));
-                2
+                self.cells.iter_mut().for_each(|c| c.stamp = 0);
+                1
             }
         };
-        let (mark, cells, touched) = (self.mark, &mut self.cells[..], &mut self.touched);
+        let (mark, cells, noted) = (self.mark, &mut self.cells[..], &mut self.new_reach);
+        // A load, and a store only the first time a way of reaching the frame is seen.
         let mut count = |cells: &mut [Cell], f: FrameId, how: u8| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
-                if c.stamp == 0 {
-                    touched.push(f);
-                }
                 c.stamp = mark;
                 c.cum = c.cum.wrapping_add(value);
             }
-            c.reach(how);
+            if c.reached & how != how {
+                reach_first(c, f, how, noted);
+            }
         };
         // The leaf location (the first with frames) is taken out of the loop: its
         // innermost frame gets the flat value, and the loop needs no flag for it.
@@ -228,12 +228,35 @@ impl Counts {
         }
     }
 
-    /// Forgets every count, in time proportional to the frames touched.
-    pub fn clear(&mut self) {
-        for &f in &self.touched {
-            self.cells[f as usize] = Cell::default();
+    /// The rows of the frames below `frames` with a flat or cum value, by frame id.
+    /// As pprof, a frame whose values cancel out (in a difference) has no row.
+    pub fn rows(&self, frames: usize) -> impl Iterator<Item = TopRow> + '_ {
+        (0..frames.min(self.cells.len()) as FrameId)
+            .map(|f| self.row(f))
+            .filter(|r| r.flat != 0 || r.cum != 0)
+    }
+
+    /// Forgets the counts of the frames below `frames` (every frame counted since the
+    /// last clear).
+    pub fn clear(&mut self, frames: usize) {
+        let n = frames.min(self.cells.len());
+        self.cells[..n].fill(Cell::default());
+        self.new_reach.clear();
+    }
+
+    /// Keeps the ways of reaching frames noted so far.
+    pub fn keep_reach(&mut self) {
+        self.new_reach.clear();
+    }
+
+    /// Takes back the ways of reaching frames noted since [`Counts::keep_reach`] (of
+    /// samples whose values were taken back by counting them again negated).
+    pub fn forget_new_reach(&mut self) {
+        for (f, how) in self.new_reach.drain(..) {
+            if let Some(c) = self.cells.get_mut(f as usize) {
+                c.reached &= !how;
+            }
         }
-        self.touched.clear();
     }
 }
 
@@ -284,14 +307,7 @@ pub fn top(
             |l| frames.of_location(l),
         );
     }
-    counts.touched.sort_unstable();
-    let mut rows: Vec<TopRow> = counts
-        .touched
-        .iter()
-        .map(|&f| counts.row(f))
-        // As pprof: a frame whose values cancel out (in a difference) has no row.
-        .filter(|r| r.flat != 0 || r.cum != 0)
-        .collect();
+    let mut rows: Vec<TopRow> = counts.rows(frames.len()).collect();
     sort_pprof(&mut rows, frames);
     Top {
         rows,

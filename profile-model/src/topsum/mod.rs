@@ -156,7 +156,8 @@ impl TopSum {
     }
 
     /// Adds every row and total of `other` (summed on another thread).
-    pub fn absorb(&mut self, other: TopSum) {
+    pub fn absorb(&mut self, mut other: TopSum) {
+        other.wire.flush(&mut other.rows);
         for r in other.rows.rows {
             let row = self.rows.row(&r.name);
             self.rows.add(row, r.flat, r.cum, r.reached, 1);
@@ -167,7 +168,8 @@ impl TopSum {
 
     /// The rows in pprof's order (frames whose values cancel out left out), and the
     /// 100% of the percentages: the base's total for a difference, else the total.
-    pub fn finish(self) -> (Vec<NamedRow>, i64) {
+    pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
+        self.wire.flush(&mut self.rows);
         let mut rows = self.rows.rows;
         rows.retain(|r| r.flat != 0 || r.cum != 0);
         rows.sort_by(|a, b| {

@@ -18,18 +18,20 @@ use crate::top::{Counts, single_frame, with_single};
 use crate::view::ViewOptions;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
-/// A function's or location's frame number in the current profile when it has none.
+/// A function without a name: its locations' frames are named by their addresses.
 const NO_FRAME: FrameId = FrameId::MAX;
 /// A function whose frames `hide` removes.
 const HIDDEN: FrameId = FrameId::MAX - 1;
 
 /// What reading profiles from their bytes keeps from one profile to the next: frames
-/// interned as [`crate::frames::FrameTable`] tells them apart, what each regex said of
-/// each string, and reused buffers.
+/// interned as [`crate::frames::FrameTable`] tells them apart, their counts, what each
+/// regex said of each string, and reused buffers.
 ///
-/// A profile's samples are counted by its own frame numbers (0 up to the number of
-/// frames its locations name, in the order first named): the counts of one profile
-/// stay small enough to be near the CPU, where those of every frame of a day would not.
+/// Every profile's samples are counted into the same counts, by frame id, which are
+/// added to the rows only when the sum is read ([`WireState::flush`]): a day of
+/// profiles names about as many frames as one of them, and folding each profile's
+/// counts into the rows had cost a twentieth of the time. A profile refused halfway
+/// is taken back out by counting it again negated ([`WireState::add`]).
 #[derive(Debug, Default)]
 pub(super) struct WireState {
     granularity: Granularity,
@@ -37,13 +39,9 @@ pub(super) struct WireState {
     /// Frame key → frame id; `row_of[frame]` is the frame's row.
     by_key: FxHashMap<String, FrameId>,
     row_of: Vec<usize>,
-    /// Per frame id: its number in the current profile, [`NO_FRAME`] when it has none.
-    local_of: Vec<FrameId>,
-    /// Per profile: the frame id of each of its frame numbers.
-    frames: Vec<FrameId>,
-    /// Counts by the current profile's frame numbers.
+    /// Counts by frame id, of every profile added since the last flush.
     counts: Counts,
-    /// Per profile, per function: at function granularity its frame number, else the
+    /// Per profile, per function: at function granularity its frame id, else the
     /// id of its name in `names`; [`NO_FRAME`] for a function without a name (known by
     /// its location's address), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
@@ -57,11 +55,11 @@ pub(super) struct WireState {
     line_frames: FxHashMap<(u32, i64), FrameId>,
     address_frames: FxHashMap<(u32, u64, u32, bool), FrameId>,
     /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
-    /// location l's frame numbers (32-bit, as [`Tables::parse_with`] bounds them; one
+    /// location l's frame ids (32-bit, as [`Tables::parse_with`] bounds them; one
     /// load per location).
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
-    /// Per profile: each location's one frame number, or [`crate::top::MANY_FRAMES`].
+    /// Per profile: each location's one frame id, or [`crate::top::MANY_FRAMES`].
     single: Vec<FrameId>,
     sample: SampleBuf,
     /// Per profile: the label runs met so far and their labels, so that a sample whose
@@ -170,22 +168,27 @@ impl WireState {
     ) -> Result<(i64, i64), ProfileError> {
         self.location_frames(tables, rows);
         self.filters.prepare(tables);
-        let counted = self.count_samples(tables, body, sample_type);
-        if counted.is_ok() {
-            for &f in &self.counts.touched {
-                let r = self.counts.row(f);
-                if r.flat != 0 || r.cum != 0 {
-                    let row = self.row_of[self.frames[f as usize] as usize];
-                    rows.add(row, r.flat, r.cum, r.reached, sign);
-                }
-            }
+        self.counts.grow(self.row_of.len());
+        let counted = self.count_samples(tables, body, sample_type, sign);
+        if counted.is_err() {
+            // Reading is deterministic: counted again negated, the samples counted
+            // before the refused one (and the part of it that was) are taken back out,
+            // up to the same error.
+            let again = self.count_samples(tables, body, sample_type, sign.wrapping_neg());
+            debug_assert!(again.is_err(), "a refused profile was read whole");
+            self.counts.forget_new_reach();
         }
-        self.counts.clear();
-        for &f in &self.frames {
-            self.local_of[f as usize] = NO_FRAME;
-        }
-        self.frames.clear();
+        self.counts.keep_reach();
         counted
+    }
+
+    /// Adds the counts of every profile added since the last flush to `rows`, and
+    /// forgets them.
+    pub(super) fn flush(&mut self, rows: &mut Rows) {
+        for r in self.counts.rows(self.row_of.len()) {
+            rows.add(self.row_of[r.frame as usize], r.flat, r.cum, r.reached, 1);
+        }
+        self.counts.clear(self.row_of.len());
     }
 
     /// Fills `spans` and `location_frames` with the frames of every location,
@@ -207,8 +210,7 @@ impl WireState {
             } else if name.is_empty() {
                 NO_FRAME
             } else if w.granularity == Granularity::Function {
-                let frame = w.frame(rows, name, name);
-                w.local(frame)
+                w.frame(rows, name, name)
             } else {
                 w.name_id(name)
             };
@@ -248,8 +250,7 @@ impl WireState {
         if lines.is_empty() {
             let name = unsymbolized();
             let frame = self.frame(rows, &frame_key(&name, loc.address, binary), &name);
-            let local = self.local(frame);
-            self.location_frames.push(local);
+            self.location_frames.push(frame);
         }
         for (i, line) in lines.iter().enumerate() {
             let key = self.function_key[line.function as usize];
@@ -257,21 +258,19 @@ impl WireState {
                 (_, HIDDEN) => continue,
                 (Granularity::Function, NO_FRAME) => {
                     let name = unsymbolized();
-                    let frame = self.frame(rows, &name, &name);
-                    self.local(frame)
+                    self.frame(rows, &name, &name)
                 }
-                (Granularity::Function, local) => local,
+                (Granularity::Function, frame) => frame,
                 (granularity, key) => {
                     let name = match key {
                         NO_FRAME => self.name_id(&unsymbolized()),
                         id => id,
                     };
-                    let frame = if granularity == Granularity::FunctionLine {
+                    if granularity == Granularity::FunctionLine {
                         self.line_frame(rows, name, line.line)
                     } else {
                         self.address_frame(rows, name, loc.address, binary, i > 0)
-                    };
-                    self.local(frame)
+                    }
                 }
             };
             self.location_frames.push(frame);
@@ -325,31 +324,20 @@ impl WireState {
             None => {
                 let f = self.row_of.len() as FrameId;
                 self.row_of.push(rows.row(name));
-                self.local_of.push(NO_FRAME);
                 self.by_key.insert(key.to_string(), f);
                 f
             }
         }
     }
 
-    /// Frame `f`'s number in the current profile, given when it has none yet.
-    fn local(&mut self, f: FrameId) -> FrameId {
-        let local = &mut self.local_of[f as usize];
-        if *local == NO_FRAME {
-            *local = self.frames.len() as FrameId;
-            self.frames.push(f);
-            self.counts.grow(self.frames.len());
-        }
-        *local
-    }
-
-    /// Counts every sample of `body` that the filters keep into `counts`; returns the
-    /// profile's totals (of every sample, kept or not).
+    /// Counts every sample of `body` that the filters keep into `counts`, `sign` times;
+    /// returns the profile's totals (of every sample, kept or not).
     fn count_samples(
         &mut self,
         tables: &Tables<'_>,
         body: &[u8],
         sample_type: usize,
+        sign: i64,
     ) -> Result<(i64, i64), ProfileError> {
         let WireState {
             counts,
@@ -408,10 +396,11 @@ impl WireState {
                 &location_frames[a as usize..b as usize]
             };
             let counted = value != 0 && filters.keeps(tables, &sample.locations, labels);
+            let weight = value.wrapping_mul(sign);
             match packed {
                 None if counted => {
                     counts.add(
-                        value,
+                        weight,
                         &mut with_single(&sample.locations, single),
                         frames_of,
                     );
@@ -422,7 +411,7 @@ impl WireState {
                     let read = (i - 1, bytes, packed);
                     tables.read_deferred_ids(read, single, sample, |stack| {
                         if counted {
-                            counts.add(value, stack, frames_of);
+                            counts.add(weight, stack, frames_of);
                         }
                     })?;
                 }

@@ -343,3 +343,31 @@ fn what_decoding_refuses_the_wire_sum_refuses_alike() {
         }
     });
 }
+
+#[test]
+fn a_profile_refused_halfway_adds_nothing_to_the_sum() {
+    // The damaged profile's stacks ("a;b;c", "a;d", "a;b") reach c and d by calls, which
+    // the good one never does: a refused profile must leave no value and no mark.
+    let good = encode(&super::profile(&[("d;b", 5, Some("x")), ("c", 1, None)]));
+    let good_alone = wire_sum(&[(&good, 1)], 0);
+    assert!(
+        good_alone
+            .0
+            .iter()
+            .all(|r| !r.reached.called || r.name == "b")
+    );
+    let mut refused = 0;
+    super::for_each_damaged(|bytes, decoded| {
+        if decoded.is_ok() {
+            return;
+        }
+        for sign in [1, -1] {
+            let mut sum = TopSum::new();
+            sum.add_pprof(&good, 0, 1).expect("valid profile");
+            assert!(sum.add_pprof(bytes, 0, sign).is_err(), "bytes {bytes:?}");
+            assert_eq!(sum.finish(), good_alone, "sign {sign}, bytes {bytes:?}");
+        }
+        refused += 1;
+    });
+    assert!(refused > 100, "{refused}");
+}
