@@ -178,9 +178,14 @@ impl Counts {
         // The leaf location (the first with frames) is taken out of the loop: its
         // innermost frame gets the flat value, and the loop needs no flag for it.
         let mut callee = loop {
-            let Some((loc, _)) = stack.next() else {
+            let Some((loc, frame)) = stack.next() else {
                 return;
             };
+            if frame != MANY_FRAMES {
+                let leaf = &mut cells[frame as usize];
+                leaf.flat = leaf.flat.wrapping_add(value);
+                break frame;
+            }
             let frames = frames_of(loc);
             if let Some((&last, inlined)) = frames.split_last() {
                 let leaf = &mut cells[frames[0] as usize];
