@@ -219,8 +219,19 @@ impl WireState {
         w.spans.clear();
         w.single.clear();
         w.location_frames.clear();
+        let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for loc in &tables.locations {
             let start = w.location_frames.len() as u32;
+            // Most locations: one line, of a named function, nothing hidden.
+            if let (true, [line]) = (plain, tables.lines_of(loc)) {
+                let frame = w.function_key[line.function as usize];
+                if frame != NO_FRAME {
+                    w.location_frames.push(frame);
+                    w.spans.push((start, start + 1));
+                    w.single.push(frame);
+                    continue;
+                }
+            }
             let binary = loc
                 .mapping
                 .map_or("", |m| tables.str(tables.mappings[m as usize].filename));
