@@ -187,6 +187,19 @@ fn expect_mixed(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, 
     expect_varint_read(buf, pos, number, mixed_varint)
 }
 
+/// [`expect_varint`] for a value that most often takes more than two bytes (an
+/// address): read eight bytes at once in place, without the out-of-line call.
+#[inline(always)]
+fn expect_wide(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
+    expect_varint_read(buf, pos, number, |buf, pos| match swar_varint(buf, *pos) {
+        Some((value, len)) => {
+            *pos += len;
+            Ok(value)
+        }
+        None => varint(buf, pos),
+    })
+}
+
 /// [`expect_varint`] with the value read by `read`.
 #[inline(always)]
 fn expect_varint_read(

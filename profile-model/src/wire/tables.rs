@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::{
     Field, Labels, Malformed, PackedStack, Varints, expect_bytes, expect_mixed, expect_varint,
-    next_field, put_bytes, read_sample, repeated,
+    expect_wide, next_field, put_bytes, read_sample, repeated,
 };
 use crate::error::ProfileError;
 use rustc_hash::FxHashMap;
@@ -374,10 +374,13 @@ fn location(message: &[u8], lines: &mut Vec<RawLine>) -> Result<RawLocation, Mal
         ..RawLocation::default()
     };
     let mut pos = 0;
-    for (number, field) in (1..).zip([&mut l.id, &mut l.mapping_id, &mut l.address]) {
+    for (number, field) in (1..).zip([&mut l.id, &mut l.mapping_id]) {
         if let Some(v) = expect_varint(message, &mut pos, number)? {
             *field = v;
         }
+    }
+    if let Some(v) = expect_wide(message, &mut pos, 3)? {
+        l.address = v;
     }
     while let Some(line) = expect_bytes(message, &mut pos, 4)? {
         lines.push(read_line(line)?);
