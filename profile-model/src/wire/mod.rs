@@ -81,7 +81,7 @@ fn mixed_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
 /// `pos` (not all of them its own), and its length: read at once, its last byte the
 /// first without the high bit, its 7-bit groups packed together in three steps.
 #[inline(always)]
-pub(crate) fn swar_varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+fn swar_varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
     let word = u64::from_le_bytes(*buf.get(pos..)?.first_chunk::<8>()?);
     let ends = !word & 0x8080_8080_8080_8080;
     if ends == 0 {
@@ -187,17 +187,23 @@ fn expect_mixed(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, 
     expect_varint_read(buf, pos, number, mixed_varint)
 }
 
-/// [`expect_varint`] for a value that most often takes more than two bytes (an
-/// address): read eight bytes at once in place, without the out-of-line call.
+/// [`varint`] for values that most often take more than two bytes (addresses, a
+/// sample's values): read eight bytes at once in place, without the out-of-line call.
 #[inline(always)]
-fn expect_wide(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
-    expect_varint_read(buf, pos, number, |buf, pos| match swar_varint(buf, *pos) {
+pub(crate) fn wide_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
+    match swar_varint(buf, *pos) {
         Some((value, len)) => {
             *pos += len;
             Ok(value)
         }
         None => varint(buf, pos),
-    })
+    }
+}
+
+/// [`expect_varint`] for a value read by [`wide_varint`].
+#[inline(always)]
+fn expect_wide(buf: &[u8], pos: &mut usize, number: u8) -> Result<Option<u64>, Malformed> {
+    expect_varint_read(buf, pos, number, wide_varint)
 }
 
 /// [`expect_varint`] with the value read by `read`.

@@ -758,14 +758,8 @@ impl Tables<'_> {
         pos -= values_len;
         buf.values.clear();
         while pos < labels_at {
-            let value = match super::swar_varint(sample, pos) {
-                Some((value, len)) => {
-                    pos += len;
-                    value
-                }
-                None => super::varint(sample, &mut pos).ok()?,
-            };
-            buf.values.push(value as i64);
+            buf.values
+                .push(super::wide_varint(sample, &mut pos).ok()? as i64);
         }
         if pos != labels_at || buf.values.len() != self.sample_types.len() {
             return None;
