@@ -97,7 +97,8 @@ pub struct FlintApp {
     search_generation: u64,
     pub(super) job: Option<Job>,
     job_key: SettingsKey,
-    pub(super) pending: Vec<Source>,
+    /// What to open next, and in which sample type (`None`: the profile's default).
+    pub(super) pending: Vec<(Source, Option<usize>)>,
     /// The shown view while a job replaces it, when it was large.
     set_aside: Option<SetAside>,
     /// Call-tree nodes from which the shown view is set aside ([`SET_ASIDE_NODES`]).
@@ -219,7 +220,12 @@ impl FlintApp {
 
     /// Queues a file to open (loaded in the background on the next frame).
     pub fn open(&mut self, source: Source) {
-        self.pending.push(source);
+        self.pending.push((source, None));
+    }
+
+    /// [`FlintApp::open`], shown in sample type `sample_type` where it has one.
+    pub(super) fn open_as(&mut self, source: Source, sample_type: Option<usize>) {
+        self.pending.push((source, sample_type));
     }
 
     /// Takes over a job started before the window existed (so that loading overlaps
@@ -472,10 +478,10 @@ impl FlintApp {
         }
         self.poll_dialogs(ctx);
         // Queued files, then settings changes.
-        if let Some(source) = self.pending.pop() {
+        if let Some((source, sample_type)) = self.pending.pop() {
             self.pending.clear();
             let key = SettingsKey {
-                sample_type: None,
+                sample_type,
                 ..self.wanted_key()
             };
             self.start(ctx, source, key);

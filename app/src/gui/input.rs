@@ -47,7 +47,7 @@ impl FlintApp {
         if super::timeline::is_time_dir(&path) {
             self.open_dir(ctx, path);
         } else {
-            self.pending.push(Source::Path(path));
+            self.open(Source::Path(path));
         }
     }
 

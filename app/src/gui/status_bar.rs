@@ -99,7 +99,7 @@ impl FlintApp {
             }
             if let Some((took, new_file)) = self.last_job.filter(|_| timings) {
                 let verb = if new_file { "opened" } else { "updated" };
-                ui.weak(format!("{verb} in {:.2} s", took.as_secs_f64()))
+                ui.weak(format!("{verb} in {}", took_text(took)))
                     .on_hover_text("from the start of the job until its result was installed");
             }
             if timings {
@@ -292,3 +292,9 @@ pub fn warnings_tooltip(warnings: &[String]) -> String {
 
 /// How many warnings the status bar's tooltip lists.
 const TOOLTIP_WARNINGS: usize = 20;
+
+/// How long a job took, in the status bar: `1.26 s`, `3.21 ms`.
+pub(super) fn took_text(took: std::time::Duration) -> String {
+    let nanos = i64::try_from(took.as_nanos()).unwrap_or(i64::MAX);
+    units::readable(nanos, "nanoseconds")
+}

@@ -727,12 +727,21 @@ impl FlintApp {
                 tl.selection_profiles = got.count;
                 tl.selection_took = Some(got.took);
                 let name = tl.selection_name(time);
+                // Shown in the type plotted, as Parca shows the profile type searched
+                // and as compare mode compares it; the profile's other types stay one
+                // choice away in the view.
+                let plotted = tl.types.get(tl.type_index);
+                let sample_type =
+                    plotted.and_then(|t| got.profile.find_sample_type(&t.sample_type));
                 self.release_set_aside();
-                self.open(Source::Profile {
-                    name,
-                    path: None,
-                    profile: Arc::new(*got.profile),
-                });
+                self.open_as(
+                    Source::Profile {
+                        name,
+                        path: None,
+                        profile: Arc::new(*got.profile),
+                    },
+                    sample_type,
+                );
             }
         }
     }
@@ -778,9 +787,9 @@ impl FlintApp {
         let shown = tl.selection.is_some() && !tl.querying() && !self.comparing();
         if let (Some(took), true) = (tl.selection_took, shown) {
             ui.weak(format!(
-                "merged {} in {:.2} s",
+                "merged {} in {}",
                 super::timeline::profiles_text(tl.selection_profiles),
-                took.as_secs_f64()
+                super::status_bar::took_text(took)
             ))
             .on_hover_text(
                 "reading and merging the selection's profiles, before its view was built",

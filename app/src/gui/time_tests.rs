@@ -40,6 +40,19 @@ fn merge_everything(h: &mut Harness<'static, FlintApp>) -> TimeRange {
     span
 }
 
+/// Plots the type whose sample type is `sample_type`, as choosing it in the type menu does.
+fn plot_type(h: &mut Harness<'static, FlintApp>, sample_type: &str) {
+    let tl = h.state_mut().timeline.as_mut().expect("time mode");
+    tl.type_index = tl
+        .types
+        .iter()
+        .position(|t| t.sample_type == sample_type)
+        .expect("the type is listed");
+    let ctx = h.ctx.clone();
+    h.state_mut().load_series(&ctx);
+    h.run_steps(4);
+}
+
 fn default_total(name: &str) -> (i64, String) {
     let bytes = std::fs::read(fixture(name)).unwrap();
     let p = codec::decode(&bytes).unwrap();
@@ -1071,7 +1084,6 @@ fn heap_dir(tag: &str) -> PathBuf {
 fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
     let dir = heap_dir("heap");
     let mut h = harness(dir.clone());
-    let ctx = h.ctx.clone();
     let profile = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
     // Bytes in use: a snapshot. Objects allocated: counted from the program's start,
     // with no duration to divide by.
@@ -1079,15 +1091,9 @@ fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
         ("inuse_space", false, "bytes"),
         ("alloc_objects", true, "count"),
     ] {
-        let tl = h.state_mut().timeline.as_mut().unwrap();
-        tl.type_index = tl
-            .types
-            .iter()
-            .position(|t| t.sample_type == sample_type)
-            .expect("the type is listed");
+        plot_type(&mut h, sample_type);
+        let tl = h.state().timeline.as_ref().unwrap();
         assert_eq!(tl.types[tl.type_index].delta, delta);
-        h.state_mut().load_series(&ctx);
-        h.run_steps(4);
         let index = profile.find_sample_type(sample_type).unwrap();
         let tl = h.state().timeline.as_ref().unwrap();
         assert_eq!(tl.y_unit(), unit);
@@ -1745,4 +1751,37 @@ fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
 fn span_start_plus(app: &FlintApp, index: u64) -> i64 {
     let span = app.timeline.as_ref().expect("time mode").span;
     span.start_nanos + index as i64 * 10_000_000_000
+}
+
+#[test]
+fn a_selection_is_shown_in_the_type_plotted() {
+    let dir = fixture_dir("plotted-type");
+    let mut h = harness(dir.clone());
+    let profiles: Vec<_> = FILES
+        .iter()
+        .map(|f| codec::decode(&std::fs::read(fixture(f)).unwrap()).unwrap())
+        .collect();
+    // The files' default is CPU time; their sample counts are plotted as the other type.
+    for sample_type in ["samples", "cpu", "samples"] {
+        plot_type(&mut h, sample_type);
+        merge_everything(&mut h);
+        let cur = h.state().current.as_ref().expect("selection shown");
+        let shown = cur.profile.sample_types[cur.sample_type];
+        assert_eq!(cur.profile.str(shown.kind), sample_type);
+        let expected: i64 = profiles
+            .iter()
+            .map(|p| p.total(p.find_sample_type(sample_type).unwrap()))
+            .sum();
+        assert_eq!(cur.totals[0], expected, "{sample_type}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_time_a_merge_took_is_told_in_a_readable_unit() {
+    use std::time::Duration;
+    let text = super::status_bar::took_text;
+    assert_eq!(text(Duration::from_micros(3210)), "3.21 ms");
+    assert_eq!(text(Duration::from_millis(1260)), "1.26 s");
+    assert_eq!(text(Duration::from_secs(90)), "1.50 min");
 }
