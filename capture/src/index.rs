@@ -162,7 +162,7 @@ pub fn set_labels(profile: &Profile, set: u32, base: &Labels, rule: SampleLabels
 
 /// Sample labels as series labels, with `base` underneath: numbers in decimal, or left
 /// out when `rule` takes strings only.
-fn labels_over<'a>(
+pub(crate) fn labels_over<'a>(
     base: &Labels,
     sample_labels: impl Iterator<Item = (&'a str, LabelValue<'a>)>,
     rule: SampleLabels,

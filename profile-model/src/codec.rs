@@ -8,6 +8,7 @@ use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
 use crate::proto;
+use crate::stack_index::{ProfileStacks, StackIndexBuilder};
 use crate::wire::tables::{RawTables, ReadSamples, Tables};
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
@@ -141,6 +142,25 @@ pub fn decode_without_stacks(
     bytes: &[u8],
     options: DecodeOptions,
 ) -> Result<Profile, ProfileError> {
+    decode_for_index(bytes, options, None).map(|(p, _)| p)
+}
+
+/// [`decode_without_stacks`], and the profile's samples kept in `stacks`
+/// ([`StackIndexBuilder::add`]; `None` when its budget is spent). The profile
+/// returned then has its stacks.
+pub fn decode_keeping_stacks(
+    bytes: &[u8],
+    options: DecodeOptions,
+    stacks: &StackIndexBuilder,
+) -> Result<(Profile, Option<ProfileStacks>), ProfileError> {
+    decode_for_index(bytes, options, Some(stacks))
+}
+
+fn decode_for_index(
+    bytes: &[u8],
+    options: DecodeOptions,
+    stacks: Option<&StackIndexBuilder>,
+) -> Result<(Profile, Option<ProfileStacks>), ProfileError> {
     let mut buf = Vec::new();
     let body = message_bytes(bytes, options, &mut buf)?;
     let mut spare = Vec::new();
@@ -188,7 +208,8 @@ pub fn decode_without_stacks(
         ..Profile::default()
     };
     let mut read = ReadSamples::default();
-    tables.read_samples(body, &mut read, false)?;
+    tables.read_samples(body, &mut read, stacks.is_some())?;
+    let kept_stacks = stacks.and_then(|stacks| stacks.add_read(&tables, &read));
     profile.samples = read.samples;
     profile.label_sets = read
         .label_sets
@@ -205,7 +226,7 @@ pub fn decode_without_stacks(
         })
         .collect();
     profile.strings = kept.strings;
-    Ok(profile)
+    Ok((profile, kept_stacks))
 }
 
 /// The strings of a message that a profile without stacks keeps, numbered in the

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod profile;
 mod sample_table;
 mod slot_table;
+pub mod stack_index;
 mod string_index;
 pub mod top;
 pub mod topsum;

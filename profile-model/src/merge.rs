@@ -46,6 +46,18 @@ pub struct Selection<'k> {
 /// A sample selection by labels: see [`Selection::keep`].
 pub type KeepLabels<'k> = dyn FnMut(&[(&str, LabelValue<'_>)]) -> bool + 'k;
 
+/// What [`Merger::intern_tables`] made of a profile's ids: by its own id, the merged
+/// id of each of its strings, locations and label sets.
+#[derive(Debug, Clone, Default)]
+pub struct Interned {
+    /// The merged id of each string.
+    pub strings: Vec<StrId>,
+    /// The merged id of each location.
+    pub locations: Vec<LocationId>,
+    /// The merged id of each label set.
+    pub label_sets: Vec<LabelSetId>,
+}
+
 /// Accumulates profiles; memory grows with distinct stacks, not with the number of inputs.
 #[derive(Debug, Default)]
 pub struct Merger {
@@ -624,6 +636,70 @@ impl Merger {
             self.add_sample(p.samples.stack(i), labels, values(i), factor)?;
         }
         self.flush()
+    }
+
+    /// Interns the tables of `p` (strings, mappings, functions, locations and label
+    /// sets) as [`Merger::add`] does, without its header or samples: what a stack of
+    /// `p` and its label set are in the merged tables ([`Merger::tables`]).
+    pub fn intern_tables(&mut self, p: &Profile) -> Interned {
+        self.intern_parts(
+            p.strings.iter().map(String::as_str),
+            &p.mappings,
+            &p.functions,
+            p.locations
+                .iter()
+                .map(|l| (l.mapping, l.address, l.is_folded, l.lines.as_slice())),
+            &p.label_sets,
+        )
+    }
+
+    /// [`Merger::intern_tables`] of a message's tables and the label sets of its
+    /// samples as read.
+    pub(crate) fn intern_read(&mut self, tables: &Tables<'_>, read: &ReadSamples) -> Interned {
+        self.intern_parts(
+            tables.strings.iter().copied(),
+            &tables.mappings,
+            &tables.functions,
+            tables
+                .locations
+                .iter()
+                .map(|l| (l.mapping, l.address, l.is_folded, tables.lines_of(l))),
+            &read.label_sets,
+        )
+    }
+
+    fn intern_parts<'s>(
+        &mut self,
+        strings: impl ExactSizeIterator<Item = &'s str>,
+        mappings: &[Mapping],
+        functions: &[Function],
+        locations: impl Iterator<Item = (Option<u32>, u64, bool, &'s [Line])>,
+        label_sets: &[Vec<Label>],
+    ) -> Interned {
+        if self.out.strings.is_empty() {
+            self.string("");
+            self.out.label_sets = vec![Vec::new()];
+            self.label_sets.insert(Vec::new(), 0);
+        }
+        self.map_strings(strings, None);
+        self.map_mappings(mappings);
+        self.map_functions(functions, None);
+        self.map_locations(locations, None);
+        let label_sets = label_sets
+            .iter()
+            .map(|set| self.merged_label_set(set))
+            .collect();
+        Interned {
+            strings: self.scratch.strings.clone(),
+            locations: self.scratch.locations.clone(),
+            label_sets,
+        }
+    }
+
+    /// The merged tables (strings, mappings, functions, locations, label sets); the
+    /// samples are made by [`Merger::finish`].
+    pub fn tables(&self) -> &Profile {
+        &self.out
     }
 
     /// Takes `header` (`p`'s, or what it is added as) and the tables of `p` (its label

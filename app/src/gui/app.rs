@@ -44,6 +44,12 @@ pub const PROGRESS_REPAINT: Duration = Duration::from_millis(500);
 /// (a merged day of profiles: 6.5 million nodes, ~450 MB with its profile and totals).
 pub const SET_ASIDE_NODES: usize = 1 << 21;
 
+/// How much of a folder's samples the window keeps as it indexes it, so that its
+/// merges add them up instead of reading the files again
+/// ([`capture::FileSource::open_keeping_stacks`]): a day of 10-second profiles of
+/// ~2,000 samples each takes about 200 MB.
+pub const KEPT_STACKS_BUDGET: usize = 384 << 20;
+
 /// A view set aside while a job builds the next one: what rebuilds it if that job
 /// fails or is cancelled (its profile, settings and zoom), and not its call tree,
 /// totals or top table, so that the window never holds two large views at once.
@@ -103,6 +109,8 @@ pub struct FlintApp {
     set_aside: Option<SetAside>,
     /// Call-tree nodes from which the shown view is set aside ([`SET_ASIDE_NODES`]).
     pub set_aside_nodes: usize,
+    /// How much of a folder's samples indexing it keeps ([`KEPT_STACKS_BUDGET`]).
+    pub kept_stacks_budget: usize,
     /// Run jobs on the UI thread (tests).
     pub sync_jobs: bool,
     /// Sample type chosen.
@@ -190,6 +198,7 @@ impl FlintApp {
             pending: Vec::new(),
             set_aside: None,
             set_aside_nodes: SET_ASIDE_NODES,
+            kept_stacks_budget: KEPT_STACKS_BUDGET,
             sync_jobs: false,
             sample_type: None,
             invert: false,

@@ -76,7 +76,7 @@ impl FlintApp {
         make: impl FnOnce() -> Result<(), String> + Send + 'static,
     ) {
         let progress = self.start_timeline(Origin::Dir(dir.clone()));
-        let decode = self.decode;
+        let (decode, budget) = (self.decode, self.kept_stacks_budget);
         let open = move || {
             make()?;
             if Store::is_store_dir(&dir) {
@@ -95,22 +95,24 @@ impl FlintApp {
                     profiles: Some(profiles),
                 });
             }
-            FileSource::open(&[dir], decode, &progress).map(|(source, skipped)| {
-                let span = source.span();
-                let types = instant_answer(source.profile_types(TimeRange::ALL));
-                let type_spans = types.iter().map(|t| source.span_of(t)).collect();
-                Opened {
-                    profiles: Some(source.len()),
-                    source: Arc::new(source),
-                    span,
-                    types,
-                    type_spans,
-                    warnings: skipped
-                        .into_iter()
-                        .map(|s| format!("skipped {s}"))
-                        .collect(),
-                }
-            })
+            FileSource::open_keeping_stacks(&[dir], decode, budget, &progress).map(
+                |(source, skipped)| {
+                    let span = source.span();
+                    let types = instant_answer(source.profile_types(TimeRange::ALL));
+                    let type_spans = types.iter().map(|t| source.span_of(t)).collect();
+                    Opened {
+                        profiles: Some(source.len()),
+                        source: Arc::new(source),
+                        span,
+                        types,
+                        type_spans,
+                        warnings: skipped
+                            .into_iter()
+                            .map(|s| format!("skipped {s}"))
+                            .collect(),
+                    }
+                },
+            )
         };
         let Some(tl) = &self.timeline else {
             return;

@@ -11,6 +11,7 @@ mod codec;
 mod diff;
 mod layout;
 mod merge;
+mod stack_index;
 mod topsum;
 mod tree;
 

@@ -1,0 +1,936 @@
+//! The samples of many profiles kept when they are indexed, so that a merge of any of
+//! them is a sum: each profile's tables are interned into shared ones, each of its
+//! stacks into one set of distinct stacks, and the profile keeps only, per label set,
+//! the ids of its samples' stacks and their values. A merge then adds those values per
+//! (stack, label set) and writes the merged profile's samples once, without reading,
+//! inflating or looking up any profile again.
+//!
+//! What a merge gives is what [`crate::merge::Merger`] gives for the same profiles (the
+//! same samples, tables, header and label sets), only in another order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use rustc_hash::FxHashMap;
+
+use crate::merge::{Interned, LabelValue, Merger};
+use crate::profile::{
+    Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, Samples, StrId,
+    ValueType,
+};
+use crate::sample_table::hash_of;
+use crate::wire::tables::{ReadSamples, Tables};
+
+/// `log2` of the number of shards of the stack set, each behind its own lock, so
+/// that the threads that index files rarely wait on one another.
+const SHARD_BITS: u32 = 4;
+const SHARDS: usize = 1 << SHARD_BITS;
+
+/// Distinct stacks, each kept once as the LEB128 bytes of its location ids (leaf
+/// first): a day of files names a few thousand locations, so most ids take two bytes.
+#[derive(Debug, Default)]
+struct StackShard {
+    /// Each stack: its index (4 bytes), its length in bytes (LEB128), its bytes.
+    bytes: Vec<u8>,
+    /// Where each stack starts in `bytes`.
+    starts: Vec<u32>,
+    /// Open addressing: 0 is empty, else `tag << 40 | (start + 1)`, the tag being
+    /// the high 24 bits of the stack's hash.
+    slots: Vec<u64>,
+}
+
+/// Stacks looked up together: their slots, then their stacks, are read one after
+/// another before any is compared, so that their cache misses overlap.
+const TOUCHED_TOGETHER: usize = 16;
+
+/// The hash's bits that choose a shard and a slot (Fibonacci hashing: the Fx
+/// hash's low bits are weak).
+fn mixed(hash: u64) -> u64 {
+    hash.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn shard_of(hash: u64) -> usize {
+    (mixed(hash) >> (64 - SHARD_BITS)) as usize
+}
+
+impl StackShard {
+    /// The index and bytes of the stack that starts at `start`.
+    fn entry(&self, start: usize) -> (u32, &[u8]) {
+        let index = self
+            .bytes
+            .get(start..start + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let mut at = start + 4;
+        let len = read_leb128(&self.bytes, &mut at) as usize;
+        (index, self.bytes.get(at..at + len).unwrap_or_default())
+    }
+
+    fn stack(&self, i: usize) -> &[u8] {
+        self.entry(self.starts[i] as usize).1
+    }
+
+    fn home(&self, hash: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        ((mixed(hash) << SHARD_BITS) >> (64 - bits)) as usize
+    }
+
+    /// The index of each of `stacks` (with their hashes), those not here added.
+    fn intern_all(&mut self, stacks: &[(u64, &[u8])], ids: &mut Vec<u32>) -> Option<()> {
+        for run in stacks.chunks(TOUCHED_TOGETHER) {
+            if self.slots.len() < 2 * (self.starts.len() + run.len()) {
+                self.grow();
+            }
+            let slots: u64 = run
+                .iter()
+                .map(|(h, _)| self.slots[self.home(*h)])
+                .fold(0, |a, s| a ^ s);
+            std::hint::black_box(slots);
+            let firsts: u64 = run
+                .iter()
+                .map(|(h, _)| {
+                    let slot = self.slots[self.home(*h)];
+                    let start = (slot & START_MASK) as usize;
+                    if slot >> 40 == *h >> 40 && start > 0 {
+                        u64::from(self.bytes.get(start - 1).copied().unwrap_or(0))
+                    } else {
+                        0
+                    }
+                })
+                .fold(0, |a, b| a ^ b);
+            std::hint::black_box(firsts);
+            for &(hash, stack) in run {
+                ids.push(self.intern(hash, stack)?);
+            }
+        }
+        Some(())
+    }
+
+    /// The index of `stack` (whose hash is `hash`), added when new; room for it made.
+    fn intern(&mut self, hash: u64, stack: &[u8]) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let tag = hash >> 40;
+        let mut at = self.home(hash);
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                break;
+            }
+            if slot >> 40 == tag {
+                let (index, bytes) = self.entry((slot & START_MASK) as usize - 1);
+                if bytes == stack {
+                    return Some(index);
+                }
+            }
+            at = (at + 1) & mask;
+        }
+        let index = u32::try_from(self.starts.len()).ok()?;
+        let start = self.bytes.len();
+        if start as u64 + 1 > START_MASK {
+            return None;
+        }
+        self.bytes.extend_from_slice(&index.to_le_bytes());
+        leb128(&mut self.bytes, stack.len() as u64);
+        self.bytes.extend_from_slice(stack);
+        self.starts.push(u32::try_from(start).ok()?);
+        self.slots[at] = tag << 40 | (start as u64 + 1);
+        Some(index)
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1024);
+        self.slots = vec![0u64; size];
+        let mask = size - 1;
+        for i in 0..self.starts.len() {
+            let start = self.starts[i] as usize;
+            let hash = hash_of(self.entry(start).1);
+            let mut at = self.home(hash);
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = (hash >> 40) << 40 | (start as u64 + 1);
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.bytes.capacity() + self.starts.capacity() * 4 + self.slots.capacity() * 8
+    }
+}
+
+/// The bits of a slot that hold a stack's start (plus one).
+const START_MASK: u64 = (1 << 40) - 1;
+
+/// What a merge needs of one profile's header (strings are the shared tables' ids).
+#[derive(Debug, Clone)]
+struct Header {
+    sample_types: Vec<ValueType>,
+    period_type: ValueType,
+    period: i64,
+    time_nanos: i64,
+    duration_nanos: i64,
+    default_sample_type: StrId,
+    doc_url: String,
+}
+
+/// A profile's header as given, its strings the profile's own ids.
+struct HeaderParts<'a> {
+    sample_types: &'a [ValueType],
+    period_type: ValueType,
+    period: i64,
+    time_nanos: i64,
+    duration_nanos: i64,
+    default_sample_type: StrId,
+    doc_url: &'a str,
+}
+
+/// One indexed profile's samples: per label set, its stacks' ids and their values.
+#[derive(Debug)]
+pub struct ProfileStacks {
+    header: Header,
+    /// (label set, end in `stacks`) of each run of samples with one label set.
+    runs: Box<[(LabelSetId, u32)]>,
+    /// The stack id of each sample, in runs.
+    stacks: Box<[u32]>,
+    /// Each sample's values, zigzag LEB128: the first type's alone when every other
+    /// type's is it times the factor in `factors`, else every type's.
+    values: Box<[u8]>,
+    factors: Option<Box<[i64]>>,
+}
+
+impl ProfileStacks {
+    fn held(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.runs.len() * 8
+            + self.stacks.len() * 4
+            + self.values.len()
+            + self.factors.as_ref().map_or(0, |f| f.len() * 8)
+    }
+}
+
+/// Collects profiles' samples from several threads at once ([`StackIndexBuilder::add`]);
+/// [`StackIndexBuilder::finish`] makes the [`StackIndex`] merges are answered from.
+#[derive(Debug)]
+pub struct StackIndexBuilder {
+    tables: Mutex<Merger>,
+    shards: Vec<Mutex<StackShard>>,
+    held: AtomicUsize,
+    budget: usize,
+}
+
+/// A profile's samples, by the shard their stack falls in.
+#[derive(Debug, Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    /// Per sample (in runs): its stack's hash and its bytes' end in `bytes`.
+    hashes: Vec<u64>,
+    ends: Vec<u32>,
+}
+
+impl StackIndexBuilder {
+    /// A builder that keeps at most about `budget` bytes of samples: profiles added
+    /// once that much is held are not kept ([`StackIndexBuilder::add`] says so).
+    pub fn new(budget: usize) -> Self {
+        Self {
+            tables: Mutex::new(Merger::new()),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            held: AtomicUsize::new(0),
+            budget,
+        }
+    }
+
+    /// Keeps the samples of `p`: `None` when the budget is spent (or `p` cannot be
+    /// kept), and then a merge of `p` must read it again.
+    pub fn add(&self, p: &Profile) -> Option<ProfileStacks> {
+        if self.spent() {
+            return None;
+        }
+        let interned = self.tables().intern_tables(p);
+        let header = HeaderParts {
+            sample_types: &p.sample_types,
+            period_type: p.period_type,
+            period: p.period,
+            time_nanos: p.time_nanos,
+            duration_nanos: p.duration_nanos,
+            default_sample_type: p.default_sample_type,
+            doc_url: &p.doc_url,
+        };
+        self.keep(&interned, &header, &p.samples, p.label_sets.len())
+    }
+
+    /// [`StackIndexBuilder::add`] of a message's tables and its samples as read.
+    pub(crate) fn add_read(
+        &self,
+        tables: &Tables<'_>,
+        read: &ReadSamples,
+    ) -> Option<ProfileStacks> {
+        if self.spent() {
+            return None;
+        }
+        let interned = self.tables().intern_read(tables, read);
+        let header = HeaderParts {
+            sample_types: &tables.sample_types,
+            period_type: tables.period_type,
+            period: tables.period,
+            time_nanos: tables.time_nanos,
+            duration_nanos: tables.duration_nanos,
+            default_sample_type: tables.default_sample_type,
+            doc_url: tables.doc_url,
+        };
+        self.keep(&interned, &header, &read.samples, read.label_sets.len())
+    }
+
+    fn spent(&self) -> bool {
+        self.held.load(Ordering::Relaxed) > self.budget
+    }
+
+    fn tables(&self) -> std::sync::MutexGuard<'_, Merger> {
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The samples of a profile whose tables are `interned`.
+    fn keep(
+        &self,
+        interned: &Interned,
+        h: &HeaderParts<'_>,
+        samples: &Samples,
+        label_sets: usize,
+    ) -> Option<ProfileStacks> {
+        let s = |id: StrId| interned.strings.get(id as usize).copied().unwrap_or(0);
+        let value_type = |t: &ValueType| ValueType {
+            kind: s(t.kind),
+            unit: s(t.unit),
+        };
+        let header = Header {
+            sample_types: h.sample_types.iter().map(value_type).collect(),
+            period_type: value_type(&h.period_type),
+            period: h.period,
+            time_nanos: h.time_nanos,
+            duration_nanos: h.duration_nanos,
+            default_sample_type: s(h.default_sample_type),
+            doc_url: h.doc_url.to_string(),
+        };
+        let order = by_label_set(samples, label_sets);
+        let mut scratch = Scratch::default();
+        for &i in &order {
+            let start = scratch.bytes.len();
+            for &l in samples.stack(i as usize) {
+                let id = interned.locations.get(l as usize).copied()?;
+                leb128(&mut scratch.bytes, u64::from(id));
+            }
+            scratch.hashes.push(hash_of(&scratch.bytes[start..]));
+            scratch.ends.push(u32::try_from(scratch.bytes.len()).ok()?);
+        }
+        let stacks = self.intern_stacks(&scratch)?;
+        let mut runs: Vec<(LabelSetId, u32)> = Vec::new();
+        for (k, &i) in order.iter().enumerate() {
+            let set = interned.label_sets[samples.label_set[i as usize] as usize];
+            match runs.last_mut() {
+                Some((last, end)) if *last == set => *end = k as u32 + 1,
+                _ => runs.push((set, k as u32 + 1)),
+            }
+        }
+        let factors = factors_of(samples);
+        let columns = if factors.is_some() {
+            &samples.values[..1]
+        } else {
+            &samples.values[..]
+        };
+        let mut values = Vec::with_capacity(order.len() * columns.len() * 2);
+        for &i in &order {
+            for column in columns {
+                leb128(&mut values, zigzag(column[i as usize]));
+            }
+        }
+        let kept = ProfileStacks {
+            header,
+            runs: runs.into(),
+            stacks: stacks.into(),
+            values: values.into(),
+            factors,
+        };
+        self.held.fetch_add(kept.held(), Ordering::Relaxed);
+        Some(kept)
+    }
+
+    /// The id of each stack of `scratch` in the shared set, each shard locked once.
+    fn intern_stacks(&self, scratch: &Scratch) -> Option<Vec<u32>> {
+        let mut by_shard: Vec<Vec<(u64, &[u8])>> = vec![Vec::new(); SHARDS];
+        let mut which = Vec::with_capacity(scratch.hashes.len());
+        let mut start = 0;
+        for (&hash, &end) in scratch.hashes.iter().zip(&scratch.ends) {
+            let shard = shard_of(hash);
+            which.push((shard as u32, by_shard[shard].len() as u32));
+            by_shard[shard].push((hash, &scratch.bytes[start..end as usize]));
+            start = end as usize;
+        }
+        let mut grown = 0usize;
+        let mut found: Vec<Vec<u32>> = vec![Vec::new(); SHARDS];
+        for (shard, stacks) in by_shard.iter().enumerate() {
+            if stacks.is_empty() {
+                continue;
+            }
+            let mut set = self.shards[shard]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let before = set.held();
+            set.intern_all(stacks, &mut found[shard])?;
+            grown += set.held().saturating_sub(before);
+        }
+        self.held.fetch_add(grown, Ordering::Relaxed);
+        which
+            .iter()
+            .map(|&(shard, k)| {
+                let i = found[shard as usize][k as usize];
+                (i < 1 << (32 - SHARD_BITS)).then_some(i << SHARD_BITS | shard)
+            })
+            .collect()
+    }
+
+    /// The index the kept profiles are merged from.
+    pub fn finish(self) -> StackIndex {
+        let tables = self
+            .tables
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut shards: Vec<StackShard> = self
+            .shards
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .collect();
+        for s in &mut shards {
+            s.slots = Vec::new();
+        }
+        let mut first = Vec::with_capacity(SHARDS + 1);
+        first.push(0usize);
+        for s in &shards {
+            first.push(first.last().copied().unwrap_or(0) + s.starts.len());
+        }
+        StackIndex {
+            tables: tables.tables().clone(),
+            shards,
+            first,
+        }
+    }
+}
+
+/// The samples of `samples` ordered by label set (then as they come).
+fn by_label_set(samples: &Samples, sets: usize) -> Vec<u32> {
+    let mut start = vec![0u32; sets + 1];
+    for &set in &samples.label_set {
+        start[set as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut order = vec![0u32; samples.len()];
+    for (i, &set) in samples.label_set.iter().enumerate() {
+        let at = &mut start[set as usize];
+        order[*at as usize] = i as u32;
+        *at += 1;
+    }
+    order
+}
+
+/// Per sample type after the first, the factor every sample's value of it is of its
+/// first value, when there is one for each (a CPU profile's nanoseconds are its
+/// samples times the period).
+fn factors_of(samples: &Samples) -> Option<Box<[i64]>> {
+    let (first, rest) = samples.values.split_first()?;
+    rest.iter()
+        .map(|column| {
+            let k = first
+                .iter()
+                .zip(column)
+                .find(|(a, _)| **a != 0)
+                .map_or(Some(0), |(a, b)| (b % a == 0).then(|| b / a))?;
+            first
+                .iter()
+                .zip(column)
+                .all(|(a, b)| a.checked_mul(k) == Some(*b))
+                .then_some(k)
+        })
+        .collect()
+}
+
+fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// Reads one LEB128 number at `*at` (bytes this module wrote).
+fn read_leb128(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
+/// The kept samples of indexed profiles: see the module documentation.
+#[derive(Debug, Default)]
+pub struct StackIndex {
+    tables: Profile,
+    shards: Vec<StackShard>,
+    /// `first[s]`: the dense number of shard `s`'s first stack.
+    first: Vec<usize>,
+}
+
+/// Whether a merge adds the samples of profile `i` (of [`MergeInput::profiles`]) with
+/// these labels.
+pub type KeepOf<'k> = dyn FnMut(usize, &[(&str, LabelValue<'_>)]) -> bool + 'k;
+
+/// Which samples of which kept profiles a merge adds.
+pub struct MergeInput<'a> {
+    /// The profiles, in time order.
+    pub profiles: &'a [&'a ProfileStacks],
+    /// Whether the samples of profile `i` (of `profiles`) with these labels are added:
+    /// asked once per label set of each profile.
+    pub keep: &'a mut KeepOf<'a>,
+    /// Asked as the merge goes: true stops it.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// Told each profile added.
+    pub step: &'a (dyn Fn() + Sync),
+}
+
+/// A merge stopped by its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
+
+/// The runs of one label set a merge adds: (profile, run, where its values start).
+type SetRuns = (LabelSetId, Vec<(u32, u32, usize)>);
+
+/// The merged samples of some of a merge's label sets, written by one thread.
+struct Part {
+    samples: Samples,
+    /// Which of the shared tables' locations the samples reach.
+    reached: Vec<bool>,
+}
+
+impl StackIndex {
+    /// Number of distinct stacks kept.
+    pub fn stacks(&self) -> usize {
+        self.first.last().copied().unwrap_or(0)
+    }
+
+    /// The dense number of stack `id` (as [`ProfileStacks`] holds it).
+    fn dense(&self, id: u32) -> usize {
+        self.first[(id as usize) & (SHARDS - 1)] + (id >> SHARD_BITS) as usize
+    }
+
+    fn stack_bytes(&self, id: u32) -> &[u8] {
+        self.shards[(id as usize) & (SHARDS - 1)].stack((id >> SHARD_BITS) as usize)
+    }
+
+    /// The labels of label set `set` as a merge's selection sees them.
+    fn labels_of(&self, set: LabelSetId) -> Vec<(&str, LabelValue<'_>)> {
+        let t = &self.tables;
+        t.label_sets[set as usize]
+            .iter()
+            .map(|l| {
+                let value = if l.str != 0 {
+                    LabelValue::Str(t.str(l.str))
+                } else {
+                    LabelValue::Num(l.num)
+                };
+                (t.str(l.key), value)
+            })
+            .collect()
+    }
+
+    /// Merges what `input` selects: `Ok(None)` when the profiles' sample types differ
+    /// (a merge that reads them names the two that do), else the merged profile.
+    ///
+    /// The samples of each label set are added up by stack in an array of all the
+    /// stacks' sums (no look-up), and the label sets are shared out between two
+    /// threads, each writing its merged samples; the shared tables' entries those
+    /// reach become the merged profile's.
+    pub fn merge(&self, input: MergeInput<'_>) -> Result<Option<Profile>, Cancelled> {
+        let MergeInput {
+            profiles,
+            keep,
+            cancelled,
+            step,
+        } = input;
+        let Some(first) = profiles.first() else {
+            return Ok(Some(Profile::default()));
+        };
+        if profiles
+            .iter()
+            .any(|p| p.header.sample_types != first.header.sample_types)
+        {
+            return Ok(None);
+        }
+        let n_types = first.header.sample_types.len();
+        let mut sets: Vec<SetRuns> = Vec::new();
+        let mut set_at: FxHashMap<LabelSetId, usize> = FxHashMap::default();
+        let mut samples_of: Vec<usize> = Vec::new();
+        for (pi, p) in profiles.iter().enumerate() {
+            let mut start = 0u32;
+            let mut at = 0usize;
+            for (run, &(set, end)) in p.runs.iter().enumerate() {
+                if keep(pi, &self.labels_of(set)) {
+                    let k = *set_at.entry(set).or_insert_with(|| {
+                        sets.push((set, Vec::new()));
+                        samples_of.push(0);
+                        sets.len() - 1
+                    });
+                    sets[k].1.push((pi as u32, run as u32, at));
+                    samples_of[k] += (end - start) as usize;
+                }
+                at = skip_values(p, at, (end - start) as usize, n_types);
+                start = end;
+            }
+        }
+        // Two shares of about as many samples each, in label set order.
+        let total: usize = samples_of.iter().sum();
+        let mut cut = 0;
+        let mut so_far = 0;
+        while cut < sets.len() && so_far * 2 < total {
+            so_far += samples_of[cut];
+            cut += 1;
+        }
+        let (a, b) = sets.split_at(cut);
+        let done = AtomicUsize::new(0);
+        let told = Mutex::new(0usize);
+        let tell = || {
+            let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+            let due = profiles.len() * done / sets.len().max(1);
+            let mut told = told.lock().unwrap_or_else(PoisonError::into_inner);
+            while *told < due {
+                step();
+                *told += 1;
+            }
+        };
+        let share = |sets: &[SetRuns]| self.sum(profiles, sets, n_types, cancelled, &tell);
+        let (a, b) = std::thread::scope(|scope| {
+            let b = scope.spawn(|| share(b));
+            let a = share(a);
+            (a, b.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        });
+        let mut out = Output::new(self, n_types);
+        out.samples(a?, b?);
+        Ok(Some(out.finish(profiles)))
+    }
+
+    /// The merged samples of label sets `sets`, each set's samples summed by stack.
+    fn sum(
+        &self,
+        profiles: &[&ProfileStacks],
+        sets: &[SetRuns],
+        n_types: usize,
+        cancelled: &(dyn Fn() -> bool + Sync),
+        tell: &(dyn Fn() + Sync),
+    ) -> Result<Part, Cancelled> {
+        let mut part = Part {
+            samples: Samples {
+                stack_offsets: vec![0],
+                values: vec![Vec::new(); n_types],
+                ..Samples::default()
+            },
+            reached: vec![false; self.tables.locations.len()],
+        };
+        if sets.is_empty() {
+            return Ok(part);
+        }
+        let mut acc = vec![0i64; self.stacks() * n_types];
+        let mut seen = vec![u32::MAX; self.stacks()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut values = vec![0i64; n_types];
+        for (k, (set, runs)) in sets.iter().enumerate() {
+            if cancelled() {
+                return Err(Cancelled);
+            }
+            touched.clear();
+            for &(pi, run, mut at) in runs {
+                let p = profiles[pi as usize];
+                let run = run as usize;
+                let start = if run == 0 { 0 } else { p.runs[run - 1].1 };
+                for &id in &p.stacks[start as usize..p.runs[run].1 as usize] {
+                    at = read_values(p, at, &mut values);
+                    let d = self.dense(id);
+                    let sum = &mut acc[d * n_types..(d + 1) * n_types];
+                    if seen[d] != k as u32 {
+                        seen[d] = k as u32;
+                        touched.push(id);
+                        sum.fill(0);
+                    }
+                    for (a, v) in sum.iter_mut().zip(&values) {
+                        *a = a.wrapping_add(*v);
+                    }
+                }
+            }
+            // In the order the sums and the stacks lie in memory, which the
+            // processor then reads ahead.
+            touched.sort_unstable_by_key(|&id| self.dense(id));
+            let samples = &mut part.samples;
+            for &id in &touched {
+                let bytes = self.stack_bytes(id);
+                let mut at = 0;
+                while at < bytes.len() {
+                    let l = read_leb128(bytes, &mut at) as usize;
+                    if let Some(r) = part.reached.get_mut(l) {
+                        *r = true;
+                    }
+                    samples.stack_locations.push(l as LocationId);
+                }
+                samples
+                    .stack_offsets
+                    .push(samples.stack_locations.len() as u32);
+                let d = self.dense(id);
+                for (column, v) in samples.values.iter_mut().zip(&acc[d * n_types..]) {
+                    column.push(*v);
+                }
+                samples.label_set.push(*set);
+            }
+            tell();
+        }
+        Ok(part)
+    }
+}
+
+/// Where the values of `count` samples starting at `at` end.
+fn skip_values(p: &ProfileStacks, mut at: usize, count: usize, n_types: usize) -> usize {
+    let per_sample = if p.factors.is_some() { 1 } else { n_types };
+    for _ in 0..count * per_sample {
+        while p.values.get(at).is_some_and(|b| *b >= 0x80) {
+            at += 1;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// Reads one sample's values at `at` into `values`; where the next sample's start.
+fn read_values(p: &ProfileStacks, mut at: usize, values: &mut [i64]) -> usize {
+    match &p.factors {
+        Some(factors) => {
+            let first = unzigzag(read_leb128(&p.values, &mut at));
+            if let Some((v0, rest)) = values.split_first_mut() {
+                *v0 = first;
+                for (v, k) in rest.iter_mut().zip(factors.iter()) {
+                    *v = first.wrapping_mul(*k);
+                }
+            }
+        }
+        None => {
+            for v in values.iter_mut() {
+                *v = unzigzag(read_leb128(&p.values, &mut at));
+            }
+        }
+    }
+    at
+}
+
+/// The merged profile being made: the shared tables' entries its samples reach,
+/// renumbered.
+struct Output<'i> {
+    index: &'i StackIndex,
+    profile: Profile,
+    strings: Vec<StrId>,
+    functions: Vec<u32>,
+    mappings: Vec<u32>,
+    label_sets: FxHashMap<LabelSetId, LabelSetId>,
+}
+
+const NEW: u32 = u32::MAX;
+
+impl<'i> Output<'i> {
+    fn new(index: &'i StackIndex, n_types: usize) -> Self {
+        let t = &index.tables;
+        let mut profile = Profile {
+            label_sets: vec![Vec::new()],
+            ..Profile::default()
+        };
+        profile.samples.stack_offsets.push(0);
+        profile.samples.values = vec![Vec::new(); n_types];
+        let mut label_sets = FxHashMap::default();
+        label_sets.insert(0, 0);
+        let mut out = Output {
+            index,
+            profile,
+            strings: vec![NEW; t.strings.len()],
+            functions: vec![NEW; t.functions.len()],
+            mappings: vec![NEW; t.mappings.len()],
+            label_sets,
+        };
+        out.string(0);
+        out
+    }
+
+    /// Takes the samples of two parts, in order, with the locations they reach.
+    fn samples(&mut self, a: Part, b: Part) {
+        let reached: Vec<bool> = a
+            .reached
+            .iter()
+            .zip(&b.reached)
+            .map(|(x, y)| *x || *y)
+            .collect();
+        let mut samples = a.samples;
+        let shift = samples.stack_locations.len() as u32;
+        samples
+            .stack_locations
+            .extend_from_slice(&b.samples.stack_locations);
+        samples
+            .stack_offsets
+            .extend(b.samples.stack_offsets.iter().skip(1).map(|o| o + shift));
+        for (column, more) in samples.values.iter_mut().zip(&b.samples.values) {
+            column.extend_from_slice(more);
+        }
+        samples.label_set.extend_from_slice(&b.samples.label_set);
+        drop(b.samples);
+        let mut set_of: FxHashMap<LabelSetId, LabelSetId> = FxHashMap::default();
+        for set in &mut samples.label_set {
+            *set = *set_of.entry(*set).or_insert_with(|| self.label_set(*set));
+        }
+        let mut location_of = vec![NEW; reached.len()];
+        for (l, _) in reached.iter().enumerate().filter(|(_, r)| **r) {
+            location_of[l] = self.location(l as LocationId);
+        }
+        if location_of.iter().enumerate().any(|(l, &m)| m != l as u32) {
+            for l in &mut samples.stack_locations {
+                *l = location_of[*l as usize];
+            }
+        }
+        self.profile.samples = samples;
+    }
+
+    fn string(&mut self, id: StrId) -> StrId {
+        let s = &mut self.strings[id as usize];
+        if *s == NEW {
+            *s = self.profile.strings.len() as StrId;
+            self.profile
+                .strings
+                .push(self.index.tables.str(id).to_string());
+        }
+        *s
+    }
+
+    fn value_type(&mut self, t: &ValueType) -> ValueType {
+        ValueType {
+            kind: self.string(t.kind),
+            unit: self.string(t.unit),
+        }
+    }
+
+    fn label_set(&mut self, set: LabelSetId) -> LabelSetId {
+        if let Some(&id) = self.label_sets.get(&set) {
+            return id;
+        }
+        let labels: Vec<Label> = self.index.tables.label_sets[set as usize]
+            .iter()
+            .map(|l| Label {
+                key: self.string(l.key),
+                str: self.string(l.str),
+                num: l.num,
+                num_unit: self.string(l.num_unit),
+            })
+            .collect();
+        let id = self.profile.label_sets.len() as LabelSetId;
+        self.profile.label_sets.push(labels);
+        self.label_sets.insert(set, id);
+        id
+    }
+
+    fn mapping(&mut self, m: u32) -> u32 {
+        if self.mappings[m as usize] == NEW {
+            let mapping = &self.index.tables.mappings[m as usize];
+            let mapping = Mapping {
+                filename: self.string(mapping.filename),
+                build_id: self.string(mapping.build_id),
+                ..mapping.clone()
+            };
+            self.mappings[m as usize] = self.profile.mappings.len() as u32;
+            self.profile.mappings.push(mapping);
+        }
+        self.mappings[m as usize]
+    }
+
+    fn function(&mut self, f: u32) -> u32 {
+        if self.functions[f as usize] == NEW {
+            let function = &self.index.tables.functions[f as usize];
+            let function = Function {
+                name: self.string(function.name),
+                system_name: self.string(function.system_name),
+                filename: self.string(function.filename),
+                start_line: function.start_line,
+            };
+            self.functions[f as usize] = self.profile.functions.len() as u32;
+            self.profile.functions.push(function);
+        }
+        self.functions[f as usize]
+    }
+
+    /// Adds location `l` of the shared tables: its id in the merged profile.
+    fn location(&mut self, l: LocationId) -> LocationId {
+        let index = self.index;
+        let location = &index.tables.locations[l as usize];
+        let location = Location {
+            mapping: location.mapping.map(|m| self.mapping(m)),
+            address: location.address,
+            lines: location
+                .lines
+                .iter()
+                .map(|line| Line {
+                    function: self.function(line.function),
+                    ..*line
+                })
+                .collect(),
+            is_folded: location.is_folded,
+        };
+        self.profile.locations.push(location);
+        self.profile.locations.len() as LocationId - 1
+    }
+
+    /// The merged profile, its header as [`Merger`] makes it of `profiles`'.
+    fn finish(mut self, profiles: &[&ProfileStacks]) -> Profile {
+        let Some(first) = profiles.first() else {
+            return self.profile;
+        };
+        let h = &first.header;
+        let sample_types: Vec<ValueType> =
+            h.sample_types.iter().map(|t| self.value_type(t)).collect();
+        let period_type = self.value_type(&h.period_type);
+        let default_sample_type = self.string(h.default_sample_type);
+        let p = &mut self.profile;
+        p.sample_types = sample_types;
+        p.period_type = period_type;
+        p.default_sample_type = default_sample_type;
+        p.doc_url = h.doc_url.clone();
+        p.period = h.period;
+        p.time_nanos = h.time_nanos;
+        p.duration_nanos = 0;
+        for (k, q) in profiles.iter().enumerate() {
+            let q = &q.header;
+            let end = |p: &Profile| p.time_nanos.saturating_add(p.duration_nanos);
+            if k > 0 {
+                p.period = p.period.max(q.period);
+                if q.time_nanos != 0 && (p.time_nanos == 0 || q.time_nanos < p.time_nanos) {
+                    let e = end(p).max(q.time_nanos.saturating_add(q.duration_nanos));
+                    p.time_nanos = q.time_nanos;
+                    p.duration_nanos = e.saturating_sub(q.time_nanos);
+                }
+            }
+            let e = end(p).max(q.time_nanos.saturating_add(q.duration_nanos));
+            if p.time_nanos != 0 {
+                p.duration_nanos = e.saturating_sub(p.time_nanos);
+            }
+        }
+        self.profile
+    }
+}
