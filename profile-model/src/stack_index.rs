@@ -186,22 +186,21 @@ struct HeaderParts<'a> {
 #[derive(Debug)]
 pub struct ProfileStacks {
     header: Header,
-    /// (label set, end in `stacks`) of each run of samples with one label set.
-    runs: Box<[(LabelSetId, u32)]>,
-    /// The stack id of each sample, in runs.
-    stacks: Box<[u32]>,
-    /// Each sample's values, zigzag LEB128: the first type's alone when every other
-    /// type's is it times the factor in `factors`, else every type's.
-    values: Box<[u8]>,
+    /// (label set, number of samples, where the first starts in `samples`) of each
+    /// run of samples with one label set.
+    runs: Box<[(LabelSetId, u32, u32)]>,
+    /// Each sample in runs, LEB128: its stack's id, then its values zigzagged: the
+    /// first type's alone when every other type's is it times the factor in
+    /// `factors`, else every type's (three or four bytes a sample in all, mostly).
+    samples: Box<[u8]>,
     factors: Option<Box<[i64]>>,
 }
 
 impl ProfileStacks {
     fn held(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.runs.len() * 8
-            + self.stacks.len() * 4
-            + self.values.len()
+            + self.runs.len() * 12
+            + self.samples.len()
             + self.factors.as_ref().map_or(0, |f| f.len() * 8)
     }
 }
@@ -320,31 +319,29 @@ impl StackIndexBuilder {
             scratch.ends.push(u32::try_from(scratch.bytes.len()).ok()?);
         }
         let stacks = self.intern_stacks(&scratch)?;
-        let mut runs: Vec<(LabelSetId, u32)> = Vec::new();
-        for (k, &i) in order.iter().enumerate() {
-            let set = interned.label_sets[samples.label_set[i as usize] as usize];
-            match runs.last_mut() {
-                Some((last, end)) if *last == set => *end = k as u32 + 1,
-                _ => runs.push((set, k as u32 + 1)),
-            }
-        }
         let factors = factors_of(samples);
         let columns = if factors.is_some() {
             &samples.values[..1]
         } else {
             &samples.values[..]
         };
-        let mut values = Vec::with_capacity(order.len() * columns.len() * 2);
-        for &i in &order {
+        let mut bytes = Vec::with_capacity(order.len() * (columns.len() + 3));
+        let mut runs: Vec<(LabelSetId, u32, u32)> = Vec::new();
+        for (&i, &stack) in order.iter().zip(&stacks) {
+            let set = interned.label_sets[samples.label_set[i as usize] as usize];
+            match runs.last_mut() {
+                Some((last, count, _)) if *last == set => *count += 1,
+                _ => runs.push((set, 1, u32::try_from(bytes.len()).ok()?)),
+            }
+            leb128(&mut bytes, u64::from(stack));
             for column in columns {
-                leb128(&mut values, zigzag(column[i as usize]));
+                leb128(&mut bytes, zigzag(column[i as usize]));
             }
         }
         let kept = ProfileStacks {
             header,
             runs: runs.into(),
-            stacks: stacks.into(),
-            values: values.into(),
+            samples: bytes.into(),
             factors,
         };
         self.held.fetch_add(kept.held(), Ordering::Relaxed);
@@ -512,15 +509,22 @@ pub struct MergeInput<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancelled;
 
-/// The runs of one label set a merge adds: (profile, run, where its values start).
-type SetRuns = (LabelSetId, Vec<(u32, u32, usize)>);
+/// The runs of one label set a merge adds: (profile, run).
+type SetRuns = (LabelSetId, Vec<(u32, u32)>);
 
 /// The merged samples of some of a merge's label sets, written by one thread.
 struct Part {
+    /// The samples, their stacks' locations apart: the offsets count them across
+    /// `locations`' chunks, each freed once copied into the merged profile, so that
+    /// the parts and the profile are never all held at once.
     samples: Samples,
+    locations: Vec<Vec<LocationId>>,
     /// Which of the shared tables' locations the samples reach.
     reached: Vec<bool>,
 }
+
+/// Locations in one chunk of a [`Part`] (4 MiB).
+const CHUNK: usize = 1 << 20;
 
 impl StackIndex {
     /// Number of distinct stacks kept.
@@ -581,20 +585,16 @@ impl StackIndex {
         let mut set_at: FxHashMap<LabelSetId, usize> = FxHashMap::default();
         let mut samples_of: Vec<usize> = Vec::new();
         for (pi, p) in profiles.iter().enumerate() {
-            let mut start = 0u32;
-            let mut at = 0usize;
-            for (run, &(set, end)) in p.runs.iter().enumerate() {
+            for (run, &(set, count, _)) in p.runs.iter().enumerate() {
                 if keep(pi, &self.labels_of(set)) {
                     let k = *set_at.entry(set).or_insert_with(|| {
                         sets.push((set, Vec::new()));
                         samples_of.push(0);
                         sets.len() - 1
                     });
-                    sets[k].1.push((pi as u32, run as u32, at));
-                    samples_of[k] += (end - start) as usize;
+                    sets[k].1.push((pi as u32, run as u32));
+                    samples_of[k] += count as usize;
                 }
-                at = skip_values(p, at, (end - start) as usize, n_types);
-                start = end;
             }
         }
         // Two shares of about as many samples each, in label set order.
@@ -643,30 +643,36 @@ impl StackIndex {
                 values: vec![Vec::new(); n_types],
                 ..Samples::default()
             },
+            locations: Vec::new(),
             reached: vec![false; self.tables.locations.len()],
         };
         if sets.is_empty() {
             return Ok(part);
         }
         let mut acc = vec![0i64; self.stacks() * n_types];
-        let mut seen = vec![u32::MAX; self.stacks()];
+        // One bit per stack: whether the label set being summed has it yet.
+        let mut seen = vec![0u64; self.stacks().div_ceil(64)];
         let mut touched: Vec<u32> = Vec::new();
         let mut values = vec![0i64; n_types];
-        for (k, (set, runs)) in sets.iter().enumerate() {
+        let mut chunk: Vec<LocationId> = Vec::with_capacity(CHUNK);
+        let mut held = 0u32;
+        for (set, runs) in sets {
             if cancelled() {
                 return Err(Cancelled);
             }
             touched.clear();
-            for &(pi, run, mut at) in runs {
+            for &(pi, run) in runs {
                 let p = profiles[pi as usize];
-                let run = run as usize;
-                let start = if run == 0 { 0 } else { p.runs[run - 1].1 };
-                for &id in &p.stacks[start as usize..p.runs[run].1 as usize] {
+                let (_, count, start) = p.runs[run as usize];
+                let mut at = start as usize;
+                for _ in 0..count {
+                    let id = read_leb128(&p.samples, &mut at) as u32;
                     at = read_values(p, at, &mut values);
                     let d = self.dense(id);
                     let sum = &mut acc[d * n_types..(d + 1) * n_types];
-                    if seen[d] != k as u32 {
-                        seen[d] = k as u32;
+                    let (word, bit) = (d / 64, 1u64 << (d % 64));
+                    if seen[word] & bit == 0 {
+                        seen[word] |= bit;
                         touched.push(id);
                         sum.fill(0);
                     }
@@ -680,6 +686,8 @@ impl StackIndex {
             touched.sort_unstable_by_key(|&id| self.dense(id));
             let samples = &mut part.samples;
             for &id in &touched {
+                let d = self.dense(id);
+                seen[d / 64] = 0;
                 let bytes = self.stack_bytes(id);
                 let mut at = 0;
                 while at < bytes.len() {
@@ -687,12 +695,14 @@ impl StackIndex {
                     if let Some(r) = part.reached.get_mut(l) {
                         *r = true;
                     }
-                    samples.stack_locations.push(l as LocationId);
+                    if chunk.len() == CHUNK {
+                        part.locations
+                            .push(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)));
+                    }
+                    chunk.push(l as LocationId);
+                    held += 1;
                 }
-                samples
-                    .stack_offsets
-                    .push(samples.stack_locations.len() as u32);
-                let d = self.dense(id);
+                samples.stack_offsets.push(held);
                 for (column, v) in samples.values.iter_mut().zip(&acc[d * n_types..]) {
                     column.push(*v);
                 }
@@ -700,27 +710,16 @@ impl StackIndex {
             }
             tell();
         }
+        part.locations.push(chunk);
         Ok(part)
     }
-}
-
-/// Where the values of `count` samples starting at `at` end.
-fn skip_values(p: &ProfileStacks, mut at: usize, count: usize, n_types: usize) -> usize {
-    let per_sample = if p.factors.is_some() { 1 } else { n_types };
-    for _ in 0..count * per_sample {
-        while p.values.get(at).is_some_and(|b| *b >= 0x80) {
-            at += 1;
-        }
-        at += 1;
-    }
-    at
 }
 
 /// Reads one sample's values at `at` into `values`; where the next sample's start.
 fn read_values(p: &ProfileStacks, mut at: usize, values: &mut [i64]) -> usize {
     match &p.factors {
         Some(factors) => {
-            let first = unzigzag(read_leb128(&p.values, &mut at));
+            let first = unzigzag(read_leb128(&p.samples, &mut at));
             if let Some((v0, rest)) = values.split_first_mut() {
                 *v0 = first;
                 for (v, k) in rest.iter_mut().zip(factors.iter()) {
@@ -730,7 +729,7 @@ fn read_values(p: &ProfileStacks, mut at: usize, values: &mut [i64]) -> usize {
         }
         None => {
             for v in values.iter_mut() {
-                *v = unzigzag(read_leb128(&p.values, &mut at));
+                *v = unzigzag(read_leb128(&p.samples, &mut at));
             }
         }
     }
@@ -782,13 +781,16 @@ impl<'i> Output<'i> {
             .map(|(x, y)| *x || *y)
             .collect();
         let mut samples = a.samples;
-        let shift = samples.stack_locations.len() as u32;
-        samples
-            .stack_locations
-            .extend_from_slice(&b.samples.stack_locations);
+        let shift = samples.stack_offsets.last().copied().unwrap_or(0);
         samples
             .stack_offsets
             .extend(b.samples.stack_offsets.iter().skip(1).map(|o| o + shift));
+        let total = samples.stack_offsets.last().copied().unwrap_or(0) as usize;
+        let mut locations = Vec::with_capacity(total);
+        for chunk in a.locations.into_iter().chain(b.locations) {
+            locations.extend_from_slice(&chunk);
+        }
+        samples.stack_locations = locations;
         for (column, more) in samples.values.iter_mut().zip(&b.samples.values) {
             column.extend_from_slice(more);
         }
