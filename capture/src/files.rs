@@ -320,10 +320,19 @@ pub struct FileSource {
 }
 
 /// The samples kept of the files of a [`FileSource`] as they were indexed.
-#[derive(Debug)]
 struct KeptStacks {
     index: StackIndex,
     of: HashMap<PathBuf, ProfileStacks>,
+}
+
+impl std::fmt::Debug for KeptStacks {
+    /// Its size, not every file's samples.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptStacks")
+            .field("index", &self.index)
+            .field("files", &self.of.len())
+            .finish()
+    }
 }
 
 impl FileSource {

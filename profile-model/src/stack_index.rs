@@ -183,7 +183,6 @@ struct HeaderParts<'a> {
 }
 
 /// One indexed profile's samples: per label set, its stacks' ids and their values.
-#[derive(Debug)]
 pub struct ProfileStacks {
     header: Header,
     /// (label set, number of samples, where the first starts in `samples`) of each
@@ -194,6 +193,26 @@ pub struct ProfileStacks {
     /// `factors`, else every type's (three or four bytes a sample in all, mostly).
     samples: Box<[u8]>,
     factors: Option<Box<[i64]>>,
+}
+
+impl std::fmt::Debug for ProfileStacks {
+    /// Its size, not its bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileStacks")
+            .field("label_sets", &self.runs.len())
+            .field("bytes", &self.samples.len())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for StackIndex {
+    /// Its size, not its stacks.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StackIndex")
+            .field("stacks", &self.stacks())
+            .field("locations", &self.tables.locations.len())
+            .finish()
+    }
 }
 
 impl ProfileStacks {
@@ -480,7 +499,7 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> u64 {
 }
 
 /// The kept samples of indexed profiles: see the module documentation.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct StackIndex {
     tables: Profile,
     shards: Vec<StackShard>,
