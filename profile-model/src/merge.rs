@@ -129,6 +129,24 @@ struct PendingLocation {
 /// interned.
 const TOUCHED_TOGETHER: usize = 32;
 
+/// Widens the time span of merged profile `out` to a profile's, `time` and `duration`
+/// (the first profile's start is the merge's, else the earliest non-zero start; the
+/// duration reaches the latest end): how a merge's span is made of its profiles'.
+pub(crate) fn widen_span(out: &mut Profile, first: bool, time: i64, duration: i64) {
+    let end_of = |p: &Profile| p.time_nanos.saturating_add(p.duration_nanos);
+    let end = time.saturating_add(duration);
+    if first {
+        out.time_nanos = time;
+    } else if time != 0 && (out.time_nanos == 0 || time < out.time_nanos) {
+        out.duration_nanos = end_of(out).max(end).saturating_sub(time);
+        out.time_nanos = time;
+    }
+    let end = end_of(out).max(end);
+    if out.time_nanos != 0 {
+        out.duration_nanos = end.saturating_sub(out.time_nanos);
+    }
+}
+
 /// The id of `item` in `table` (its index), appended when new.
 fn intern<T: Clone + Eq + std::hash::Hash>(
     ids: &mut FxHashMap<T, u32>,
@@ -400,21 +418,13 @@ impl Merger {
                 });
             }
             self.out.period = self.out.period.max(h.period);
-            if h.time_nanos != 0 && (self.out.time_nanos == 0 || h.time_nanos < self.out.time_nanos)
-            {
-                let end = self
-                    .end_nanos()
-                    .max(h.time_nanos.saturating_add(h.duration_nanos));
-                self.out.time_nanos = h.time_nanos;
-                self.out.duration_nanos = end.saturating_sub(h.time_nanos);
-            }
         }
-        let end = self
-            .end_nanos()
-            .max(h.time_nanos.saturating_add(h.duration_nanos));
-        if self.out.time_nanos != 0 {
-            self.out.duration_nanos = end.saturating_sub(self.out.time_nanos);
-        }
+        widen_span(
+            &mut self.out,
+            self.inputs == 0,
+            h.time_nanos,
+            h.duration_nanos,
+        );
         self.inputs += 1;
         Ok(())
     }
@@ -875,10 +885,6 @@ impl Merger {
             })
             .collect();
         self.label_set(&merged)
-    }
-
-    fn end_nanos(&self) -> i64 {
-        self.out.time_nanos.saturating_add(self.out.duration_nanos)
     }
 
     /// The merged profile; an empty profile when nothing was added.

@@ -13,7 +13,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
-use crate::merge::{Interned, LabelValue, Merger};
+use crate::merge::{Interned, LabelValue, Merger, widen_span};
 use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, Samples, StrId,
     ValueType,
@@ -934,23 +934,10 @@ impl<'i> Output<'i> {
         p.default_sample_type = default_sample_type;
         p.doc_url = h.doc_url.clone();
         p.period = h.period;
-        p.time_nanos = h.time_nanos;
-        p.duration_nanos = 0;
         for (k, q) in profiles.iter().enumerate() {
             let q = &q.header;
-            let end = |p: &Profile| p.time_nanos.saturating_add(p.duration_nanos);
-            if k > 0 {
-                p.period = p.period.max(q.period);
-                if q.time_nanos != 0 && (p.time_nanos == 0 || q.time_nanos < p.time_nanos) {
-                    let e = end(p).max(q.time_nanos.saturating_add(q.duration_nanos));
-                    p.time_nanos = q.time_nanos;
-                    p.duration_nanos = e.saturating_sub(q.time_nanos);
-                }
-            }
-            let e = end(p).max(q.time_nanos.saturating_add(q.duration_nanos));
-            if p.time_nanos != 0 {
-                p.duration_nanos = e.saturating_sub(p.time_nanos);
-            }
+            p.period = p.period.max(q.period);
+            widen_span(p, k == 0, q.time_nanos, q.duration_nanos);
         }
         self.profile
     }
