@@ -74,20 +74,26 @@ impl StackShard {
         ((mixed(hash) << SHARD_BITS) >> (64 - bits)) as usize
     }
 
-    /// The index of each of `stacks` (with their hashes), those not here added.
-    fn intern_all(&mut self, stacks: &[(u64, &[u8])], ids: &mut Vec<u32>) -> Option<()> {
+    /// The index of each of `stacks` (their hashes and where they lie in `bytes`),
+    /// those not here added.
+    fn intern_all(
+        &mut self,
+        bytes: &[u8],
+        stacks: &[(u64, u32, u32)],
+        ids: &mut Vec<u32>,
+    ) -> Option<()> {
         for run in stacks.chunks(TOUCHED_TOGETHER) {
             if self.slots.len() < 2 * (self.starts.len() + run.len()) {
                 self.grow();
             }
             let slots: u64 = run
                 .iter()
-                .map(|(h, _)| self.slots[self.home(*h)])
+                .map(|(h, ..)| self.slots[self.home(*h)])
                 .fold(0, |a, s| a ^ s);
             std::hint::black_box(slots);
             let firsts: u64 = run
                 .iter()
-                .map(|(h, _)| {
+                .map(|(h, ..)| {
                     let slot = self.slots[self.home(*h)];
                     let start = (slot & START_MASK) as usize;
                     if slot >> 40 == *h >> 40 && start > 0 {
@@ -98,8 +104,8 @@ impl StackShard {
                 })
                 .fold(0, |a, b| a ^ b);
             std::hint::black_box(firsts);
-            for &(hash, stack) in run {
-                ids.push(self.intern(hash, stack)?);
+            for &(hash, start, end) in run {
+                ids.push(self.intern(hash, bytes.get(start as usize..end as usize)?)?);
             }
         }
         Some(())
@@ -232,15 +238,26 @@ pub struct StackIndexBuilder {
     shards: Vec<Mutex<StackShard>>,
     held: AtomicUsize,
     budget: usize,
+    /// Buffers of profiles kept before, free for the next ones.
+    scratch: Mutex<Vec<Scratch>>,
 }
 
-/// A profile's samples, by the shard their stack falls in.
+/// A profile's samples as they are kept, in buffers reused from profile to profile.
 #[derive(Debug, Default)]
 struct Scratch {
+    /// Per location of the profile: its merged id's LEB128 bytes, their number in
+    /// the top byte ([`leb128_code`]).
+    codes: Vec<u64>,
     bytes: Vec<u8>,
     /// Per sample (in runs): its stack's hash and its bytes' end in `bytes`.
     hashes: Vec<u64>,
     ends: Vec<u32>,
+    /// Per shard: (hash, start, end in `bytes`) of the samples whose stack falls in it.
+    by_shard: Vec<Vec<(u64, u32, u32)>>,
+    /// Per shard: the ids of those stacks, in the same order.
+    found: Vec<Vec<u32>>,
+    /// Per sample: its shard and its place among that shard's samples.
+    which: Vec<(u32, u32)>,
 }
 
 impl StackIndexBuilder {
@@ -252,6 +269,7 @@ impl StackIndexBuilder {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             held: AtomicUsize::new(0),
             budget,
+            scratch: Mutex::default(),
         }
     }
 
@@ -327,17 +345,32 @@ impl StackIndexBuilder {
             doc_url: h.doc_url.to_string(),
         };
         let order = by_label_set(samples, label_sets);
-        let mut scratch = Scratch::default();
+        let mut scratch = self.scratch();
+        scratch.codes.clear();
+        scratch
+            .codes
+            .extend(interned.locations.iter().map(|&id| leb128_code(id)));
+        let Scratch {
+            codes,
+            bytes,
+            hashes,
+            ends,
+            ..
+        } = &mut scratch;
         for &i in &order {
-            let start = scratch.bytes.len();
+            let start = bytes.len();
             for &l in samples.stack(i as usize) {
-                let id = interned.locations.get(l as usize).copied()?;
-                leb128(&mut scratch.bytes, u64::from(id));
+                let code = *codes.get(l as usize)?;
+                let end = bytes.len() + (code >> 56) as usize;
+                bytes.extend_from_slice(&code.to_le_bytes());
+                bytes.truncate(end);
             }
-            scratch.hashes.push(hash_of(&scratch.bytes[start..]));
-            scratch.ends.push(u32::try_from(scratch.bytes.len()).ok()?);
+            hashes.push(hash_of(&bytes[start..]));
+            ends.push(u32::try_from(bytes.len()).ok()?);
         }
-        let stacks = self.intern_stacks(&scratch)?;
+        let stacks = self.intern_stacks(&mut scratch);
+        self.scratch_done(scratch);
+        let stacks = stacks?;
         let factors = factors_of(samples);
         let columns = if factors.is_some() {
             &samples.values[..1]
@@ -367,19 +400,51 @@ impl StackIndexBuilder {
         Some(kept)
     }
 
+    /// A cleared [`Scratch`], reused when one is free.
+    fn scratch(&self) -> Scratch {
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        scratch.bytes.clear();
+        scratch.hashes.clear();
+        scratch.ends.clear();
+        scratch
+    }
+
+    fn scratch_done(&self, scratch: Scratch) {
+        self.scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(scratch);
+    }
+
     /// The id of each stack of `scratch` in the shared set, each shard locked once.
-    fn intern_stacks(&self, scratch: &Scratch) -> Option<Vec<u32>> {
-        let mut by_shard: Vec<Vec<(u64, &[u8])>> = vec![Vec::new(); SHARDS];
-        let mut which = Vec::with_capacity(scratch.hashes.len());
+    fn intern_stacks(&self, scratch: &mut Scratch) -> Option<Vec<u32>> {
+        let Scratch {
+            bytes,
+            hashes,
+            ends,
+            by_shard,
+            found,
+            which,
+            ..
+        } = scratch;
+        by_shard.resize_with(SHARDS, Vec::new);
+        found.resize_with(SHARDS, Vec::new);
+        by_shard.iter_mut().for_each(Vec::clear);
+        found.iter_mut().for_each(Vec::clear);
+        which.clear();
         let mut start = 0;
-        for (&hash, &end) in scratch.hashes.iter().zip(&scratch.ends) {
+        for (&hash, &end) in hashes.iter().zip(ends.iter()) {
             let shard = shard_of(hash);
             which.push((shard as u32, by_shard[shard].len() as u32));
-            by_shard[shard].push((hash, &scratch.bytes[start..end as usize]));
-            start = end as usize;
+            by_shard[shard].push((hash, start, end));
+            start = end;
         }
         let mut grown = 0usize;
-        let mut found: Vec<Vec<u32>> = vec![Vec::new(); SHARDS];
         for (shard, stacks) in by_shard.iter().enumerate() {
             if stacks.is_empty() {
                 continue;
@@ -388,7 +453,7 @@ impl StackIndexBuilder {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             let before = set.held();
-            set.intern_all(stacks, &mut found[shard])?;
+            set.intern_all(bytes, stacks, &mut found[shard])?;
             grown += set.held().saturating_sub(before);
         }
         self.held.fetch_add(grown, Ordering::Relaxed);
@@ -473,6 +538,22 @@ fn leb128(out: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// The LEB128 bytes of `id` in the low bytes of a word, their number in its top byte.
+fn leb128_code(id: u32) -> u64 {
+    let mut rest = u64::from(id);
+    let mut code = 0u64;
+    let mut n = 0;
+    loop {
+        let more = rest >= 0x80;
+        code |= (rest & 0x7f | if more { 0x80 } else { 0 }) << (8 * n);
+        rest >>= 7;
+        n += 1;
+        if !more {
+            return code | n << 56;
+        }
+    }
 }
 
 fn zigzag(v: i64) -> u64 {
@@ -940,5 +1021,33 @@ impl<'i> Output<'i> {
             widen_span(p, k == 0, q.time_nanos, q.duration_nanos);
         }
         self.profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{leb128, leb128_code};
+
+    #[test]
+    fn a_location_code_holds_its_id_leb128_bytes_and_their_number() {
+        for id in [
+            0,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            2_097_151,
+            2_097_152,
+            u32::MAX,
+        ] {
+            let mut bytes = Vec::new();
+            leb128(&mut bytes, u64::from(id));
+            let code = leb128_code(id).to_le_bytes();
+            assert_eq!(usize::from(code[7]), bytes.len(), "id {id}");
+            assert_eq!(&code[..bytes.len()], &bytes[..], "id {id}");
+            assert!(code[bytes.len()..7].iter().all(|&b| b == 0), "id {id}");
+        }
     }
 }
