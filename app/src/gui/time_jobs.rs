@@ -603,6 +603,7 @@ impl FlintApp {
                 match result {
                     Ok(_) if cancelled => self.message = Some(("cancelled".into(), false)),
                     Ok(opened) => {
+                        tl.opening_took = Some(tl.opening_started.elapsed());
                         tl.span = opened.span;
                         tl.set_types(opened.types, opened.type_spans);
                         tl.warnings = opened.warnings;
@@ -631,8 +632,10 @@ impl FlintApp {
                             self.load_series(ctx);
                         }
                         if fresh {
-                            // A view of what was open before is not of these profiles.
+                            // A view of what was open before is not of these profiles,
+                            // nor is the time it took.
                             self.drop_view();
+                            self.last_job = None;
                             self.set_title(ctx, &name);
                         }
                     }
@@ -796,6 +799,13 @@ impl FlintApp {
             .on_hover_text(
                 "reading and merging the selection's profiles, before its view was built",
             );
+        } else if let (Some(took), Some(n)) = (tl.opening_took, tl.profiles) {
+            ui.weak(format!(
+                "indexed {} in {}",
+                super::timeline::profiles_text(n),
+                super::status_bar::took_text(took)
+            ))
+            .on_hover_text("reading every profile of the folder for the plot and its merges");
         }
     }
 }

@@ -1805,3 +1805,34 @@ fn the_time_a_merge_took_is_told_in_a_readable_unit() {
     assert_eq!(text(Duration::from_millis(1260)), "1.26 s");
     assert_eq!(text(Duration::from_secs(90)), "1.50 min");
 }
+
+#[test]
+fn the_status_bar_tells_how_long_indexing_took_until_a_merge_is_shown() {
+    let mut h = window();
+    // A file opened first: the time it took is not the folder's.
+    h.state_mut()
+        .open(super::loader::Source::Path(fixture(FILES[0])));
+    h.run_steps(4);
+    h.get_by_label_contains("opened in ");
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, fixture_dir("indexed-in"));
+    h.run_steps(4);
+    let text = h
+        .get_by_label_contains("indexed ")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    let took = text
+        .strip_prefix(&format!("indexed {} profiles in ", FILES.len()))
+        .unwrap_or_else(|| panic!("{text:?}"));
+    assert!(
+        took.split_once(' ')
+            .is_some_and(|(n, unit)| n.parse::<f64>().is_ok_and(|n| n > 0.0)
+                && ["µs", "ms", "s"].contains(&unit)),
+        "{text:?}"
+    );
+    assert!(h.query_by_label_contains("opened in ").is_none());
+    merge_everything(&mut h);
+    h.get_by_label_contains("merged ");
+    assert!(h.query_by_label_contains("indexed ").is_none());
+}

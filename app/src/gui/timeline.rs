@@ -278,6 +278,11 @@ pub struct Timeline {
     pub last_view: Option<(f64, f64, f32)>,
     /// Indexing in progress.
     pub indexing: Option<Progress>,
+    /// When opening (indexing a folder, asking a server) began.
+    pub opening_started: Instant,
+    /// How long opening took, once done: shown in the status bar until a selection's
+    /// merge is.
+    pub opening_took: Option<std::time::Duration>,
     /// The selection queries under way, in the order asked (they run one after
     /// another): at most one outside compare mode, and one per side in it.
     pub queries: Vec<Query>,
@@ -394,6 +399,8 @@ impl Timeline {
         Self {
             origin,
             source: None,
+            opening_started: Instant::now(),
+            opening_took: None,
             profiles: None,
             live: false,
             live_selection: None,
