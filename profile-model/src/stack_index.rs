@@ -346,7 +346,6 @@ impl StackIndexBuilder {
         };
         let order = by_label_set(samples, label_sets);
         let mut scratch = self.scratch();
-        scratch.codes.clear();
         scratch
             .codes
             .extend(interned.locations.iter().map(|&id| leb128_code(id)));
@@ -400,7 +399,7 @@ impl StackIndexBuilder {
         Some(kept)
     }
 
-    /// A cleared [`Scratch`], reused when one is free.
+    /// A cleared [`Scratch`] (a shard list for each shard), reused when one is free.
     fn scratch(&self) -> Scratch {
         let mut scratch = self
             .scratch
@@ -408,9 +407,15 @@ impl StackIndexBuilder {
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
             .unwrap_or_default();
+        scratch.codes.clear();
         scratch.bytes.clear();
         scratch.hashes.clear();
         scratch.ends.clear();
+        scratch.by_shard.resize_with(SHARDS, Vec::new);
+        scratch.by_shard.iter_mut().for_each(Vec::clear);
+        scratch.found.resize_with(SHARDS, Vec::new);
+        scratch.found.iter_mut().for_each(Vec::clear);
+        scratch.which.clear();
         scratch
     }
 
@@ -432,11 +437,6 @@ impl StackIndexBuilder {
             which,
             ..
         } = scratch;
-        by_shard.resize_with(SHARDS, Vec::new);
-        found.resize_with(SHARDS, Vec::new);
-        by_shard.iter_mut().for_each(Vec::clear);
-        found.iter_mut().for_each(Vec::clear);
-        which.clear();
         let mut start = 0;
         for (&hash, &end) in hashes.iter().zip(ends.iter()) {
             let shard = shard_of(hash);
