@@ -623,6 +623,15 @@ struct Part {
     reached: Vec<bool>,
 }
 
+/// The value columns of a merge: `types` in all, the first `summed` of them summed,
+/// each one after those its first sum times its factor in `factors`.
+#[derive(Clone, Copy)]
+struct Columns<'f> {
+    types: usize,
+    summed: usize,
+    factors: &'f [i64],
+}
+
 /// Locations in one chunk of a [`Part`] (4 MiB).
 const CHUNK: usize = 1 << 20;
 
@@ -717,7 +726,19 @@ impl StackIndex {
                 *told += 1;
             }
         };
-        let share = |sets: &[SetRuns]| self.sum(profiles, sets, n_types, cancelled, &tell);
+        // Where every profile's other types are its first times the same factors, only
+        // the first is summed: the others are its sum times them (exactly, in the
+        // wrapping sums' arithmetic), and the sums take half the memory.
+        let shared = first
+            .factors
+            .as_deref()
+            .filter(|f| profiles.iter().all(|p| p.factors.as_deref() == Some(*f)));
+        let columns = Columns {
+            types: n_types,
+            summed: if shared.is_some() { 1 } else { n_types },
+            factors: shared.unwrap_or_default(),
+        };
+        let share = |sets: &[SetRuns]| self.sum(profiles, sets, &columns, cancelled, &tell);
         let (a, b) = std::thread::scope(|scope| {
             let b = scope.spawn(|| share(b));
             let a = share(a);
@@ -733,10 +754,15 @@ impl StackIndex {
         &self,
         profiles: &[&ProfileStacks],
         sets: &[SetRuns],
-        n_types: usize,
+        columns: &Columns<'_>,
         cancelled: &(dyn Fn() -> bool + Sync),
         tell: &(dyn Fn() + Sync),
     ) -> Result<Part, Cancelled> {
+        let Columns {
+            types: n_types,
+            summed,
+            factors,
+        } = *columns;
         let mut part = Part {
             samples: Samples {
                 stack_offsets: vec![0],
@@ -749,11 +775,11 @@ impl StackIndex {
         if sets.is_empty() {
             return Ok(part);
         }
-        let mut acc = vec![0i64; self.stacks() * n_types];
+        let mut acc = vec![0i64; self.stacks() * summed];
         // One bit per stack: whether the label set being summed has it yet.
         let mut seen = vec![0u64; self.stacks().div_ceil(64)];
         let mut touched: Vec<u32> = Vec::new();
-        let mut values = vec![0i64; n_types];
+        let mut values = vec![0i64; summed];
         let mut chunk: Vec<LocationId> = Vec::with_capacity(CHUNK);
         let mut held = 0u32;
         for (set, runs) in sets {
@@ -769,7 +795,7 @@ impl StackIndex {
                     let id = read_leb128(&p.samples, &mut at) as u32;
                     at = read_values(p, at, &mut values);
                     let d = self.dense(id);
-                    let sum = &mut acc[d * n_types..(d + 1) * n_types];
+                    let sum = &mut acc[d * summed..(d + 1) * summed];
                     let (word, bit) = (d / 64, 1u64 << (d % 64));
                     if seen[word] & bit == 0 {
                         seen[word] |= bit;
@@ -803,8 +829,12 @@ impl StackIndex {
                     held += 1;
                 }
                 samples.stack_offsets.push(held);
-                for (column, v) in samples.values.iter_mut().zip(&acc[d * n_types..]) {
+                let sum = &acc[d * summed..(d + 1) * summed];
+                for (column, v) in samples.values.iter_mut().zip(sum) {
                     column.push(*v);
+                }
+                for (column, k) in samples.values[summed..].iter_mut().zip(factors) {
+                    column.push(sum[0].wrapping_mul(*k));
                 }
                 samples.label_set.push(*set);
             }

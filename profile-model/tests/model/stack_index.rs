@@ -305,3 +305,31 @@ fn a_cancelled_merge_says_so() {
     });
     assert_eq!(merged.err(), Some(Cancelled));
 }
+
+#[test]
+fn values_in_proportion_merge_alike_whether_their_factors_agree_or_not() {
+    // Each profile's second values are its first times one factor: 10 in both (the
+    // merge sums the first and multiplies), or 10 and 20 (it sums both).
+    for second_factor in [10, 20] {
+        let inputs = vec![
+            labelled(&[(&[1, 2], 3, 30, "api", 7), (&[2], -1, -10, "api", 7)]),
+            labelled(&[
+                (&[1, 2], 5, 5 * second_factor, "api", 7),
+                (&[2], 4, 4 * second_factor, "db", 8),
+            ]),
+        ];
+        let (index, stacks) = kept(&inputs, usize::MAX);
+        let profiles: Vec<&ProfileStacks> =
+            stacks.iter().map(|s| s.as_ref().expect("kept")).collect();
+        let summed = merge_kept(&index, &profiles, &mut keep_all).expect("one sample type");
+        assert_eq!(
+            canonical(&summed),
+            canonical(&merged_by_merger(&inputs, &mut |_| true)),
+            "factors 10 and {second_factor}"
+        );
+        assert_eq!(
+            summed.samples.values[1].iter().sum::<i64>(),
+            30 - 10 + 9 * second_factor
+        );
+    }
+}
