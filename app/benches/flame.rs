@@ -12,9 +12,9 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
 use egui_plot::{Line, Plot, PlotPoints};
-use flint::gui::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
-use flint::gui::plot::{DrawnLine, drawn_points};
-use flint::gui::timeline::PlotSeries;
+use flint::gui::time::plot::{DrawnLine, drawn_points};
+use flint::gui::time::timeline::PlotSeries;
+use flint::gui::view::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
 use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::{DecodeOptions, decode, message_bytes};
 use profile_model::{CallTree, Profile, View, ViewOptions, diff};
@@ -58,7 +58,7 @@ fn frame(
     view: &View,
     totals: &[i64],
     colors: &[Color32],
-) -> flint::gui::flame::FlameMesh {
+) -> flint::gui::view::flame::FlameMesh {
     let canvas = Rect::from_min_max(pos2(0.0, 0.0), pos2(1920.0, 80.0 * 18.0 + 18.0));
     let input = FlameInput {
         tree,

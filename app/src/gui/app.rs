@@ -12,15 +12,15 @@ use profile_model::frames::FrameId;
 use profile_model::layout::FlameRect;
 use profile_model::{CallTree, Granularity, NodeId, ViewOptions};
 
-use super::colors::{self, ColorMode};
-use super::compare::CompareState;
-use super::dialogs::Dialog;
-use super::filters::{FilterFields, SearchState};
-use super::flame::FlameParams;
-use super::loader::{self, Job, Loaded, Poll, Settings, Source};
-use super::panel_size::PanelSize;
-use super::top_table::TopTableState;
-use super::zoom::find_path;
+use crate::gui::compare::CompareState;
+use crate::gui::shell::dialogs::Dialog;
+use crate::gui::shell::panel_size::PanelSize;
+use crate::gui::view::colors::{self, ColorMode};
+use crate::gui::view::filters::{FilterFields, SearchState};
+use crate::gui::view::flame::FlameParams;
+use crate::gui::view::loader::{self, Job, Loaded, Poll, Settings, Source};
+use crate::gui::view::top_table::TopTableState;
+use crate::gui::view::zoom::find_path;
 
 /// What a view is computed for, comparable (unlike [`ViewOptions`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,11 +90,11 @@ pub struct FlameState {
 /// The application.
 pub struct FlintApp {
     pub(super) decode: DecodeOptions,
-    /// When set (by [`super::EXIT_AFTER_FIRST_FRAME`]), the launch time: the first
+    /// When set (by [`crate::gui::EXIT_AFTER_FIRST_FRAME`]), the launch time: the first
     /// painted flame graph prints the time since then and closes the window.
     pub(super) report_first_frame: Option<Instant>,
     /// Time mode (a directory opened), when active.
-    pub timeline: Option<super::timeline::Timeline>,
+    pub timeline: Option<crate::gui::time::timeline::Timeline>,
     pub(super) runtime: Option<tokio::runtime::Runtime>,
     /// The profile and view shown.
     pub current: Option<Arc<Loaded>>,
@@ -140,16 +140,16 @@ pub struct FlintApp {
     pub last_job: Option<(Duration, bool)>,
     pub(super) dialogs: Vec<Receiver<Dialog>>,
     /// The window's prompt for a path, where no system file dialog can be shown.
-    pub path_prompt: Option<super::dialogs::PathPrompt>,
+    pub path_prompt: Option<crate::gui::shell::dialogs::PathPrompt>,
     pub(super) focus_search: bool,
     /// The window's title as last set ([`FlintApp::set_title`]).
     pub(super) title: String,
     /// Compare mode (time mode): selections A and B and their comparison.
     pub compare: CompareState,
     /// The Connect dialog and the recent connections.
-    pub connect_dialog: super::connect::ConnectDialog,
+    pub connect_dialog: crate::gui::shell::connect::ConnectDialog,
     /// A capture of this machine, while it runs.
-    pub live: Option<super::live::LiveCapture>,
+    pub live: Option<crate::gui::live::LiveCapture>,
     /// The temporary folders this window made (the demo's, a capture's store), removed
     /// when it closes.
     pub(super) made_dirs: Vec<std::path::PathBuf>,
@@ -219,7 +219,7 @@ impl FlintApp {
             focus_search: false,
             title: String::new(),
             compare: CompareState::default(),
-            connect_dialog: super::connect::ConnectDialog::default(),
+            connect_dialog: crate::gui::shell::connect::ConnectDialog::default(),
             live: None,
             made_dirs: Vec::new(),
             panel_sizes: PanelSizes::default(),
@@ -364,7 +364,7 @@ impl FlintApp {
         let querying = self
             .timeline
             .as_ref()
-            .is_some_and(super::timeline::Timeline::querying);
+            .is_some_and(crate::gui::time::timeline::Timeline::querying);
         let busy = self.job.is_some() || !self.pending.is_empty() || querying;
         if busy || self.current.is_some() || self.comparing() {
             return;
@@ -589,8 +589,8 @@ impl FlintApp {
         if self.timeline.is_some() {
             let panel = egui::Panel::top(PLOT_PANEL)
                 .resizable(true)
-                .default_size(super::timeline::PANEL_HEIGHT)
-                .min_size(super::timeline::PANEL_MIN_HEIGHT);
+                .default_size(crate::gui::time::timeline::PANEL_HEIGHT)
+                .min_size(crate::gui::time::timeline::PANEL_MIN_HEIGHT);
             let mut size = self.panel_sizes.plot;
             size.show(ui, PLOT_PANEL, true, panel, |ui| self.timeline_panel(ui));
             self.panel_sizes.plot = size;
@@ -650,14 +650,14 @@ impl eframe::App for FlintApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.stop_capture();
         for dir in self.made_dirs.drain(..) {
-            super::temp_dirs::remove(&dir);
+            crate::gui::shell::temp_dirs::remove(&dir);
         }
     }
 
     /// Remembers the recent connections (URLs only, never tokens).
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         storage.set_string(
-            super::connect::RECENT_KEY,
+            crate::gui::shell::connect::RECENT_KEY,
             self.connect_dialog.recent.join("\n"),
         );
     }

@@ -1,51 +1,15 @@
 //! The desktop window: a flame graph (icicle by default) with a top table, search,
 //! filters and export, over profiles loaded and recomputed on background threads.
 
-mod allocator;
 pub mod app;
-pub mod colors;
 pub mod compare;
-pub mod connect;
-pub mod demo;
-pub mod dialogs;
-pub mod diff_job;
-pub mod diff_table;
-pub mod diff_view;
-pub mod filters;
-pub mod flame;
 pub mod live;
-pub mod loader;
-pub mod plot;
-pub mod selector_bar;
-pub mod time_jobs;
-pub mod timeline;
-pub mod top_table;
+pub mod shell;
+pub mod time;
+pub mod view;
 
-mod input;
-mod menu_bar;
-mod panel_size;
-mod panels;
-mod status_bar;
-mod temp_dirs;
-mod toolbar;
-mod zoom;
-
-#[cfg(test)]
-mod compare_tests;
-#[cfg(test)]
-mod live_tests;
-#[cfg(test)]
-mod monkey_tests;
-#[cfg(test)]
-mod open_tests;
-#[cfg(test)]
-mod remote_tests;
-#[cfg(test)]
-mod test_fixtures;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod time_tests;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -53,7 +17,9 @@ use std::sync::{Arc, OnceLock};
 use profile_model::codec::DecodeOptions;
 
 use self::app::FlintApp;
-use self::loader::{Job, Settings, Source};
+use self::shell::{allocator, connect};
+use self::time::timeline;
+use self::view::loader::{Job, Settings, Source};
 
 /// The profile shown when the window is opened without a file.
 pub const DEMO_NAME: &str = "demo-cpu.pb.gz";

@@ -1,0 +1,274 @@
+//! The comparison job of compare mode: A and B combined and diffed on a worker
+//! thread, started and installed as the selections and settings change.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::Instant;
+
+use egui::Context;
+use profile_model::diff::{self, DiffMode, DiffRow};
+use profile_model::frames::FrameTable;
+use profile_model::{CallTree, Profile, View};
+
+use crate::gui::app::{FlintApp, SettingsKey};
+use crate::gui::compare::{Side, side_types};
+use crate::gui::view::flame::DiffValues;
+use crate::gui::view::loader::Settings;
+
+/// Everything the diff flame graph and table show.
+#[derive(Debug)]
+pub struct DiffLoaded {
+    /// Frames of the combined profile at the chosen granularity.
+    pub frames: FrameTable,
+    /// Call tree of the combined profile.
+    pub tree: CallTree,
+    /// Totals of every node in A.
+    pub totals_a: Vec<i64>,
+    /// Totals of every node in B.
+    pub totals_b: Vec<i64>,
+    /// Table of differences, sorted by |delta| in the default mode (the table orders
+    /// them for the mode shown).
+    pub rows: Vec<DiffRow>,
+    /// Unit of both sides.
+    pub unit: String,
+}
+
+impl DiffLoaded {
+    /// The totals of every node in `side`: its own flame graph's widths.
+    pub fn totals(&self, side: Side) -> &[i64] {
+        match side {
+            Side::A => &self.totals_a,
+            Side::B => &self.totals_b,
+        }
+    }
+
+    /// The total of `side`.
+    pub fn total(&self, side: Side) -> i64 {
+        self.totals(side).first().copied().unwrap_or(0)
+    }
+
+    /// A's total.
+    pub fn total_a(&self) -> i64 {
+        self.total(Side::A)
+    }
+
+    /// B's total.
+    pub fn total_b(&self) -> i64 {
+        self.total(Side::B)
+    }
+
+    /// The values of both sides for drawing, in `mode`.
+    pub fn values(&self, mode: DiffMode) -> DiffValues<'_> {
+        DiffValues {
+            a: &self.totals_a,
+            b: &self.totals_b,
+            total_a: self.total_a(),
+            total_b: self.total_b(),
+            mode,
+        }
+    }
+}
+
+/// The stages of a comparison job, for the progress line.
+pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "diffing", "aggregating"];
+
+/// Combines A and B and builds the diff tree, totals and table; `Ok(None)` when
+/// cancelled. A's and B's own flame graphs are drawn from the same tree with each
+/// side's totals (a node a side has nothing in is left out of its graph), so that no
+/// tree of their own is built or held beside it.
+pub fn compute_diff(
+    a: &Profile,
+    b: &Profile,
+    type_name: &str,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    stage: &dyn Fn(usize),
+) -> Result<Option<Box<DiffLoaded>>, String> {
+    let (at, bt) = side_types(a, b, type_name);
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    stage(0);
+    let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(1);
+    let view = View::new(&combined, &settings.options);
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(2);
+    let rows = diff::diff_rows(&view, &combined, DiffMode::default());
+    let unit = combined
+        .sample_types
+        .get(diff::B)
+        .map_or_else(String::new, |t| combined.str(t.unit).to_string());
+    if cancelled() {
+        return Ok(None);
+    }
+    stage(3);
+    // The combined profile (both sides' stacks again) is let go once its stacks are
+    // read, before the tree is assembled: the comparison's peak memory.
+    let mut tree = CallTree::build_consuming(combined, &view.frames, &view.filter);
+    if settings.invert {
+        tree = tree.inverted(&view.frames);
+    }
+    let totals_a = tree.totals(diff::A);
+    let totals_b = tree.totals(diff::B);
+    if cancelled() {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(DiffLoaded {
+        frames: view.frames,
+        tree,
+        totals_a,
+        totals_b,
+        rows,
+        unit,
+    })))
+}
+
+/// What a comparison is computed for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffKey {
+    a: u64,
+    b: u64,
+    type_name: String,
+    settings: SettingsKey,
+}
+
+type DiffResult = Result<Option<Box<DiffLoaded>>, String>;
+
+/// A comparison running on a worker thread.
+pub struct DiffJob {
+    pub(crate) key: DiffKey,
+    started: Instant,
+    stage: Arc<AtomicUsize>,
+    pub(crate) cancel: Arc<AtomicBool>,
+    rx: Receiver<DiffResult>,
+}
+
+impl DiffJob {
+    /// "Comparing A and B… (aggregating, 3/4, 0.4 s)".
+    pub fn progress_text(&self) -> String {
+        let stage = self.stage.load(Ordering::Relaxed);
+        format!(
+            "Comparing A and B… ({}, {}/{}, {:.1} s)",
+            DIFF_STAGES.get(stage).copied().unwrap_or(""),
+            stage + 1,
+            DIFF_STAGES.len(),
+            self.started.elapsed().as_secs_f32()
+        )
+    }
+}
+
+impl FlintApp {
+    fn diff_key(&self) -> Option<DiffKey> {
+        let tl = self.timeline.as_ref()?;
+        let c = &self.compare;
+        c.a.as_ref()?;
+        c.b.as_ref()?;
+        Some(DiffKey {
+            a: c.a_generation,
+            b: c.b_generation,
+            type_name: tl.types.get(tl.type_index)?.sample_type.clone(),
+            settings: SettingsKey {
+                sample_type: None,
+                ..self.wanted_key()
+            },
+        })
+    }
+
+    /// Installs a finished comparison and starts one when the selections or the
+    /// settings changed.
+    pub(crate) fn poll_compare(&mut self, ctx: &Context) {
+        if let Some(job) = &self.compare.job {
+            match job.rx.try_recv() {
+                Err(TryRecvError::Empty) => {}
+                result => {
+                    let result =
+                        result.unwrap_or_else(|_| Err("compare: the worker stopped".to_string()));
+                    if let Some(job) = self.compare.job.take()
+                        && !job.cancel.load(Ordering::Relaxed)
+                    {
+                        self.install_diff(job.key, result);
+                    }
+                }
+            }
+        }
+        if !self.compare.enabled {
+            return;
+        }
+        let Some(key) = self.diff_key() else {
+            return;
+        };
+        let running = self.compare.job.as_ref().is_some_and(|j| j.key == key);
+        if running || self.compare.result_key.as_ref() == Some(&key) {
+            return;
+        }
+        let settings = match self.settings_for(&key.settings) {
+            Ok(s) => s,
+            Err(e) => {
+                self.filter_error = Some(e);
+                return;
+            }
+        };
+        let (Some(a), Some(b)) = (&self.compare.a, &self.compare.b) else {
+            return;
+        };
+        let (a, b) = (Arc::clone(&a.profile), Arc::clone(&b.profile));
+        if let Some(old) = self.compare.job.take() {
+            old.cancel.store(true, Ordering::Relaxed);
+        }
+        // The normal view, hidden while comparing, is not held whole beside the
+        // comparison: a large one is set aside until compare mode is left.
+        self.hide_large_view();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stage = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        let type_name = key.type_name.clone();
+        let job = DiffJob {
+            key,
+            started: Instant::now(),
+            stage: Arc::clone(&stage),
+            cancel: Arc::clone(&cancel),
+            rx,
+        };
+        let work = move || {
+            let set = |s: usize| stage.store(s, Ordering::Relaxed);
+            compute_diff(&a, &b, &type_name, &settings, &cancel, &set)
+        };
+        if self.sync_jobs {
+            let result = work();
+            self.install_diff(job.key, result);
+        } else {
+            let ctx = ctx.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(work());
+                ctx.request_repaint();
+            });
+            self.compare.job = Some(job);
+        }
+    }
+
+    fn install_diff(&mut self, key: DiffKey, result: DiffResult) {
+        match result {
+            Ok(Some(res)) => {
+                let c = &mut self.compare;
+                c.result = Some(Arc::from(res));
+                c.result_key = Some(key);
+                c.result_generation += 1;
+                c.error = None;
+                c.hovered = None;
+                c.side_hovered = None;
+                c.zooms = Default::default();
+            }
+            Ok(None) => {}
+            Err(e) => {
+                // Do not retry the same comparison forever.
+                self.compare.result_key = Some(key);
+                self.compare.error = Some(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The central panel of compare mode: A's and B's flame graphs side by side over the
+//! diff flame graph, with the legend, the mode options and the hover texts.
+
+use egui::{Align, Key, Label, Layout, Rect, RichText, Ui, UiBuilder, pos2, vec2};
+use profile_model::diff::DiffMode;
+use profile_model::layout::{FlameRect, RectKind};
+use profile_model::{CallTree, units};
+
+use crate::gui::app::FlintApp;
+use crate::gui::compare::diff_job::DiffLoaded;
+use crate::gui::compare::{DIFF_GRAPH, GraphZoom, Side, legend_text, node_colors, side_name};
+use crate::gui::view::colors;
+use crate::gui::view::filters::SearchState;
+use crate::gui::view::flame::{self, FlameInput, NodeStyle};
+
+/// "hovered: crypto/sha256.block — more in B (+0.38 s, +1.20%)": the change as the
+/// diff table shows it in `mode`.
+pub fn diff_hover_text(res: &DiffLoaded, mode: DiffMode, h: &FlameRect) -> String {
+    match h.kind {
+        RectKind::Node(n) => {
+            let values = res.values(mode);
+            let delta = values.delta(n);
+            format!(
+                "hovered: {} — {} ({}, {:+.2}%)",
+                flame::node_name(&res.tree, &res.frames, n),
+                flame::change_name(values.change(n)),
+                flame::signed(delta.value, &res.unit),
+                delta.percent
+            )
+        }
+        RectKind::Hidden { count, .. } => format!("hovered: {count} narrow frames"),
+    }
+}
+
+impl FlintApp {
+    /// The text of the frame hovered in the diff flame graph, or in A's or B's
+    /// ("hovered: main.fib — 1.23 s (30.1%) in A"); also in the status bar.
+    pub fn compare_hover_text(&self) -> Option<String> {
+        let res = self.compare.result.as_ref()?;
+        if let Some(h) = self.compare.hovered.as_ref() {
+            return Some(diff_hover_text(res, self.compare.mode, h));
+        }
+        let (side, h) = self.compare.side_hovered.as_ref()?;
+        let line = crate::gui::shell::status_bar::hovered_line(
+            &res.tree,
+            &res.frames,
+            res.total(*side),
+            &res.unit,
+            h,
+        );
+        Some(format!("{line} in {}", side.letter()))
+    }
+
+    /// `A` or `A {endpoint="/api/sort"}`: a side's name and the matchers of its
+    /// selection (of its selector before it has one).
+    pub fn side_label(&self, side: Side) -> String {
+        let matchers = match (self.compare.picked(side), &self.compare.selectors) {
+            (Some(p), _) => p.matchers.as_slice(),
+            (None, Some(sels)) => sels[side as usize].as_slice(),
+            (None, None) => &[],
+        };
+        side_name(side, matchers)
+    }
+
+    /// `A {endpoint="/api/sort"}: 12:39:12, 1 profile, 2.26 s`: the caption of A's or
+    /// B's flame graph.
+    pub fn side_caption(&self, side: Side) -> String {
+        match self.side_parts(side) {
+            Ok((name, when, what)) => format!("{name}: {when}, {what}"),
+            Err(text) => text,
+        }
+    }
+
+    /// A side's name, when it was selected, and "1 profile, 2.26 s" (with the
+    /// comparison's total of the side once there is one); or the whole text while the
+    /// side is being merged or not selected.
+    fn side_parts(&self, side: Side) -> Result<(String, String, String), String> {
+        let name = self.side_label(side);
+        if let Some(text) = self.side_merging(side, &name) {
+            return Err(text);
+        }
+        let Some(p) = self.compare.picked(side) else {
+            let carried = self.timeline.as_ref().and_then(|tl| {
+                let time = tl.selection.filter(|_| self.compare.waits_to_carry(side))?;
+                Some(crate::gui::time::timeline::describe_time(
+                    time,
+                    tl.step_nanos,
+                ))
+            });
+            return Err(match carried {
+                // Merged: its view is being made, then it is A.
+                Some(when) => format!("{name}: {when} (making its view)"),
+                None => format!("{name}: not selected"),
+            });
+        };
+        let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
+            crate::gui::time::timeline::describe_time(p.time, tl.step_nanos)
+        });
+        let total = self.compare.result.as_ref().map_or_else(String::new, |r| {
+            format!(", {}", units::readable(r.total(side), &r.unit))
+        });
+        Ok((
+            name,
+            when,
+            format!(
+                "{}{total}",
+                crate::gui::time::timeline::profiles_text(p.count)
+            ),
+        ))
+    }
+
+    /// Search matches of the frames of A, B and the diff, for the search box's text.
+    fn refresh_compare_search(&mut self, res: &DiffLoaded) {
+        let key = (
+            self.search.text.clone(),
+            self.search.regex,
+            self.compare.result_generation,
+        );
+        if self.compare.matches_key.as_ref() == Some(&key) {
+            return;
+        }
+        self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
+            Ok(Some(re)) => {
+                self.search.error = None;
+                Some(CallTree::frame_matches(&res.frames, &re))
+            }
+            Ok(None) => {
+                self.search.error = None;
+                None
+            }
+            Err(e) => {
+                self.search.error = Some(e);
+                None
+            }
+        };
+        self.compare.matches_key = Some(key);
+    }
+
+    /// A's or B's flame graph with its caption, Reset and Back, in `ui`.
+    fn side_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, side: Side) {
+        let i = side as usize;
+        let caption = self.side_caption(side);
+        let z = &mut self.compare.zooms[i];
+        if z.zoom as usize >= res.tree.len() {
+            z.reset();
+        }
+        ui.horizontal(|ui| {
+            // The caption gives way to Reset and Back where the side is narrow (whole
+            // on hover): a caption wider than the side would widen it over B's.
+            let zoomed = self.compare.zooms[i].zoom != CallTree::ROOT;
+            let reserved = ZOOM_BUTTONS_WIDTH + if zoomed { ZOOM_NAME_WIDTH } else { 0.0 };
+            let room = (ui.available_width() - reserved).max(0.0);
+            ui.scope(|ui| {
+                ui.set_max_width(room);
+                ui.add(Label::new(RichText::new(caption).strong()).truncate());
+            });
+            let z = &mut self.compare.zooms[i];
+            zoom_buttons(ui, z, &res.tree, true);
+            if z.zoom != CallTree::ROOT {
+                let name = flame::node_name(&res.tree, &res.frames, z.zoom);
+                ui.add(egui::Label::new(format!("› {name}")).truncate());
+            }
+        });
+        if res.total(side) <= 0 {
+            ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
+            return;
+        }
+        let input = FlameInput {
+            tree: &res.tree,
+            frames: &res.frames,
+            totals: res.totals(side),
+            colors: &self.compare.side_colors,
+            matches: self.compare.matches.as_deref(),
+            selected: None,
+            unit: &res.unit,
+        };
+        let label = match side {
+            Side::A => "flame graph A",
+            Side::B => "flame graph B",
+        };
+        let out = flame::show_labeled(
+            ui,
+            &input,
+            &NodeStyle::default(),
+            label,
+            self.compare.zooms[i].zoom,
+            self.flame.flipped,
+            res.tree.max_depth(),
+        );
+        if let Some(h) = out.hovered {
+            self.compare.side_hovered = Some((side, h));
+        }
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[i].zoom_to(node);
+        }
+        self.compare.side_last[i] = Some((out.canvas, out.params, out.rects));
+    }
+
+    /// `A: 12:01:00–12:05:00 (merging 2/25 profiles)` while side `side` (named
+    /// `name`) is being merged.
+    fn side_merging(&self, side: Side, name: &str) -> Option<String> {
+        let tl = self.timeline.as_ref()?;
+        // The selection that becomes A once merged is A's merge until then.
+        let q = tl.query_of(Some(side)).or_else(|| {
+            tl.query_of(None)
+                .filter(|_| self.compare.waits_to_carry(side))
+        })?;
+        Some(format!(
+            "{name}: {} ({})",
+            crate::gui::time::timeline::describe_time(q.time, tl.step_nanos),
+            q.progress_text()
+        ))
+    }
+
+    /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
+    pub fn compare_sides_text(&self) -> String {
+        let side = |side| match self.side_parts(side) {
+            Ok((name, when, what)) => format!("{name}: {when} ({what})"),
+            Err(text) => text,
+        };
+        format!("{} · {}", side(Side::A), side(Side::B))
+    }
+
+    /// The central panel in compare mode: options, legend and the diff flame graph.
+    pub(crate) fn compare_central(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut self.compare.mode, DiffMode::Relative, "relative")
+                .on_hover_text("each side as a share of its own total");
+            ui.radio_value(&mut self.compare.mode, DiffMode::Absolute, "absolute")
+                .on_hover_text("raw values: a longer selection counts more");
+            ui.separator();
+            ui.checkbox(&mut self.compare.widths_from_a, "widths from A")
+                .on_hover_text("size frames by A (frames only in A become visible)");
+            ui.separator();
+            ui.add(Label::new(self.compare_sides_text()).truncate());
+        });
+        let Some(res) = self.compare.result.clone() else {
+            ui.label(legend_text(self.compare.mode));
+            ui.centered_and_justified(|ui| {
+                if let Some(job) = &self.compare.job {
+                    ui.label(job.progress_text());
+                } else if let Some(e) = &self.compare.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                } else if self.compare.carry_waiting {
+                    ui.label(CARRY_HINT);
+                } else {
+                    ui.label(pick_hint(
+                        self.compare.target,
+                        self.compare.picked(self.compare.target).is_some(),
+                    ));
+                }
+            });
+            return;
+        };
+        let dark = ui.visuals().dark_mode;
+        self.refresh_compare_search(&res);
+        if !ui.ctx().egui_wants_keyboard_input() {
+            let (escape, back) =
+                ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+            if escape {
+                for z in &mut self.compare.zooms {
+                    z.reset();
+                }
+            }
+            if back {
+                self.compare.zooms[DIFF_GRAPH].back(&res.tree);
+            }
+        }
+        let side_key = (self.compare.result_generation, dark, self.flame.color_mode);
+        if self.compare.side_colors_key != Some(side_key) {
+            self.compare.side_colors =
+                colors::frame_colors(&res.frames.frames, self.flame.color_mode, dark);
+            self.compare.side_colors_key = Some(side_key);
+        }
+        // A and B side by side on the top 40%, the diff below.
+        self.compare.side_hovered = None;
+        let full = ui.available_rect_before_wrap();
+        let gap = 10.0;
+        let top_height = (full.height() * 0.4).round().max(80.0);
+        let half = ((full.width() - gap) / 2.0).max(0.0);
+        for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
+            let r = Rect::from_min_size(
+                pos2(full.left() + i as f32 * (half + gap), full.top()),
+                vec2(half, top_height),
+            );
+            let mut child = ui.new_child(
+                UiBuilder::new()
+                    .max_rect(r)
+                    .id_salt(("compare side", i))
+                    .layout(Layout::top_down(Align::Min)),
+            );
+            self.side_graph(&mut child, &res, side);
+        }
+        let x = full.left() + half + gap / 2.0;
+        ui.painter().vline(
+            x,
+            full.top()..=full.top() + top_height,
+            ui.visuals().widgets.noninteractive.bg_stroke,
+        );
+        ui.advance_cursor_after_rect(Rect::from_min_size(
+            full.min,
+            vec2(full.width(), top_height),
+        ));
+        ui.separator();
+        self.diff_graph(ui, &res);
+    }
+
+    /// The diff flame graph under its legend, Reset and Back.
+    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded) {
+        let dark = ui.visuals().dark_mode;
+        let mode = self.compare.mode;
+        let values = res.values(mode);
+        let colors_key = (self.compare.result_generation, mode, dark);
+        if self.compare.colors_key != Some(colors_key) {
+            self.compare.colors = node_colors(&values, res.tree.len(), dark);
+            self.compare.colors_key = Some(colors_key);
+        }
+        let z = &mut self.compare.zooms[DIFF_GRAPH];
+        if z.zoom as usize >= res.tree.len() {
+            z.reset();
+        }
+        ui.label(legend_text(mode));
+        ui.horizontal(|ui| {
+            ui.strong("diff (B − A)");
+            let z = &mut self.compare.zooms[DIFF_GRAPH];
+            zoom_buttons(ui, z, &res.tree, false);
+            if z.zoom != CallTree::ROOT {
+                ui.label(format!(
+                    "zoom: {}",
+                    flame::node_name(&res.tree, &res.frames, z.zoom)
+                ));
+            }
+        });
+        let totals = if self.compare.widths_from_a {
+            &res.totals_a
+        } else {
+            &res.totals_b
+        };
+        if totals.first().copied().unwrap_or(0) <= 0 {
+            ui.centered_and_justified(|ui| {
+                ui.label("no samples on this side: try the other width")
+            });
+            return;
+        }
+        let input = FlameInput {
+            tree: &res.tree,
+            frames: &res.frames,
+            totals,
+            colors: &[],
+            matches: self.compare.matches.as_deref(),
+            selected: self.compare.selected,
+            unit: &res.unit,
+        };
+        let nodes = NodeStyle {
+            node_colors: Some(&self.compare.colors),
+            diff: Some(values),
+        };
+        let out = flame::show_labeled(
+            ui,
+            &input,
+            &nodes,
+            "diff flame graph",
+            self.compare.zooms[DIFF_GRAPH].zoom,
+            self.flame.flipped,
+            res.tree.max_depth(),
+        );
+        self.compare.hovered = out.hovered;
+        if let Some(clicked) = out.clicked
+            && let RectKind::Node(node) = clicked.kind
+        {
+            self.compare.zooms[DIFF_GRAPH].zoom_to(node);
+        }
+        self.compare.last = Some((out.canvas, out.params, out.rects));
+    }
+}
+
+/// Room kept for Reset and Back beside a side's caption (points).
+const ZOOM_BUTTONS_WIDTH: f32 = 110.0;
+
+/// Room kept for the name of the frame a side is zoomed into (points).
+const ZOOM_NAME_WIDTH: f32 = 140.0;
+
+/// Reset and Back buttons of one graph's zoom (small ones for the A and B graphs).
+fn zoom_buttons(ui: &mut egui::Ui, z: &mut GraphZoom, tree: &CallTree, small: bool) {
+    let button = |text: &str| {
+        let b = egui::Button::new(text);
+        if small { b.small() } else { b }
+    };
+    if ui
+        .add_enabled(z.zoom != CallTree::ROOT, button("Reset"))
+        .on_hover_text("show everything (Esc)")
+        .clicked()
+    {
+        z.reset();
+    }
+    if ui
+        .add_enabled(
+            !z.history.is_empty() || z.zoom != CallTree::ROOT,
+            button("Back"),
+        )
+        // Backspace goes back in the diff graph only.
+        .on_hover_text(if small {
+            "previous zoom"
+        } else {
+            "previous zoom (Backspace)"
+        })
+        .clicked()
+    {
+        z.back(tree);
+    }
+}
+
+/// What compare mode says while the selection shown when it was switched on is still
+/// being merged (its progress is on the line above).
+pub const CARRY_HINT: &str = "the selection being merged becomes A once it is shown; \
+     or click a point or drag a range on the plot to select another A (before)";
+
+/// What to do next in compare mode before there is a comparison: the side the next
+/// pick sets, and whether it replaces a selection that side has (A carried over from
+/// the view shown when compare mode was switched on).
+pub fn pick_hint(target: Side, picked: bool) -> String {
+    let side = match target {
+        Side::A => "A (before)",
+        Side::B => "B (after)",
+    };
+    if !picked {
+        return format!("click a point or drag a range on the plot to select {side}");
+    }
+    let other = match target {
+        Side::A => "B",
+        Side::B => "A",
+    };
+    format!(
+        "click a point or drag a range on the plot to select {side} again, \
+         or choose \"select {other}\" above to pick the other side"
+    )
+}

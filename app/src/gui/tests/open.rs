@@ -1,0 +1,154 @@
+//! Opening from the window: a file opened from the time mode, a folder opened over a
+//! file, and the window's own prompt for a path where no system file dialog can be
+//! shown (no xdg-desktop-portal).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use profile_model::codec;
+
+use crate::gui::app::FlintApp;
+use crate::gui::shell::dialogs::{ExportKind, PathPrompt, Purpose};
+use crate::gui::tests::fixtures::{FILES, fixture, fixture_dir, window};
+use crate::gui::time::timeline::CLICK_HINT;
+
+/// A window showing `FILES[0]` on its own.
+fn file_window() -> Harness<'static, FlintApp> {
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_path(&ctx, fixture(FILES[0]));
+    h.run_steps(4);
+    assert_eq!(h.state().current.as_ref().unwrap().name, FILES[0]);
+    h
+}
+
+#[test]
+fn a_file_opened_from_the_time_mode_replaces_the_plot() {
+    let dir = fixture_dir("open-file");
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_dir(&ctx, dir.clone());
+    h.run_steps(4);
+    assert!(h.query_by_label("Merge").is_some(), "time mode");
+    h.state_mut().open_path(&ctx, fixture(FILES[1]));
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.timeline.is_none(), "the plot is gone");
+    assert_eq!(app.current.as_ref().unwrap().name, FILES[1]);
+    assert!(h.query_by_label("Merge").is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_folder_opened_over_a_file_shows_its_plot_and_not_the_files_view() {
+    let dir = fixture_dir("open-dir");
+    let mut h = file_window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_path(&ctx, dir.clone());
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.timeline.as_ref().unwrap().source.is_some(), "indexed");
+    assert!(app.current.is_none(), "the file's view is dropped");
+    let name = dir.file_name().unwrap().to_string_lossy();
+    assert_eq!(
+        app.title,
+        format!("flint — {name}"),
+        "the title names the folder"
+    );
+    h.get_by_label(CLICK_HINT);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_prompt_opens_the_folder_typed_and_refuses_a_missing_path() {
+    let dir = fixture_dir("prompt-open");
+    let mut h = file_window();
+    let prompt = PathPrompt::new("Open a profile", Purpose::Open, "");
+    h.state_mut().path_prompt = Some(prompt);
+    h.run_steps(2);
+    let missing = dir.join("missing.pb.gz");
+    h.state_mut().path_prompt.as_mut().unwrap().path = missing.display().to_string();
+    h.run_steps(1);
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    let refused = format!("no such file or directory: {}", missing.display());
+    h.get_by_label(&refused);
+    assert!(h.state().path_prompt.is_some(), "still asking");
+    assert_eq!(
+        h.state().current.as_ref().unwrap().name,
+        FILES[0],
+        "view kept"
+    );
+
+    h.state_mut().path_prompt.as_mut().unwrap().path = dir.display().to_string();
+    h.run_steps(1);
+    h.get_by_label("Open").click();
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.path_prompt.is_none(), "the prompt is closed");
+    assert!(
+        app.timeline.as_ref().unwrap().source.is_some(),
+        "the folder is open"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_prompt_exports_the_view_where_typed_and_cancel_writes_nothing() {
+    let dir = fixture_dir("prompt-save");
+    let mut h = file_window();
+    let path = dir.join("view.pb.gz");
+
+    h.state_mut().path_prompt = h.state().export_prompt(ExportKind::Pprof);
+    h.run_steps(2);
+    let offered = h.state().path_prompt.as_ref().unwrap().path.clone();
+    assert!(offered.ends_with("cpu-1.view.pb.gz"), "{offered}");
+    h.state_mut().path_prompt.as_mut().unwrap().path = path.display().to_string();
+    h.run_steps(1);
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.state().path_prompt.is_none());
+    assert!(!path.exists(), "cancel writes nothing");
+
+    h.state_mut().path_prompt = h.state().export_prompt(ExportKind::Pprof);
+    h.state_mut().path_prompt.as_mut().unwrap().path = path.display().to_string();
+    h.run_steps(1);
+    h.get_by_label("Save").click();
+    // The export is written on a thread of its own.
+    let started = Instant::now();
+    while h.state().message.is_none() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+        h.run_steps(1);
+    }
+    let expected = format!("exported {}", path.display());
+    assert_eq!(h.state().message, Some((expected, false)));
+    let written = codec::decode(&std::fs::read(&path).unwrap()).unwrap();
+    let cur = h.state().current.clone().unwrap();
+    assert_eq!(written.total(cur.sample_type), cur.totals[0]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn several_files_open_merged_as_pprof_merges_them() {
+    let mut h = window();
+    let paths: Vec<_> = FILES[..2].iter().map(|f| fixture(f)).collect();
+    h.state_mut()
+        .open(crate::gui::view::loader::Source::Paths(paths));
+    let waiting = Instant::now();
+    while h.state().current.is_none() {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "never opened");
+        h.run_steps(1);
+    }
+    let cur = h.state().current.clone().unwrap();
+    assert_eq!(cur.name, "cpu-1.pb.gz + 1 more");
+    // The total shown is the two files' together, of the type pprof shows by default.
+    let total_of = |name: &str| {
+        let p = codec::decode(&std::fs::read(fixture(name)).unwrap()).unwrap();
+        p.total(p.default_sample_index())
+    };
+    assert_eq!(cur.totals[0], total_of(FILES[0]) + total_of(FILES[1]));
+    assert_eq!(cur.path, None);
+}

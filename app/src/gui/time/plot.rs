@@ -1,0 +1,869 @@
+//! The plot panel of time mode: the series over time, presets, the selection and
+//! A/B marks, and the clicks and drags that select; plus the series as drawn.
+
+use capture::{ProfileType, QueryTime, Series, TimeRange};
+use egui::{Color32, PointerButton, Ui};
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points, Span, Text, VLine};
+use profile_model::units;
+
+use crate::gui::app::FlintApp;
+use crate::gui::compare::Side;
+use crate::gui::time::selector_bar::{nearest_series, series_matchers};
+use crate::gui::time::timeline::{
+    MAX_SERIES, Origin, PlotSeries, RangeFields, Timeline, date_hms, drag_to_range, snap_click,
+    time_grid_steps, time_label, value_grid_steps, value_label,
+};
+
+/// How far (in pixels) from a point a click still selects that point's bucket.
+const CLICK_SNAP_PX: f64 = 8.0;
+
+/// How far (in pixels) from a line a click is still a click on that line.
+const LINE_PICK_PX: f64 = 12.0;
+
+/// The plot's id, under which egui_plot keeps its memory (bounds).
+const PLOT_ID: &str = "flint timeline plot";
+
+/// What the plot items (line and markers) of the `k`th segment of the `i`th series
+/// are identified by.
+fn series_key(i: usize, k: usize) -> (&'static str, usize, usize) {
+    ("flint series", i, k)
+}
+
+/// Width of the legend beside the plot (points), at most a third of the panel.
+const LEGEND_WIDTH: f32 = 260.0;
+
+/// Height of one legend entry (points).
+const LEGEND_ROW: f32 = 20.0;
+
+/// How to use the plot, under it (shortened where the window is narrow; whole on hover).
+const PLOT_HINT: &str = "click a point or drag a range to select; Shift+click a line or a legend \
+    entry to filter by its labels; scroll to pan and Ctrl+scroll to zoom the time ('all' shows \
+    everything)";
+
+/// What a click on a legend entry asks for.
+enum LegendClick {
+    /// Switch the series' line on or off.
+    Toggle(usize),
+    /// Filter by the series' labels (Shift+click).
+    Filter(usize),
+}
+
+/// *range…* and its fields: the view moved to a time range typed as `flint top
+/// --from/--to` take it (true: a server's series must be loaded again).
+fn typed_range(ui: &mut Ui, tl: &mut Timeline) -> bool {
+    let button = ui.button("range…").on_hover_text(
+        "show a time range typed in: RFC 3339 times (2026-11-30T14:00:00Z), now-1h, or \
+         nanoseconds since the epoch",
+    );
+    let popup_id = egui::Popup::default_response_id(&button);
+    if button.clicked() && !egui::Popup::is_id_open(ui.ctx(), popup_id) {
+        let (start, end) = tl
+            .last_view
+            .map_or_else(|| tl.whole_bounds(), |(a, b, _)| (a, b));
+        tl.range = RangeFields::of_view(start, end);
+    }
+    let error_color = ui.visuals().error_fg_color;
+    let mut apply = false;
+    egui::Popup::from_toggle_button_response(&button)
+        .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+        .show(|ui| {
+            ui.set_min_width(330.0);
+            let mut enter = false;
+            for (name, text) in [("from", &mut tl.range.from), ("to", &mut tl.range.to)] {
+                ui.horizontal(|ui| {
+                    ui.add_sized([36.0, 20.0], egui::Label::new(name));
+                    let field =
+                        ui.add(egui::TextEdit::singleline(text).min_size(egui::vec2(280.0, 0.0)));
+                    enter |= field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                });
+            }
+            apply = ui.button("Show").clicked() || enter;
+            if let Some(e) = &tl.range.error {
+                ui.colored_label(error_color, e);
+            }
+        });
+    if !apply {
+        return false;
+    }
+    match tl.range.parse(capture::time::now_nanos()) {
+        Ok(range) => {
+            tl.range.error = None;
+            egui::Popup::close_id(ui.ctx(), popup_id);
+            tl.show_range(range.start_nanos, range.end_nanos)
+        }
+        Err(e) => {
+            tl.range.error = Some(e);
+            false
+        }
+    }
+}
+
+/// The legend beside the plot, `height` points tall (scrolled when the series do not
+/// fit): one checkbox per series, in its color, that switches its line on or off;
+/// Shift+click filters by its labels instead. The entry under the pointer, and what a
+/// click asks for.
+fn legend(
+    ui: &mut Ui,
+    series: &[PlotSeries],
+    hidden: &std::collections::BTreeSet<String>,
+    height: f32,
+) -> (Option<usize>, Option<LegendClick>) {
+    let shift = ui.input(|i| i.modifiers.shift);
+    let (mut hovered, mut click) = (None, None);
+    ui.vertical(|ui| {
+        ui.set_width(ui.available_width());
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+        egui::ScrollArea::vertical()
+            .id_salt("plot legend")
+            .max_height(height)
+            .auto_shrink([false, true])
+            .show_rows(ui, LEGEND_ROW, series.len(), |ui, rows| {
+                for i in rows {
+                    let Some(s) = series.get(i) else { continue };
+                    let mut on = !hidden.contains(&s.name);
+                    let text = egui::RichText::new(&s.name).color(series_color(i));
+                    let r = ui
+                        .checkbox(&mut on, text)
+                        .on_hover_text(format!("{}\nShift+click: filter by its labels", s.name));
+                    if r.hovered() {
+                        hovered = Some(i);
+                    }
+                    if r.clicked() {
+                        click = Some(if shift {
+                            LegendClick::Filter(i)
+                        } else {
+                            LegendClick::Toggle(i)
+                        });
+                    }
+                }
+            });
+    });
+    (hovered, click)
+}
+
+/// A series drawn with this many points or fewer also gets a marker on each: a lone
+/// point draws no line, and a few points are easier to aim at.
+const MARKED_POINTS: usize = 64;
+
+/// The color of the `i`th series: egui_plot's own sequence (hues a golden ratio apart),
+/// given explicitly so that a series' line and markers share it.
+pub fn series_color(i: usize) -> Color32 {
+    let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
+    egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()
+}
+
+/// Points reduced to at most one per pixel column of a plot `width` pixels wide showing
+/// `x0..x1` (the mean of each column; the nearest point outside on each side is kept so
+/// that lines reach the edges).
+pub fn bucket_points(points: &[[f64; 2]], x0: f64, x1: f64, width: f32) -> Vec<PlotPoint> {
+    let columns = width.max(1.0) as usize;
+    let point = |p: &[f64; 2]| PlotPoint::new(p[0], p[1]);
+    if points.len() <= columns || x1 <= x0 {
+        return points.iter().map(point).collect();
+    }
+    let first = points.partition_point(|p| p[0] < x0);
+    let last = points.partition_point(|p| p[0] <= x1);
+    let mut out = Vec::with_capacity(columns + 2);
+    if first > 0 {
+        out.push(point(&points[first - 1]));
+    }
+    let step = (x1 - x0) / columns as f64;
+    let mut rest = &points[first..last];
+    let mut column = 0;
+    while let Some(next) = rest.first() {
+        // The next point's column, then every point before the following column: one
+        // comparison per point, and two additions.
+        let c = (((next[0] - x0) / step) as usize).clamp(column, columns - 1);
+        let end = if c + 1 == columns {
+            rest.len()
+        } else {
+            let boundary = x0 + (c + 1) as f64 * step;
+            rest.iter()
+                .position(|p| p[0] >= boundary)
+                .unwrap_or(rest.len())
+                .max(1)
+        };
+        let (bucket, tail) = rest.split_at(end);
+        out.push(point(&mean(bucket)));
+        rest = tail;
+        column = c + 1;
+    }
+    if last < points.len() {
+        out.push(point(&points[last]));
+    }
+    out
+}
+
+/// The mean of `points` (at least one).
+fn mean(points: &[[f64; 2]]) -> [f64; 2] {
+    let n = points.len() as f64;
+    let (sx, sy) = (points.iter()).fold((0.0, 0.0), |(sx, sy), p| (sx + p[0], sy + p[1]));
+    [sx / n, sy / n]
+}
+
+/// A line is broken where the time from one point to the next is more than this many
+/// times the series' median step: no profiles were there, and a line across would show
+/// values never measured (a process stopped for an hour, a folder of two days).
+const GAP_STEPS: f64 = 3.0;
+
+/// Where the line of `points` (sorted by time) breaks: the index of each point that
+/// follows a gap of more than [`GAP_STEPS`] times the median step between points.
+/// None for fewer than three points, whose steps tell no usual one.
+pub fn gap_starts(points: &[[f64; 2]]) -> Vec<usize> {
+    if points.len() < 3 {
+        return Vec::new();
+    }
+    let step = |w: &[[f64; 2]]| w[1][0] - w[0][0];
+    let mut steps: Vec<f64> = points.windows(2).map(step).collect();
+    let middle = steps.len() / 2;
+    let (_, median, _) = steps.select_nth_unstable_by(middle, f64::total_cmp);
+    let limit = *median * GAP_STEPS;
+    if limit <= 0.0 {
+        return Vec::new();
+    }
+    (points.windows(2).enumerate())
+        .filter(|(_, w)| step(w) > limit)
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// A series as drawn: its points, reduced to the plot's pixel columns, and where its
+/// line breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawnLine {
+    /// The points, in time order.
+    pub points: Vec<PlotPoint>,
+    /// The index in `points` of each segment's first point but the first segment's.
+    pub breaks: Vec<usize>,
+}
+
+impl DrawnLine {
+    /// The line's segments, each drawn on its own.
+    pub fn segments(&self) -> impl Iterator<Item = &[PlotPoint]> {
+        segments(&self.points, &self.breaks)
+    }
+}
+
+/// `items` cut before each of `breaks` (sorted indices into it).
+fn segments<'a, T>(items: &'a [T], breaks: &'a [usize]) -> impl Iterator<Item = &'a [T]> {
+    let ends = breaks.iter().copied().chain([items.len()]);
+    let starts = std::iter::once(0).chain(breaks.iter().copied());
+    starts.zip(ends).map(|(a, b)| &items[a..b])
+}
+
+/// Points of a series that its coarse copy averages into one ([`coarse_points`]).
+pub const COARSE: usize = 4;
+
+/// `points` averaged in runs of [`COARSE`] consecutive points, each segment between
+/// `breaks` on its own (a run never spans a gap), with the breaks of the result: what a
+/// view with many points per pixel column reduces instead of every point.
+pub fn coarse_points(points: &[[f64; 2]], breaks: &[usize]) -> (Vec<[f64; 2]>, Vec<usize>) {
+    map_segments(points, breaks, |segment| {
+        segment.chunks(COARSE).map(mean).collect()
+    })
+}
+
+/// Each segment of `items` (cut before each of `breaks`) made into items of its own by
+/// `each`, one after another, and the breaks between the made segments (an empty one
+/// makes none).
+fn map_segments<T, U>(
+    items: &[T],
+    breaks: &[usize],
+    mut each: impl FnMut(&[T]) -> Vec<U>,
+) -> (Vec<U>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut out_breaks = Vec::new();
+    for segment in segments(items, breaks) {
+        let made = each(segment);
+        if !out.is_empty() && !made.is_empty() {
+            out_breaks.push(out.len());
+        }
+        out.extend(made);
+    }
+    (out, out_breaks)
+}
+
+/// The points of `series` as drawn on a plot `width` points wide showing `x0..x1`: one
+/// point per pixel column for up to [`MAX_SERIES`] series, one per two columns beyond
+/// (*show all*), where more lines would only cost time without showing more; each
+/// segment between gaps reduced on its own, so that no column joins two. A series with
+/// at least twice [`COARSE`] points in view per column is reduced from its coarse copy:
+/// a quarter of the memory read (100 series of a day's 8,640 points are 13.8 MB, and
+/// reading them all pushed the drawing's own memory out of the caches), and each
+/// column still the mean of several runs.
+pub fn drawn_points(series: &[PlotSeries], x0: f64, x1: f64, width: f32) -> Vec<DrawnLine> {
+    let columns = if series.len() > MAX_SERIES {
+        width / 2.0
+    } else {
+        width
+    };
+    series
+        .iter()
+        .map(|s| {
+            let in_view =
+                s.points.partition_point(|p| p[0] <= x1) - s.points.partition_point(|p| p[0] < x0);
+            let (points, breaks) = if in_view as f32 >= 2.0 * COARSE as f32 * columns {
+                (&s.coarse, &s.coarse_breaks)
+            } else {
+                (&s.points, &s.breaks)
+            };
+            let (points, breaks) =
+                map_segments(points, breaks, |raw| bucket_points(raw, x0, x1, columns));
+            DrawnLine { points, breaks }
+        })
+        .collect()
+}
+
+/// What the plot's values are, by profile type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlotScale {
+    /// CPU nanoseconds per second of profiled time: CPU cores.
+    Cores,
+    /// A delta type's value per second of profiled time (samples/s, bytes/s).
+    PerSecond,
+    /// A snapshot's value as it is (bytes in use): per second means nothing for it.
+    Value,
+}
+
+impl PlotScale {
+    /// The scale for `series` of profiles of type `t`: a rate only for a delta type
+    /// with a duration to divide by (a Go heap profile's allocations have none: they
+    /// count from the program's start, and are drawn as they are).
+    pub fn of(t: &ProfileType, series: &[Series]) -> Self {
+        // No points (nothing matches): the type's own scale, for the axis' unit.
+        let mut points = series.iter().flat_map(|s| &s.points).peekable();
+        let timed = points.peek().is_none() || points.any(|p| p.duration_nanos > 0);
+        match (t.delta, t.sample_unit.as_str()) {
+            (true, _) if !timed => Self::Value,
+            (false, _) => Self::Value,
+            (true, "nanoseconds") => Self::Cores,
+            (true, _) => Self::PerSecond,
+        }
+    }
+
+    /// The y axis' unit for values in `unit`: "CPU cores", "<unit>/s" or "<unit>".
+    pub fn unit(self, unit: &str) -> String {
+        match self {
+            Self::Cores => "CPU cores".to_string(),
+            Self::PerSecond => format!("{unit}/s"),
+            Self::Value => unit.to_string(),
+        }
+    }
+
+    /// A value drawn in this scale, as the hover tells it, for values in `unit`:
+    /// `0.875 CPU cores`, `107.859 count/s`, `2.56 MiB`.
+    pub fn hover_text(self, y: f64, unit: &str) -> String {
+        match self {
+            Self::Cores => format!("{y:.3} CPU cores"),
+            Self::PerSecond => units::readable_per_second(y, unit),
+            Self::Value => units::readable_with_unit(y.round() as i64, unit),
+        }
+    }
+
+    /// The value drawn for point `p`.
+    pub fn y(self, p: &capture::Point) -> f64 {
+        match self {
+            Self::Cores => p.value_per_second * 1e-9,
+            Self::PerSecond => p.value_per_second,
+            Self::Value => p.value as f64,
+        }
+    }
+}
+
+/// Series as drawn: named, in display units (`scale`), largest first.
+pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
+    let mut out: Vec<PlotSeries> = series
+        .into_iter()
+        .map(|s| {
+            let name = if s.labels.is_empty() {
+                "total".to_string()
+            } else {
+                s.labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            PlotSeries::new(
+                name,
+                s.labels.into_iter().collect(),
+                s.points.iter().fold(0, |sum, p| sum.wrapping_add(p.value)),
+                s.points
+                    .iter()
+                    .map(|p| [p.time_nanos as f64 / 1e9, scale.y(p)])
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
+    out
+}
+
+impl FlintApp {
+    /// The plot panel: type, presets, the plot and the selection line.
+    pub(crate) fn timeline_panel(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        let selection_text = self.selection_text();
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let mut reload = false;
+        let mut reload_range = false;
+        // Wrapped: a narrow window moves the rest of the row to a second line rather
+        // than cutting off Compare's sides and "show all".
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(tl.origin.name());
+            if let Some(n) = tl.profiles {
+                ui.weak(crate::gui::time::timeline::profiles_text(n));
+            }
+            let before = tl.type_index;
+            let shown = tl
+                .types
+                .get(tl.type_index)
+                .map_or_else(String::new, ProfileType::friendly);
+            egui::ComboBox::from_id_salt("profile type")
+                .selected_text(shown)
+                .show_ui(ui, |ui| {
+                    for (i, t) in tl.types.iter().enumerate() {
+                        ui.selectable_value(&mut tl.type_index, i, t.friendly())
+                            .on_hover_text(t.to_string());
+                    }
+                })
+                .response
+                .on_hover_text("profile type plotted and selected");
+            reload = before != tl.type_index;
+            ui.separator();
+            let end = tl.span.end_nanos as f64 / 1e9;
+            let start = tl.span.start_nanos as f64 / 1e9;
+            for (label, secs) in [
+                ("15 min", 900.0),
+                ("1 h", 3600.0),
+                ("1 day", 86_400.0),
+                ("all", f64::INFINITY),
+            ] {
+                let server = matches!(tl.origin, Origin::Server(_));
+                let hint = if server {
+                    "up to now (all: the last week)"
+                } else {
+                    "relative to the end of the data"
+                };
+                if ui.button(label).on_hover_text(hint).clicked() {
+                    if server {
+                        // The server holds more than was asked for: ask for this range.
+                        let now = capture::time::now_nanos();
+                        let nanos = if secs.is_finite() {
+                            secs
+                        } else {
+                            7.0 * 86_400.0
+                        } * 1e9;
+                        reload_range = tl.show_range(now.saturating_sub(nanos as i64), now);
+                    } else if end - secs <= start {
+                        tl.pending_bounds = Some(tl.whole_bounds());
+                    } else {
+                        tl.pending_bounds = Some((end - secs, end));
+                    }
+                }
+            }
+            reload_range |= typed_range(ui, tl);
+            ui.separator();
+            // Compare and its sides stay on one line when the row wraps.
+            ui.horizontal(|ui| {
+                ui.toggle_value(&mut self.compare.enabled, "Compare")
+                    .on_hover_text(
+                        "compare two selections: A (before) and B (after), each with its own \
+                         selector",
+                    );
+                if self.compare.enabled {
+                    ui.radio_value(&mut self.compare.target, Side::A, "select A");
+                    ui.radio_value(&mut self.compare.target, Side::B, "select B");
+                }
+            });
+            ui.separator();
+            ui.checkbox(&mut tl.show_all, "show all")
+                .on_hover_text(format!(
+                    "draw every series, not only the {MAX_SERIES} largest"
+                ));
+            if tl.loading_series {
+                ui.weak("loading series…");
+            }
+            if let Some(n) = &tl.notice {
+                ui.colored_label(ui.visuals().warn_fg_color, n);
+            }
+        });
+        // No early return after asking for new series: the panel must be drawn whole
+        // every frame, or it would store a smaller size and shrink.
+        if reload {
+            tl.type_changed();
+            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
+            self.compare.clear();
+        }
+        if reload || reload_range {
+            self.load_series(&ctx);
+        }
+        // The selector row edits (and the plot shows) the selector of the side selected.
+        self.sync_side_selector(&ctx);
+        self.selector_row(ui);
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let unit = tl.y_unit();
+        let scale = tl.scale;
+        let sample_unit = tl
+            .types
+            .get(tl.type_index)
+            .map(|t| t.sample_unit.clone())
+            .unwrap_or_default();
+        let (vx0, vx1, width) = tl.last_view.unwrap_or((
+            tl.span.start_nanos as f64 / 1e9,
+            tl.span.end_nanos as f64 / 1e9,
+            800.0,
+        ));
+        let shown = if tl.show_all {
+            tl.series.len()
+        } else {
+            tl.series.len().min(MAX_SERIES)
+        };
+        let names: Vec<String> = tl.series[..shown].iter().map(|s| s.name.clone()).collect();
+        let pending = tl.pending_bounds.take();
+        // What is being merged is shown as selected already.
+        let merging = |side| tl.query_of(side).map(|q| q.time);
+        let selection = merging(None).or(tl.selection);
+        let step = tl.step_nanos;
+        let drag = tl.drag_start.zip(tl.drag_now);
+        let sides: Vec<(&str, QueryTime, Color32)> = if self.compare.enabled {
+            [
+                (
+                    Side::A,
+                    &self.compare.a,
+                    Color32::from_rgba_unmultiplied(255, 140, 0, 60),
+                ),
+                (
+                    Side::B,
+                    &self.compare.b,
+                    Color32::from_rgba_unmultiplied(170, 60, 255, 60),
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(side, p, c)| {
+                // The selection that becomes A once shown is drawn as A already.
+                let carried = selection.filter(|_| self.compare.waits_to_carry(side));
+                let time = merging(Some(side))
+                    .or(p.as_ref().map(|p| p.time))
+                    .or(carried)?;
+                Some((side.letter(), time, c))
+            })
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let selection = if self.compare.enabled {
+            None
+        } else {
+            selection
+        };
+        // The plot takes what the footer line leaves, so that the panel's content fills
+        // it exactly: a smaller content would be stored as the panel's new size and the
+        // panel would shrink a little with every frame.
+        let footer = ui.spacing().interact_size.y + ui.spacing().item_spacing.y * 2.0;
+        let height = (ui.available_height() - footer).max(60.0);
+        tl.plot_height = height;
+        let visible: Vec<bool> = tl.series[..shown]
+            .iter()
+            .map(|s| !tl.hidden.contains(&s.name))
+            .collect();
+        let highlighted = tl.legend_hovered;
+        let shift = ui.input(|i| i.modifiers.shift);
+        let legend_width = if shown > 0 {
+            LEGEND_WIDTH.min(ui.available_width() / 3.0)
+        } else {
+            0.0
+        };
+        let plot_width =
+            (ui.available_width() - legend_width - ui.spacing().item_spacing.x).max(100.0);
+        // The wheel moves along time: over the plot, its turn pans sideways (Ctrl+wheel
+        // zooms time; values always fit what is drawn).
+        if let Some(t) = &tl.last_transform
+            && ui.rect_contains_pointer(*t.frame())
+        {
+            ui.input_mut(|i| {
+                let d = i.smooth_scroll_delta;
+                i.smooth_scroll_delta = egui::vec2(d.x + d.y, 0.0);
+            });
+        }
+        // With nothing to plot the plot says why, without axes: an empty plot's axes
+        // would show made-up times and values.
+        let empty_text = tl.empty_plot_text();
+        let no_series = empty_text.is_some();
+        let weak = ui.visuals().weak_text_color();
+        let row = ui.horizontal_top(|ui| {
+            // Borrowed, not copied: the lines stay in the cache while the plot draws them.
+            let lines = tl.drawn_lines(shown, vx0, vx1, width);
+            let resp = Plot::new(PLOT_ID)
+                .id(egui::Id::unique(PLOT_ID))
+                .height(height)
+                .width(plot_width)
+                .pan_pointer_button(PointerButton::Middle)
+                .allow_boxed_zoom(false)
+                .allow_zoom([true, false])
+                .allow_scroll([true, false])
+                // Not on a double-click: its first click would select a point and
+                // replace the view shown (a merged day) before the reset; *all* resets.
+                .allow_double_click_reset(false)
+                .y_axis_label(unit)
+                .show_axes(!no_series)
+                .show_grid(!no_series)
+                .include_y(0.0)
+                .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                    time_grid_steps(input.base_step_size)
+                }))
+                .x_axis_formatter(|mark, _| time_label(mark.value, mark.step_size))
+                .y_grid_spacer(egui_plot::uniform_grid_spacer(|input| {
+                    value_grid_steps(input.base_step_size)
+                }))
+                .y_axis_formatter(|mark, _| value_label(mark.value, mark.step_size))
+                .label_formatter(move |pos| match pos {
+                    egui_plot::HoverPosition::NearDataPoint {
+                        plot_name,
+                        position,
+                        ..
+                    } => Some(format!(
+                        "{plot_name}\n{}\n{}",
+                        date_hms((position.x * 1e9) as i64),
+                        scale.hover_text(position.y, &sample_unit)
+                    )),
+                    // Without series there are no axes, and no times to tell.
+                    egui_plot::HoverPosition::Elsewhere { .. } if no_series => None,
+                    egui_plot::HoverPosition::Elsewhere { position } => {
+                        Some(date_hms((position.x * 1e9) as i64))
+                    }
+                })
+                .show(ui, |plot_ui| {
+                    if let Some(text) = empty_text {
+                        let centre = plot_ui.plot_bounds().center();
+                        plot_ui.text(
+                            Text::new("", centre, egui::RichText::new(text).size(14.0)).color(weak),
+                        );
+                    }
+                    if let Some((a, b)) = pending {
+                        plot_ui.set_plot_bounds_x(a..=b);
+                        plot_ui.set_auto_bounds([false, true]);
+                    } else if !plot_ui.auto_bounds().y {
+                        // Panned: the values fit again.
+                        let x = plot_ui.auto_bounds().x;
+                        plot_ui.set_auto_bounds([x, true]);
+                    }
+                    for (i, (name, line)) in names.into_iter().zip(lines).enumerate() {
+                        if !visible[i] {
+                            continue;
+                        }
+                        let color = series_color(i);
+                        let marked = line.points.len() <= MARKED_POINTS;
+                        for (k, points) in line.segments().enumerate() {
+                            // A lone point between gaps draws no line: it gets a marker.
+                            if marked || points.len() == 1 {
+                                plot_ui.points(
+                                    Points::new(name.clone(), PlotPoints::Borrowed(points))
+                                        .id(series_key(i, k))
+                                        .color(color)
+                                        .radius(3.0),
+                                );
+                            }
+                            plot_ui.line(
+                                Line::new(name.clone(), PlotPoints::Borrowed(points))
+                                    .id(series_key(i, k))
+                                    .color(color)
+                                    .width(1.5)
+                                    .highlight(highlighted == Some(i)),
+                            );
+                        }
+                    }
+                    // Selections and their spans, unnamed: only series are hovered by name.
+                    let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
+                    match selection {
+                        Some(QueryTime::Single(t)) => {
+                            plot_ui.add(VLine::new("", t as f64 / 1e9).color(sel_color));
+                        }
+                        Some(QueryTime::Merge(r))
+                            if r.end_nanos.saturating_sub(r.start_nanos) <= step =>
+                        {
+                            plot_ui.add(
+                                VLine::new("", r.start_nanos as f64 / 1e9)
+                                    .color(Color32::from_rgb(90, 140, 255)),
+                            );
+                        }
+                        Some(QueryTime::Merge(r)) => {
+                            plot_ui.add(
+                                Span::new(
+                                    "",
+                                    r.start_nanos as f64 / 1e9..=r.end_nanos as f64 / 1e9,
+                                )
+                                .fill(sel_color),
+                            );
+                        }
+                        None => {}
+                    }
+                    for (name, time, color) in sides {
+                        let range = match time {
+                            QueryTime::Single(t) => TimeRange {
+                                start_nanos: t,
+                                end_nanos: t,
+                            },
+                            QueryTime::Merge(r) => r,
+                        };
+                        let (x0, x1) =
+                            (range.start_nanos as f64 / 1e9, range.end_nanos as f64 / 1e9);
+                        if range.end_nanos.saturating_sub(range.start_nanos) <= step {
+                            plot_ui.add(VLine::new(name, x0).color(color.to_opaque()).width(2.0));
+                        } else {
+                            plot_ui.add(
+                                Span::new(name, x0..=x1)
+                                    .fill(color)
+                                    .border_color(color.to_opaque()),
+                            );
+                        }
+                    }
+                    if let Some((a, b)) = drag {
+                        plot_ui.add(
+                            Span::new("dragging", a.min(b)..=a.max(b))
+                                .fill(Color32::from_rgba_unmultiplied(255, 200, 60, 50)),
+                        );
+                    }
+                });
+            let (hovered, click) = legend(ui, &tl.series[..shown], &tl.hidden, height);
+            (resp, hovered, click)
+        });
+        let (resp, legend_hovered, legend_click) = row.inner;
+        tl.legend_hovered = legend_hovered;
+        tl.last_transform = Some(resp.transform);
+        let bounds = resp.transform.bounds();
+        tl.last_view = Some((
+            bounds.min()[0],
+            bounds.max()[0],
+            resp.transform.frame().width(),
+        ));
+        // A zoom or a pan that has settled: the series again, at the view's resolution.
+        let refine = !tl.loading_series
+            && tl.view_moved(
+                (bounds.min()[0], bounds.max()[0]),
+                std::time::Instant::now(),
+            );
+        if tl.view_settling() {
+            ctx.request_repaint_after(crate::gui::time::timeline::VIEW_SETTLE);
+        }
+        let r = &resp.response;
+        let x_at = |pos: egui::Pos2| resp.transform.value_from_position(pos).x;
+        let mut chosen = None;
+        let mut add = Vec::new();
+        match legend_click {
+            Some(LegendClick::Filter(i)) => {
+                add = series_matchers(&tl.series[i].labels, &tl.matchers);
+            }
+            Some(LegendClick::Toggle(i)) => {
+                let name = tl.series[i].name.clone();
+                if !tl.hidden.remove(&name) {
+                    tl.hidden.insert(name);
+                }
+            }
+            None => {}
+        }
+        // The line under a click (hidden lines are not there to be clicked).
+        let clicked_line = match r.interact_pointer_pos() {
+            Some(pos) if r.clicked_by(PointerButton::Primary) => {
+                let p = resp.transform.value_from_position(pos);
+                let d = resp.transform.dpos_dvalue();
+                // Each segment on its own, with the series it is of: no line is
+                // picked across a gap.
+                let (segments, of): (Vec<Vec<[f64; 2]>>, Vec<usize>) = tl
+                    .drawn_lines(shown, vx0, vx1, width)
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| visible[i])
+                    .flat_map(|(i, line)| {
+                        line.segments()
+                            .map(move |s| (s.iter().map(|p| [p.x, p.y]).collect(), i))
+                    })
+                    .unzip();
+                let refs: Vec<&[[f64; 2]]> = segments.iter().map(Vec::as_slice).collect();
+                nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], LINE_PICK_PX)
+                    .map(|k| of[k])
+            }
+            _ => None,
+        };
+        if shift && r.clicked_by(PointerButton::Primary) {
+            if let Some(i) = clicked_line {
+                add = series_matchers(&tl.series[i].labels, &tl.matchers);
+            }
+        } else if r.drag_started_by(PointerButton::Primary)
+            // Where the button went down: by the time the drag is seen the pointer may
+            // be far from it (a quick flick, or a long frame while work runs).
+            && let Some(pos) = (r.ctx.input(|i| i.pointer.press_origin()))
+                .or_else(|| r.interact_pointer_pos())
+        {
+            tl.drag_start = Some(x_at(pos));
+            tl.drag_now = tl.drag_start;
+        }
+        if tl.drag_start.is_some()
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            tl.drag_now = Some(x_at(pos));
+        }
+        if r.drag_stopped_by(PointerButton::Primary) {
+            if let (Some(a), Some(b)) = (tl.drag_start.take(), tl.drag_now.take()) {
+                tl.selection_series.clear();
+                chosen = Some(QueryTime::Merge(drag_to_range(a, b)));
+            }
+        } else if !shift
+            && r.clicked_by(PointerButton::Primary)
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            let px_per_second = resp.transform.dpos_dvalue()[0].abs();
+            // A click on a line shows its series' profile at the point nearest the
+            // click; elsewhere, every series' at the point nearest the click.
+            let drawn: Vec<&PlotSeries> = match clicked_line {
+                Some(i) => vec![&tl.series[i]],
+                None => tl.series[..shown]
+                    .iter()
+                    .zip(&visible)
+                    .filter_map(|(s, on)| on.then_some(s))
+                    .collect(),
+            };
+            tl.selection_series = clicked_line
+                .map(|i| series_matchers(&tl.series[i].labels, &tl.matchers))
+                .unwrap_or_default();
+            chosen = Some(QueryTime::Merge(snap_click(
+                &drawn,
+                x_at(pos),
+                px_per_second,
+                CLICK_SNAP_PX,
+                step,
+            )));
+        }
+        let indexing = self
+            .timeline
+            .as_ref()
+            .and_then(|tl| tl.indexing.as_ref().and(tl.progress_text()));
+        ui.horizontal(|ui| {
+            if let Some(text) = selection_text {
+                ui.strong(text);
+                ui.separator();
+            }
+            if let Some(text) = indexing {
+                // Nothing to click yet.
+                ui.weak(format!("{text}…"));
+                return;
+            }
+            ui.add(egui::Label::new(egui::RichText::new(PLOT_HINT).weak()).truncate());
+        });
+        // Fill the panel (see above): its stored size is the size of what it holds.
+        ui.expand_to_include_rect(ui.max_rect());
+        if !add.is_empty() {
+            self.add_matchers(&ctx, add);
+        }
+        if let Some(time) = chosen {
+            self.select_time(&ctx, time);
+        }
+        if refine {
+            self.load_series(&ctx);
+        }
+    }
+}

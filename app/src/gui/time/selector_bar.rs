@@ -1,0 +1,477 @@
+//! The selector row of time mode: label matchers as chips, a control to add one, the
+//! selector as editable text (advanced mode), "sum by" and the Merge button.
+
+use capture::Matcher;
+use capture::selector::MatchOp;
+use egui::Ui;
+
+use crate::gui::app::FlintApp;
+
+/// How the plotted series are summed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SumBy {
+    /// By `comm`, else `container`, else one total (the default).
+    #[default]
+    Auto,
+    /// Everything summed into one series.
+    Total,
+    /// Every distinct label set apart.
+    Every,
+    /// By these labels together (one series per combination of their values, as
+    /// Parca's "sum by" of several labels); never empty.
+    Labels(Vec<String>),
+}
+
+impl SumBy {
+    /// The text shown in the drop-down, given the label names there are: what
+    /// [`SumBy::Auto`] sums by among them is named.
+    pub fn text(&self, names: &[String]) -> String {
+        match self {
+            Self::Auto => match self.resolve(names).as_deref() {
+                Some([label]) => format!("auto: {label}"),
+                _ => "auto: one series".to_string(),
+            },
+            Self::Total => "none (one series)".to_string(),
+            Self::Every => "every label set".to_string(),
+            Self::Labels(labels) => labels.join(", "),
+        }
+    }
+
+    /// This with `label` added to the labels summed by, or taken out of them, keeping
+    /// them in the order of `names` (the label names there are); taking out the last
+    /// one sums everything into one series.
+    pub fn toggled(&self, label: &str, names: &[String]) -> SumBy {
+        let mut labels = match self {
+            Self::Labels(labels) => labels.clone(),
+            _ => Vec::new(),
+        };
+        match labels.iter().position(|l| l == label) {
+            Some(i) => {
+                labels.remove(i);
+            }
+            None => labels.push(label.to_string()),
+        }
+        labels.sort_by_key(|l| names.iter().position(|n| n == l));
+        if labels.is_empty() {
+            Self::Total
+        } else {
+            Self::Labels(labels)
+        }
+    }
+
+    /// Whether `label` is one of the labels summed by.
+    fn sums_by(&self, label: &str) -> bool {
+        matches!(self, Self::Labels(labels) if labels.iter().any(|l| l == label))
+    }
+
+    /// The `sum_by` argument of `query_range`, given the label names there are.
+    pub fn resolve(&self, labels: &[String]) -> Option<Vec<String>> {
+        match self {
+            Self::Auto => Some(
+                ["comm", "container"]
+                    .into_iter()
+                    .find(|l| labels.iter().any(|x| x == l))
+                    .map_or_else(Vec::new, |l| vec![l.to_string()]),
+            ),
+            Self::Total => Some(Vec::new()),
+            Self::Every => None,
+            Self::Labels(labels) => Some(labels.clone()),
+        }
+    }
+}
+
+/// State of the selector row.
+#[derive(Debug, Default)]
+pub struct SelectorBar {
+    /// Label names of the plotted type (for the drop-downs).
+    pub label_names: Vec<String>,
+    /// Label name of the matcher being added.
+    pub add_name: String,
+    /// Its operator.
+    pub add_op: Op,
+    /// Its value or pattern.
+    pub add_value: String,
+    /// Values of `add_name` (the label they are for, the values).
+    pub values: Option<(String, Vec<String>)>,
+    /// Why the matcher being added is invalid.
+    pub add_error: Option<String>,
+    /// Advanced mode: the selector as text.
+    pub text_mode: bool,
+    /// The text edited in advanced mode.
+    pub text: String,
+    /// Why the text last applied is not a valid selector.
+    pub text_error: Option<String>,
+    /// The value suggestions under the value field are shown (kept while a click on
+    /// one is under way, the field having lost its focus on the press).
+    pub suggesting: bool,
+    /// The suggestion Enter takes (moved with Down and Up; the first after each key
+    /// typed).
+    pub highlighted: usize,
+}
+
+/// How many values the suggestions under the value field list at most.
+const SUGGESTIONS: usize = 12;
+
+/// The values of `values` that contain `typed` (ignoring case), in their order, at
+/// most `limit`; none when `typed` is one of them exactly.
+pub fn suggestions<'v>(values: &'v [String], typed: &str, limit: usize) -> Vec<&'v str> {
+    if values.iter().any(|v| v == typed) {
+        return Vec::new();
+    }
+    let typed = typed.to_lowercase();
+    values
+        .iter()
+        .filter(|v| v.to_lowercase().contains(&typed))
+        .take(limit)
+        .map(String::as_str)
+        .collect()
+}
+
+/// The value Enter adds: the highlighted suggestion when some are listed (a value
+/// typed in part, as `env` for `envoy`, matches nothing with `=`; past the end, the
+/// last), else what is typed (which the Add button always adds).
+pub fn entered_value(typed: &str, listed: &[String], highlighted: usize) -> String {
+    match listed.get(highlighted).or(listed.last()) {
+        Some(v) => v.clone(),
+        None => typed.to_string(),
+    }
+}
+
+/// A matcher operator that can be stored in UI state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// `=`
+    #[default]
+    Equal,
+    /// `!=`
+    NotEqual,
+    /// `=~`
+    Regex,
+    /// `!~`
+    NotRegex,
+}
+
+impl Op {
+    /// Every operator, in menu order.
+    pub const ALL: [Op; 4] = [Op::Equal, Op::NotEqual, Op::Regex, Op::NotRegex];
+
+    /// The operator as written.
+    pub fn text(self) -> &'static str {
+        match self {
+            Op::Equal => "=",
+            Op::NotEqual => "!=",
+            Op::Regex => "=~",
+            Op::NotRegex => "!~",
+        }
+    }
+
+    /// The selector's operator.
+    pub fn to_match_op(self) -> MatchOp {
+        match self {
+            Op::Equal => MatchOp::Equal,
+            Op::NotEqual => MatchOp::NotEqual,
+            Op::Regex => MatchOp::Regex,
+            Op::NotRegex => MatchOp::NotRegex,
+        }
+    }
+}
+
+/// `=` matchers for a series' labels (those not already there).
+pub fn series_matchers(labels: &[(String, String)], existing: &[Matcher]) -> Vec<Matcher> {
+    labels
+        .iter()
+        .filter_map(|(k, v)| Matcher::new(k, MatchOp::Equal, v).ok())
+        .filter(|m| !existing.contains(m))
+        .collect()
+}
+
+/// The line nearest to (`x`, `y`) in plot units, when within `max_px` pixels; `px` is
+/// the size of one plot unit in pixels along x and y. Lines are drawn straight between
+/// their points.
+pub fn nearest_series(
+    lines: &[&[[f64; 2]]],
+    x: f64,
+    y: f64,
+    px: [f64; 2],
+    max_px: f64,
+) -> Option<usize> {
+    let dist = |a: [f64; 2]| (((a[0] - x) * px[0]).powi(2) + ((a[1] - y) * px[1]).powi(2)).sqrt();
+    let mut best: Option<(usize, f64)> = None;
+    for (i, points) in lines.iter().enumerate() {
+        if points.is_empty() {
+            continue;
+        }
+        let after = points.partition_point(|p| p[0] < x);
+        let d = if after == 0 || after == points.len() {
+            dist(points[after.min(points.len() - 1)])
+        } else {
+            let (a, b) = (points[after - 1], points[after]);
+            let t = if b[0] > a[0] {
+                (x - a[0]) / (b[0] - a[0])
+            } else {
+                0.0
+            };
+            let y_at = a[1] + t * (b[1] - a[1]);
+            ((y_at - y) * px[1]).abs().min(dist(a)).min(dist(b))
+        };
+        if d <= max_px && best.is_none_or(|(_, bd)| d < bd) {
+            best = Some((i, d));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// What the selector row asks for.
+enum Action {
+    Remove(usize),
+    Add(Matcher),
+    Text(String),
+    SumBy(SumBy),
+    Merge,
+}
+
+impl FlintApp {
+    /// The selector row under the plot's header.
+    pub(crate) fn selector_row(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        let error_color = ui.visuals().error_fg_color;
+        let selector_text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
+        let mut action = None;
+        ui.horizontal_wrapped(|ui| {
+            let bar = &mut tl.bar;
+            if ui
+                .toggle_value(&mut bar.text_mode, "text")
+                .on_hover_text("edit the selector as text (Parca's language)")
+                .changed()
+                && bar.text_mode
+            {
+                bar.text = selector_text;
+                bar.text_error = None;
+            }
+            if bar.text_mode {
+                let r = ui.add(
+                    egui::TextEdit::singleline(&mut bar.text)
+                        .id_salt("selector text")
+                        .desired_width(520.0)
+                        .font(egui::TextStyle::Monospace),
+                );
+                if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                    action = Some(Action::Text(bar.text.clone()));
+                }
+                if let Some(e) = &bar.text_error {
+                    ui.colored_label(error_color, e);
+                }
+            } else {
+                for (i, m) in tl.matchers.iter().enumerate() {
+                    egui::Frame::group(ui.style())
+                        .inner_margin(egui::Margin::symmetric(4, 0))
+                        .show(ui, |ui| {
+                            ui.horizontal(|ui| {
+                                ui.label(m.to_string());
+                                if ui
+                                    .small_button("×")
+                                    .on_hover_text("remove this matcher")
+                                    .clicked()
+                                {
+                                    action = Some(Action::Remove(i));
+                                }
+                            });
+                        });
+                }
+                egui::ComboBox::from_id_salt("matcher name")
+                    .selected_text(if bar.add_name.is_empty() {
+                        "label…"
+                    } else {
+                        bar.add_name.as_str()
+                    })
+                    .show_ui(ui, |ui| {
+                        for l in &bar.label_names {
+                            ui.selectable_value(&mut bar.add_name, l.clone(), l);
+                        }
+                    })
+                    .response
+                    .on_hover_text("label of a matcher to add");
+                egui::ComboBox::from_id_salt("matcher op")
+                    .width(40.0)
+                    .selected_text(bar.add_op.text())
+                    .show_ui(ui, |ui| {
+                        for op in Op::ALL {
+                            ui.selectable_value(&mut bar.add_op, op, op.text());
+                        }
+                    });
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut bar.add_value)
+                            .id_salt("matcher value")
+                            .hint_text("value")
+                            .desired_width(140.0),
+                    )
+                    .on_hover_text("Enter adds the matcher: with = or !=, the highlighted value listed (the Down \
+                         and Up keys move it); the Add button adds the text as typed");
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                let mut add = enter;
+                // Autocomplete: the label's values that contain the text typed, listed
+                // under the field while it has the focus.
+                let listed: Vec<String> = match &bar.values {
+                    Some((name, values))
+                        if (r.has_focus() || bar.suggesting)
+                            && *name == bar.add_name
+                            && matches!(bar.add_op, Op::Equal | Op::NotEqual) =>
+                    {
+                        suggestions(values, &bar.add_value, SUGGESTIONS)
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                };
+                if r.changed() {
+                    bar.highlighted = 0;
+                }
+                // Kept on a listed value: the list shrinks as more is typed.
+                bar.highlighted = bar.highlighted.min(listed.len().saturating_sub(1));
+                if r.has_focus() && !listed.is_empty() {
+                    let (down, up) = ui.input(|i| {
+                        (
+                            i.key_pressed(egui::Key::ArrowDown),
+                            i.key_pressed(egui::Key::ArrowUp),
+                        )
+                    });
+                    if down {
+                        bar.highlighted = (bar.highlighted + 1).min(listed.len() - 1);
+                    }
+                    if up {
+                        bar.highlighted = bar.highlighted.saturating_sub(1);
+                    }
+                }
+                if enter && bar.suggesting {
+                    bar.add_value = entered_value(&bar.add_value, &listed, bar.highlighted);
+                }
+                let clicking = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
+                bar.suggesting =
+                    !enter && !listed.is_empty() && (r.has_focus() || bar.suggesting && clicking);
+                if r.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                    bar.suggesting = false;
+                }
+                let picked = egui::Popup::from_response(&r)
+                    .id(egui::Id::unique("matcher value suggestions"))
+                    .open(bar.suggesting)
+                    .width(r.rect.width().max(180.0))
+                    .show(|ui| {
+                        let mut picked = None;
+                        for (i, v) in listed.iter().enumerate() {
+                            if ui.selectable_label(i == bar.highlighted, v).clicked() {
+                                picked = Some(v.clone());
+                            }
+                        }
+                        picked
+                    })
+                    .and_then(|shown| shown.inner);
+                if let Some(v) = picked {
+                    bar.add_value = v;
+                    bar.suggesting = false;
+                }
+                add |= ui
+                    .add_enabled(!bar.add_name.is_empty(), egui::Button::new("Add"))
+                    .on_hover_text("add the matcher and plot again")
+                    .clicked();
+                if add && !bar.add_name.is_empty() {
+                    match Matcher::new(&bar.add_name, bar.add_op.to_match_op(), &bar.add_value) {
+                        Ok(m) => {
+                            bar.add_error = None;
+                            // Ready for the next matcher, as Parca's bar is.
+                            bar.add_value.clear();
+                            action = Some(Action::Add(m));
+                        }
+                        Err(e) => bar.add_error = Some(e),
+                    }
+                }
+                if let Some(e) = &bar.add_error {
+                    ui.colored_label(error_color, e);
+                }
+            }
+            ui.separator();
+            ui.label("sum by");
+            let mut sum_by = tl.sum_by.clone();
+            // Open until a click outside it, so that several labels can be ticked.
+            egui::ComboBox::from_id_salt("sum by")
+                .selected_text(sum_by.text(&bar.label_names))
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+                .show_ui(ui, |ui| {
+                    for s in [SumBy::Auto, SumBy::Total, SumBy::Every] {
+                        let text = s.text(&bar.label_names);
+                        let hint = match s {
+                            SumBy::Every => {
+                                "every distinct set of labels apart; a file's path is one of \
+                                 its labels, so in a folder each file is a series of its own"
+                            }
+                            SumBy::Total => "everything summed into one series",
+                            _ => "by comm, else container, else one series",
+                        };
+                        ui.selectable_value(&mut sum_by, s, text)
+                            .on_hover_text(hint);
+                    }
+                    ui.separator();
+                    for name in &bar.label_names {
+                        let mut ticked = sum_by.sums_by(name);
+                        if ui.checkbox(&mut ticked, name).changed() {
+                            sum_by = sum_by.toggled(name, &bar.label_names);
+                        }
+                    }
+                })
+                .response
+                .on_hover_text(
+                    "how the plotted series are summed: tick several labels to keep \
+                     each combination of their values apart",
+                );
+            if sum_by != tl.sum_by {
+                action = Some(Action::SumBy(sum_by));
+            }
+            ui.separator();
+            if ui
+                .add_enabled(
+                    !tl.querying() && tl.source.is_some(),
+                    egui::Button::new("Merge"),
+                )
+                .on_hover_text(
+                    "merge every profile matching the selector in the visible time range",
+                )
+                .clicked()
+            {
+                action = Some(Action::Merge);
+            }
+        });
+        // Values for the autocomplete of the label picked (asked for in the background).
+        let mut ask_values = None;
+        if !tl.bar.add_name.is_empty()
+            && tl
+                .bar
+                .values
+                .as_ref()
+                .is_none_or(|(n, v)| *n != tl.bar.add_name || v.is_empty())
+        {
+            match tl.label_values(&tl.bar.add_name) {
+                Some(values) => tl.bar.values = Some((tl.bar.add_name.clone(), values)),
+                None => ask_values = Some(tl.bar.add_name.clone()),
+            }
+        }
+        match action {
+            Some(Action::Remove(i)) => {
+                let mut matchers = tl.matchers.clone();
+                matchers.remove(i);
+                self.set_matchers(&ctx, matchers);
+            }
+            Some(Action::Add(m)) => self.add_matchers(&ctx, vec![m]),
+            Some(Action::Text(text)) => self.apply_selector_text(&ctx, &text),
+            Some(Action::SumBy(s)) => self.set_sum_by(&ctx, s),
+            Some(Action::Merge) => self.merge_visible(&ctx),
+            None => {}
+        }
+        if let Some(name) = ask_values {
+            self.request_values(&ctx, &name);
+        }
+    }
+}
