@@ -82,10 +82,7 @@ impl FlintApp {
         let Some(p) = self.compare.picked(side) else {
             let carried = self.timeline.as_ref().and_then(|tl| {
                 let time = tl.selection.filter(|_| self.compare.waits_to_carry(side))?;
-                Some(crate::gui::time::timeline::describe_time(
-                    time,
-                    tl.step_nanos,
-                ))
+                Some(crate::gui::time::axis::describe_time(time, tl.step_nanos))
             });
             return Err(match carried {
                 // Merged: its view is being made, then it is A.
@@ -94,7 +91,7 @@ impl FlintApp {
             });
         };
         let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
-            crate::gui::time::timeline::describe_time(p.time, tl.step_nanos)
+            crate::gui::time::axis::describe_time(p.time, tl.step_nanos)
         });
         let total = self.compare.result.as_ref().map_or_else(String::new, |r| {
             format!(", {}", units::readable(r.total(side), &r.unit))
@@ -209,7 +206,7 @@ impl FlintApp {
         })?;
         Some(format!(
             "{name}: {} ({})",
-            crate::gui::time::timeline::describe_time(q.time, tl.step_nanos),
+            crate::gui::time::axis::describe_time(q.time, tl.step_nanos),
             q.progress_text()
         ))
     }

@@ -87,12 +87,12 @@ fn capture_without_privilege_says_what_is_missing_and_keeps_the_view() {
     if is_root() && std::env::var_os(UNPRIVILEGED_CHILD).is_none() {
         // Run this very test again as nobody, without capabilities.
         let exe = std::env::current_exe().unwrap();
+        // The test's name as the harness knows it: its path without the crate's name.
+        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+        let name =
+            format!("{module}::capture_without_privilege_says_what_is_missing_and_keeps_the_view");
         let output = std::process::Command::new(exe)
-            .args([
-                "--exact",
-                "gui::live_tests::capture_without_privilege_says_what_is_missing_and_keeps_the_view",
-                "--nocapture",
-            ])
+            .args(["--exact", &name, "--nocapture"])
             .env(UNPRIVILEGED_CHILD, "1")
             .uid(65534)
             .gid(65534)

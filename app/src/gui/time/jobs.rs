@@ -15,11 +15,10 @@ use profile_model::units;
 
 use crate::gui::app::FlintApp;
 use crate::gui::compare::{Picked, Side};
-use crate::gui::time::plot::{PlotScale, plot_series};
+use crate::gui::time::axis::describe_time;
+use crate::gui::time::lines::{PlotScale, plot_series};
 use crate::gui::time::selector_bar::SumBy;
-use crate::gui::time::timeline::{
-    NO_DATA, Opened, Origin, Query, Selected, TimeMsg, Timeline, describe_time,
-};
+use crate::gui::time::timeline::{NO_DATA, Opened, Origin, Query, Selected, TimeMsg, Timeline};
 use crate::gui::view::loader::Source;
 
 /// How long to wait before asking an unavailable server again.
@@ -625,8 +624,8 @@ impl FlintApp {
                                 Origin::Server(_) => format!(
                                     "no profiles from {} to {}: a preset or range… asks \
                                      for another time",
-                                    crate::gui::time::timeline::date_hms(tl.span.start_nanos),
-                                    crate::gui::time::timeline::date_hms(tl.span.end_nanos),
+                                    crate::gui::time::axis::date_hms(tl.span.start_nanos),
+                                    crate::gui::time::axis::date_hms(tl.span.end_nanos),
                                 ),
                                 _ => format!("no profiles in {name}"),
                             });
