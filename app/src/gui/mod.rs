@@ -95,7 +95,7 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
                 app.connect_dialog.load_recent(&stored);
             }
             if std::env::var_os(EXIT_AFTER_FIRST_FRAME).is_some() {
-                app.report_first_frame = Some(launched);
+                app.view.report_first_frame = Some(launched);
             }
             match (dir, early_job) {
                 _ if server.is_some() => {
@@ -108,7 +108,7 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
                     app.connect_to(&cc.egui_ctx, &url, options);
                 }
                 (Some(dir), _) => app.open_dir(&cc.egui_ctx, dir),
-                (None, Some(job)) => app.adopt_job(job),
+                (None, Some(job)) => app.view.adopt_job(job),
                 (None, None) => {}
             }
             Ok(Box::new(app))

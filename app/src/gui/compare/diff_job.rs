@@ -11,8 +11,9 @@ use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
 use profile_model::{CallTree, Profile, View};
 
-use crate::gui::app::{FlintApp, SettingsKey};
+use crate::gui::app::FlintApp;
 use crate::gui::compare::{Side, side_types};
+use crate::gui::view::SettingsKey;
 use crate::gui::view::flame::DiffValues;
 use crate::gui::view::loader::Settings;
 
@@ -174,7 +175,7 @@ impl FlintApp {
             type_name: tl.types.get(tl.type_index)?.sample_type.clone(),
             settings: SettingsKey {
                 sample_type: None,
-                ..self.wanted_key()
+                ..self.view.wanted_key()
             },
         })
     }
@@ -206,10 +207,10 @@ impl FlintApp {
         if running || self.compare.result_key.as_ref() == Some(&key) {
             return;
         }
-        let settings = match self.settings_for(&key.settings) {
+        let settings = match key.settings.settings() {
             Ok(s) => s,
             Err(e) => {
-                self.filter_error = Some(e);
+                self.view.filter_error = Some(e);
                 return;
             }
         };
@@ -222,7 +223,7 @@ impl FlintApp {
         }
         // The normal view, hidden while comparing, is not held whole beside the
         // comparison: a large one is set aside until compare mode is left.
-        self.hide_large_view();
+        self.view.hide_large_view();
         let cancel = Arc::new(AtomicBool::new(false));
         let stage = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = mpsc::channel();
@@ -238,7 +239,7 @@ impl FlintApp {
             let set = |s: usize| stage.store(s, Ordering::Relaxed);
             compute_diff(&a, &b, &type_name, &settings, &cancel, &set)
         };
-        if self.sync_jobs {
+        if self.view.sync_jobs {
             let result = work();
             self.install_diff(job.key, result);
         } else {

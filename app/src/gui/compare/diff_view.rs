@@ -109,27 +109,28 @@ impl FlintApp {
     /// Search matches of the frames of A, B and the diff, for the search box's text.
     fn refresh_compare_search(&mut self, res: &DiffLoaded) {
         let key = (
-            self.search.text.clone(),
-            self.search.regex,
+            self.view.search.text.clone(),
+            self.view.search.regex,
             self.compare.result_generation,
         );
         if self.compare.matches_key.as_ref() == Some(&key) {
             return;
         }
-        self.compare.matches = match SearchState::pattern(&self.search.text, self.search.regex) {
-            Ok(Some(re)) => {
-                self.search.error = None;
-                Some(CallTree::frame_matches(&res.frames, &re))
-            }
-            Ok(None) => {
-                self.search.error = None;
-                None
-            }
-            Err(e) => {
-                self.search.error = Some(e);
-                None
-            }
-        };
+        self.compare.matches =
+            match SearchState::pattern(&self.view.search.text, self.view.search.regex) {
+                Ok(Some(re)) => {
+                    self.view.search.error = None;
+                    Some(CallTree::frame_matches(&res.frames, &re))
+                }
+                Ok(None) => {
+                    self.view.search.error = None;
+                    None
+                }
+                Err(e) => {
+                    self.view.search.error = Some(e);
+                    None
+                }
+            };
         self.compare.matches_key = Some(key);
     }
 
@@ -181,7 +182,7 @@ impl FlintApp {
             &NodeStyle::default(),
             label,
             self.compare.zooms[i].zoom,
-            self.flame.flipped,
+            self.view.flame.flipped,
             res.tree.max_depth(),
         );
         if let Some(h) = out.hovered {
@@ -265,10 +266,14 @@ impl FlintApp {
                 self.compare.zooms[DIFF_GRAPH].back(&res.tree);
             }
         }
-        let side_key = (self.compare.result_generation, dark, self.flame.color_mode);
+        let side_key = (
+            self.compare.result_generation,
+            dark,
+            self.view.flame.color_mode,
+        );
         if self.compare.side_colors_key != Some(side_key) {
             self.compare.side_colors =
-                colors::frame_colors(&res.frames.frames, self.flame.color_mode, dark);
+                colors::frame_colors(&res.frames.frames, self.view.flame.color_mode, dark);
             self.compare.side_colors_key = Some(side_key);
         }
         // A and B side by side on the top 40%, the diff below.
@@ -360,7 +365,7 @@ impl FlintApp {
             &nodes,
             "diff flame graph",
             self.compare.zooms[DIFF_GRAPH].zoom,
-            self.flame.flipped,
+            self.view.flame.flipped,
             res.tree.max_depth(),
         );
         self.compare.hovered = out.hovered;

@@ -195,7 +195,7 @@ impl FlintApp {
 
     /// The request for where to export the current view (`None` when nothing is shown).
     pub(crate) fn export_prompt(&self, kind: ExportKind) -> Option<PathPrompt> {
-        let cur = self.current.clone()?;
+        let cur = self.view.current().cloned()?;
         let stem = portable_stem(
             cur.name
                 .trim_end_matches(".gz")

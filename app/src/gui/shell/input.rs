@@ -23,16 +23,16 @@ impl FlintApp {
             self.reload_dir(ctx);
         }
         if find {
-            self.focus_search = true;
+            self.view.focus_search = true;
         }
         if !ctx.egui_wants_keyboard_input() {
             let (escape, back) =
                 ctx.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
             if escape {
-                self.reset_zoom();
+                self.view.reset_zoom();
             }
             if back {
-                self.back();
+                self.view.back();
             }
         }
         let dropped = ctx.input(|i| i.raw.dropped_files.first().cloned());

@@ -69,7 +69,7 @@ impl FlintApp {
                     });
                 }
                 ui.separator();
-                let enabled = self.current.is_some();
+                let enabled = self.view.current().is_some();
                 if ui
                     .add_enabled(enabled, egui::Button::new("Export pprof…"))
                     .clicked()
@@ -100,16 +100,16 @@ impl FlintApp {
                 }
             });
             ui.menu_button("View", |ui| {
-                ui.radio_value(&mut self.flame.flipped, false, "Icicle (root on top)");
-                ui.radio_value(&mut self.flame.flipped, true, "Flame (root at bottom)");
+                ui.radio_value(&mut self.view.flame.flipped, false, "Icicle (root on top)");
+                ui.radio_value(&mut self.view.flame.flipped, true, "Flame (root at bottom)");
                 ui.separator();
                 ui.radio_value(
-                    &mut self.flame.color_mode,
+                    &mut self.view.flame.color_mode,
                     ColorMode::Package,
                     "Color by package",
                 );
                 ui.radio_value(
-                    &mut self.flame.color_mode,
+                    &mut self.view.flame.color_mode,
                     ColorMode::Binary,
                     "Color by binary",
                 );
@@ -124,7 +124,7 @@ impl FlintApp {
                 }
                 ui.separator();
                 if ui.button("Reset zoom  (Esc)").clicked() {
-                    self.reset_zoom();
+                    self.view.reset_zoom();
                 }
             });
         });

@@ -48,7 +48,7 @@ impl FlintApp {
         // Right side first (job, timing, message), then the left side in what remains.
         ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
             let mut cancel = false;
-            if let Some(job) = &self.job {
+            if let Some(job) = &self.view.job() {
                 cancel = ui.button("Cancel").clicked();
                 ui.label(job.progress_text());
                 // A spinner drawn from the clock: the window repaints at 2 Hz while a
@@ -81,10 +81,10 @@ impl FlintApp {
             if cancel_diff && self.compare.cancel() {
                 self.message = Some(("cancelled".to_string(), false));
             }
-            if self.current.is_some() && timings {
+            if self.view.current().is_some() && timings {
                 ui.weak(format!(
                     "flame {:.1} ms",
-                    self.flame.frame_time.as_secs_f64() * 1e3
+                    self.view.flame.frame_time.as_secs_f64() * 1e3
                 ))
                 .on_hover_text("time to lay out and draw the flame graph");
             }
@@ -97,7 +97,7 @@ impl FlintApp {
                 ui.label(format!("capturing: {}", short.join(", ")))
                     .on_hover_text(format!("the recorder: {text}"));
             }
-            if let Some((took, new_file)) = self.last_job.filter(|_| timings) {
+            if let Some((took, new_file)) = self.view.last_job.filter(|_| timings) {
                 let verb = if new_file { "opened" } else { "updated" };
                 ui.weak(format!("{verb} in {}", took_text(took)))
                     .on_hover_text("from the start of the job until its result was installed");
@@ -134,7 +134,7 @@ impl FlintApp {
                     }
                     return;
                 }
-                let Some(cur) = &self.current else {
+                let Some(cur) = self.view.current() else {
                     return;
                 };
                 ui.strong(&cur.name);
@@ -155,7 +155,7 @@ impl FlintApp {
                 let demo = self.timeline.is_none()
                     && cur.path.is_none()
                     && cur.name == crate::gui::DEMO_NAME
-                    && self.flame.hovered.is_none();
+                    && self.view.flame.hovered.is_none();
                 if demo {
                     ui.separator();
                     *open_demo = ui
@@ -163,12 +163,12 @@ impl FlintApp {
                         .on_hover_text("also in the File menu: Demo: a fleet's last hour")
                         .clicked();
                 }
-                if let Some(sel) = self.flame.selected {
+                if let Some(sel) = self.view.flame.selected {
                     ui.separator();
                     let name = cur.frames.frames.get(sel as usize).map_or("?", |f| &f.name);
                     ui.add(egui::Label::new(format!("selected: {name}")).truncate());
                 }
-                if let Some(h) = &self.flame.hovered {
+                if let Some(h) = &self.view.flame.hovered {
                     ui.separator();
                     ui.add(egui::Label::new(hovered_text(cur, h)).truncate());
                 }

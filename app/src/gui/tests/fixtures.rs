@@ -11,7 +11,7 @@ use crate::gui::app::FlintApp;
 /// An empty 1400×900 window whose jobs and queries run synchronously.
 pub fn window() -> Harness<'static, FlintApp> {
     let mut app = FlintApp::new(profile_model::codec::DecodeOptions::default());
-    app.sync_jobs = true;
+    app.view.sync_jobs = true;
     Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app)

@@ -64,7 +64,7 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
         tl.types
     );
     assert!(!tl.series.is_empty(), "the plot has series");
-    let cur = app.current.as_ref().expect("the latest interval is shown");
+    let cur = app.view.current().expect("the latest interval is shown");
     assert!(cur.totals[0] > 0);
     assert_eq!(
         tl.selection, tl.live_selection,

@@ -21,7 +21,7 @@ fn file_window() -> Harness<'static, FlintApp> {
     let ctx = h.ctx.clone();
     h.state_mut().open_path(&ctx, fixture(FILES[0]));
     h.run_steps(4);
-    assert_eq!(h.state().current.as_ref().unwrap().name, FILES[0]);
+    assert_eq!(h.state().view.current().unwrap().name, FILES[0]);
     h
 }
 
@@ -37,7 +37,7 @@ fn a_file_opened_from_the_time_mode_replaces_the_plot() {
     h.run_steps(4);
     let app = h.state();
     assert!(app.timeline.is_none(), "the plot is gone");
-    assert_eq!(app.current.as_ref().unwrap().name, FILES[1]);
+    assert_eq!(app.view.current().unwrap().name, FILES[1]);
     assert!(h.query_by_label("Merge").is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -51,7 +51,7 @@ fn a_folder_opened_over_a_file_shows_its_plot_and_not_the_files_view() {
     h.run_steps(4);
     let app = h.state();
     assert!(app.timeline.as_ref().unwrap().source.is_some(), "indexed");
-    assert!(app.current.is_none(), "the file's view is dropped");
+    assert!(app.view.current().is_none(), "the file's view is dropped");
     let name = dir.file_name().unwrap().to_string_lossy();
     assert_eq!(
         app.title,
@@ -78,7 +78,7 @@ fn the_prompt_opens_the_folder_typed_and_refuses_a_missing_path() {
     h.get_by_label(&refused);
     assert!(h.state().path_prompt.is_some(), "still asking");
     assert_eq!(
-        h.state().current.as_ref().unwrap().name,
+        h.state().view.current().unwrap().name,
         FILES[0],
         "view kept"
     );
@@ -126,7 +126,7 @@ fn the_prompt_exports_the_view_where_typed_and_cancel_writes_nothing() {
     let expected = format!("exported {}", path.display());
     assert_eq!(h.state().message, Some((expected, false)));
     let written = codec::decode(&std::fs::read(&path).unwrap()).unwrap();
-    let cur = h.state().current.clone().unwrap();
+    let cur = h.state().view.current().cloned().unwrap();
     assert_eq!(written.total(cur.sample_type), cur.totals[0]);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -138,11 +138,11 @@ fn several_files_open_merged_as_pprof_merges_them() {
     h.state_mut()
         .open(crate::gui::view::loader::Source::Paths(paths));
     let waiting = Instant::now();
-    while h.state().current.is_none() {
+    while h.state().view.current().is_none() {
         assert!(waiting.elapsed() < Duration::from_secs(30), "never opened");
         h.run_steps(1);
     }
-    let cur = h.state().current.clone().unwrap();
+    let cur = h.state().view.current().cloned().unwrap();
     assert_eq!(cur.name, "cpu-1.pb.gz + 1 more");
     // The total shown is the two files' together, of the type pprof shows by default.
     let total_of = |name: &str| {

@@ -119,7 +119,7 @@ fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
     let span = tl.span;
     h.state_mut().select_time(&ctx, QueryTime::Merge(span));
     h.run_steps(6);
-    let cur = h.state().current.as_ref().expect("a profile shown");
+    let cur = h.state().view.current().expect("a profile shown");
     assert_eq!(cur.totals[0], server.total);
     h.get_by_label("flame graph");
 }

@@ -12,9 +12,10 @@ use profile_model::codec::{self, DecodeOptions};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, View, ViewOptions, units};
 
-use crate::gui::app::{FlintApp, SET_ASIDE_NODES};
+use crate::gui::app::FlintApp;
 use crate::gui::shell::dialogs::{ExportKind, export_to};
 use crate::gui::tests::fixtures::click_at;
+use crate::gui::view::SET_ASIDE_NODES;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput, FlameParams, FlameStyle};
 use crate::gui::view::loader::Source;
@@ -31,13 +32,13 @@ fn fixture_source() -> Source {
 /// A window with the fixture loaded; jobs run synchronously.
 fn harness() -> Harness<'static, FlintApp> {
     let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
+    app.view.sync_jobs = true;
     app.open(fixture_source());
     let mut h = Harness::builder()
         .with_size(vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
     h.run_steps(3);
-    assert!(h.state().current.is_some(), "fixture loaded");
+    assert!(h.state().view.current().is_some(), "fixture loaded");
     h
 }
 
@@ -45,8 +46,8 @@ fn harness() -> Harness<'static, FlintApp> {
 /// its center on screen.
 fn find_rect(h: &Harness<'_, FlintApp>, name: &str, min_width: f32) -> (FlameRect, Pos2) {
     let app = h.state();
-    let cur = app.current.as_ref().unwrap();
-    let (canvas, params, rects) = app.flame.last.as_ref().expect("flame drawn");
+    let cur = app.view.current().unwrap();
+    let (canvas, params, rects) = app.view.flame.last.as_ref().expect("flame drawn");
     let fr = rects
         .iter()
         .filter(|r| r.x1 - r.x0 >= min_width)
@@ -75,8 +76,8 @@ fn hover_names_function_and_value() {
     h.hover_at(pos);
     h.run_steps(3);
     let app = h.state();
-    let cur = app.current.as_ref().unwrap();
-    assert_eq!(app.flame.hovered.map(|r| r.kind), Some(fr.kind));
+    let cur = app.view.current().unwrap();
+    assert_eq!(app.view.flame.hovered.map(|r| r.kind), Some(fr.kind));
     let expected = format!(
         "hovered: main.fib — {} ({})",
         units::readable(fr.value, cur.unit()),
@@ -106,23 +107,23 @@ fn click_zooms_and_keys_navigate() {
     let mut h = harness();
     let (fr, pos) = find_rect(&h, "main.fib", 20.0);
     click_at(&mut h, pos);
-    assert_eq!(h.state().flame.zoom, node_of(&fr));
+    assert_eq!(h.state().view.flame.zoom, node_of(&fr));
     h.get_by_label_contains("zoom: main.fib (");
     // The zoomed frame now fills the width.
     let (zoomed, _) = find_rect(&h, "main.fib", 0.0);
-    let (canvas, _, _) = h.state().flame.last.as_ref().unwrap();
+    let (canvas, _, _) = h.state().view.flame.last.as_ref().unwrap();
     assert!((zoomed.x1 - zoomed.x0 - canvas.width()).abs() < 0.5);
     // Clicking an ancestor (above) zooms out to it.
     let (_, root_pos) = find_rect(&h, "all", 0.0);
     click_at(&mut h, root_pos);
-    assert_eq!(h.state().flame.zoom, CallTree::ROOT);
+    assert_eq!(h.state().view.flame.zoom, CallTree::ROOT);
     // Backspace goes back to main.fib, Escape resets.
     h.key_press(Key::Backspace);
     h.run_steps(2);
-    assert_eq!(h.state().flame.zoom, node_of(&fr));
+    assert_eq!(h.state().view.flame.zoom, node_of(&fr));
     h.key_press(Key::Escape);
     h.run_steps(2);
-    assert_eq!(h.state().flame.zoom, CallTree::ROOT);
+    assert_eq!(h.state().view.flame.zoom, CallTree::ROOT);
     assert!(h.query_by_label_contains("zoom: main.fib").is_none());
 }
 
@@ -134,8 +135,8 @@ fn a_deep_zoom_in_a_narrow_window_keeps_the_breadcrumb_clear_of_the_zoom_label()
     // The deepest main.fib: a path of a dozen levels, wider than the panel.
     let deepest = {
         let app = h.state();
-        let cur = app.current.as_ref().unwrap();
-        let (canvas, params, rects) = app.flame.last.as_ref().unwrap();
+        let cur = app.view.current().unwrap();
+        let (canvas, params, rects) = app.view.flame.last.as_ref().unwrap();
         let fr = rects
             .iter()
             .filter(|r| match r.kind {
@@ -189,7 +190,7 @@ fn search_shows_matched_share() {
     h.run_steps(2);
     h.event(Event::Text("hash".to_string()));
     h.run_steps(3);
-    assert_eq!(h.state().search.text, "hash");
+    assert_eq!(h.state().view.search.text, "hash");
     // Independently: every frame matching (?i)hash, each sample counted once.
     let profile = codec::decode(FIXTURE).unwrap();
     let view = View::new(&profile, &ViewOptions::default());
@@ -208,7 +209,7 @@ fn search_shows_matched_share() {
     h.get_by_label(&expected);
     // The top table only lists matching functions.
     let app = h.state();
-    let cur = app.current.as_ref().unwrap();
+    let cur = app.view.current().unwrap();
     assert!(h.query_by_label("main.fib").is_none());
     assert!(
         cur.top
@@ -224,12 +225,12 @@ fn search_shows_matched_share() {
 #[test]
 fn invalid_regex_is_reported_inline() {
     let mut h = harness();
-    h.state_mut().search.regex = true;
-    h.state_mut().search.text = "main.(fib".to_string();
+    h.state_mut().view.search.regex = true;
+    h.state_mut().view.search.text = "main.(fib".to_string();
     h.run_steps(2);
-    assert!(h.state().search.error.is_some());
+    assert!(h.state().view.search.error.is_some());
     h.get_by_label_contains("invalid regex");
-    assert!(h.state().search.matches.is_none());
+    assert!(h.state().view.search.matches.is_none());
 }
 
 #[test]
@@ -239,16 +240,16 @@ fn top_row_click_selects_and_highlights() {
     h.run_steps(3);
     h.get_by_label("selected: main.fib");
     let app = h.state();
-    let cur = app.current.as_ref().unwrap();
+    let cur = app.view.current().unwrap();
     let fib = cur
         .frames
         .frames
         .iter()
         .position(|f| f.name == "main.fib")
         .unwrap() as u32;
-    assert_eq!(app.flame.selected, Some(fib));
+    assert_eq!(app.view.flame.selected, Some(fib));
     assert!(
-        app.flame.highlighted > 0,
+        app.view.flame.highlighted > 0,
         "main.fib outlined in the flame graph"
     );
 }
@@ -277,14 +278,14 @@ fn failed_load_keeps_previous_profile() {
 
 fn failed_load_keeps_the_view(set_aside_nodes: usize) {
     let mut h = harness();
-    h.state_mut().set_aside_nodes = set_aside_nodes;
+    h.state_mut().view.set_aside_nodes = set_aside_nodes;
     let (nodes, total) = {
-        let cur = h.state().current.clone().unwrap();
+        let cur = h.state().view.current().cloned().unwrap();
         (cur.tree.len(), cur.totals[0])
     };
     let (_, pos) = find_rect(&h, "main.fib", 50.0);
     click_at(&mut h, pos);
-    let zoom = h.state().zoom_names();
+    let zoom = h.state().view.zoom_names();
     assert_eq!(zoom.last().map(String::as_str), Some("main.fib"));
     h.state_mut().open(Source::Bytes {
         name: "garbage.pb.gz".to_string(),
@@ -293,12 +294,18 @@ fn failed_load_keeps_the_view(set_aside_nodes: usize) {
     h.run_steps(4);
     h.get_by_label_contains("error: garbage.pb.gz: ");
     let app = h.state();
-    let cur = app.current.as_ref().expect("the view is kept or rebuilt");
+    let cur = app.view.current().expect("the view is kept or rebuilt");
     assert_eq!(cur.name, "cpu.pb.gz");
     assert_eq!((cur.tree.len(), cur.totals[0]), (nodes, total));
-    assert_eq!(app.zoom_names(), zoom, "zoom kept");
+    assert_eq!(app.view.zoom_names(), zoom, "zoom kept");
     h.get_by_label("cpu.pb.gz");
-    assert!(app.flame.last.as_ref().is_some_and(|l| !l.2.is_empty()));
+    assert!(
+        app.view
+            .flame
+            .last
+            .as_ref()
+            .is_some_and(|l| !l.2.is_empty())
+    );
 }
 
 #[test]
@@ -324,15 +331,15 @@ fn background_load_and_recompute() {
         assert!(!h.state().is_loading());
     };
     wait(&mut h);
-    assert!(h.state().current.is_some());
+    assert!(h.state().view.current().is_some());
     h.get_by_label_contains("opened in ");
-    let top_down = h.state().current.as_ref().unwrap().tree.len();
+    let top_down = h.state().view.current().unwrap().tree.len();
     // Invert: recomputed off the UI thread, leaves become roots.
-    h.state_mut().invert = true;
+    h.state_mut().view.invert = true;
     h.step();
-    assert!(h.state().current.as_ref().unwrap().tree.len() == top_down);
+    assert!(h.state().view.current().unwrap().tree.len() == top_down);
     wait(&mut h);
-    let cur = h.state().current.clone().unwrap();
+    let cur = h.state().view.current().cloned().unwrap();
     assert!(cur.settings.invert);
     h.get_by_label_contains("updated in ");
     assert!(h.query_by_label_contains("opened in ").is_none());
@@ -343,11 +350,11 @@ fn background_load_and_recompute() {
         .collect();
     assert!(roots.contains(&"main.fib"), "{roots:?}");
     // A filter: focus on main.fib keeps only its samples.
-    h.state_mut().invert = false;
-    h.state_mut().filters.focus = "main.fib".to_string();
+    h.state_mut().view.invert = false;
+    h.state_mut().view.filters.focus = "main.fib".to_string();
     h.get_by_label("Apply").click();
     wait(&mut h);
-    let cur = h.state().current.clone().unwrap();
+    let cur = h.state().view.current().cloned().unwrap();
     assert!(!cur.settings.invert);
     assert!(cur.top.rows.iter().all(|r| r.cum > 0));
     assert!(cur.totals[0] < codec::decode(FIXTURE).unwrap().total(cur.sample_type));
@@ -356,7 +363,7 @@ fn background_load_and_recompute() {
 #[test]
 fn large_view_set_aside_is_rebuilt_when_its_replacement_is_cancelled() {
     let mut app = FlintApp::new(DecodeOptions::default());
-    app.set_aside_nodes = 0;
+    app.view.set_aside_nodes = 0;
     app.open(fixture_source());
     let mut h = Harness::builder()
         .with_size(vec2(1200.0, 800.0))
@@ -364,7 +371,7 @@ fn large_view_set_aside_is_rebuilt_when_its_replacement_is_cancelled() {
     let wait = |h: &mut Harness<'_, FlintApp>| {
         for _ in 0..1000 {
             h.step();
-            if !h.state().is_loading() && h.state().current.is_some() {
+            if !h.state().is_loading() && h.state().view.current().is_some() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -373,32 +380,32 @@ fn large_view_set_aside_is_rebuilt_when_its_replacement_is_cancelled() {
         assert!(!h.state().is_loading());
     };
     wait(&mut h);
-    let nodes = h.state().current.as_ref().unwrap().tree.len();
+    let nodes = h.state().view.current().unwrap().tree.len();
     // Invert: the job starts, the view is set aside and the panel shows progress.
-    h.state_mut().invert = true;
+    h.state_mut().view.invert = true;
     h.step();
-    assert!(h.state().job.is_some(), "recompute started");
+    assert!(h.state().view.job().is_some(), "recompute started");
     assert!(
-        h.state().current.is_none(),
+        h.state().view.current().is_none(),
         "view set aside while the job runs"
     );
     h.state_mut().cancel_job();
     wait(&mut h);
-    let cur = h.state().current.clone().expect("rebuilt");
+    let cur = h.state().view.current().cloned().expect("rebuilt");
     assert!(!cur.settings.invert, "the view as it was");
-    assert!(!h.state().invert, "settings put back");
+    assert!(!h.state().view.invert, "settings put back");
     assert_eq!(cur.tree.len(), nodes);
     h.get_by_label("cancelled");
     // Not cancelled, the job's view replaces the one set aside.
-    h.state_mut().invert = true;
+    h.state_mut().view.invert = true;
     wait(&mut h);
-    assert!(h.state().current.as_ref().unwrap().settings.invert);
+    assert!(h.state().view.current().unwrap().settings.invert);
 }
 
 #[test]
 fn export_writes_pprof_and_folded() {
     let h = harness();
-    let cur = h.state().current.clone().unwrap();
+    let cur = h.state().view.current().cloned().unwrap();
     let dir = std::env::temp_dir().join(format!("flint-gui-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pb = dir.join("view.pb.gz");
@@ -483,8 +490,8 @@ fn a_narrow_window_keeps_the_views_totals_in_the_status_bar_and_drops_the_timing
     let mut h = harness();
     let totals = h
         .state()
-        .current
-        .as_ref()
+        .view
+        .current()
         .map(|c| format!("{} samples", units::thousands(c.kept_samples as u64)))
         .unwrap();
     let wide = h.get_by_label_contains(&totals).rect().width();

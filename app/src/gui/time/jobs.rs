@@ -119,7 +119,7 @@ impl FlintApp {
             return;
         };
         let tx = tl.tx.clone();
-        if self.sync_jobs {
+        if self.view.sync_jobs {
             let _ = tx.send(TimeMsg::Indexed(open()));
         } else {
             let ctx = ctx.clone();
@@ -245,7 +245,7 @@ impl FlintApp {
         let Some(rt) = &self.runtime else {
             return;
         };
-        if self.sync_jobs {
+        if self.view.sync_jobs {
             let msg = rt.block_on(fut);
             let _ = tx.send(msg);
         } else {
@@ -410,9 +410,9 @@ impl FlintApp {
         if side.is_some() {
             // A side picked: the selection being merged no longer becomes A.
             self.compare.carry_waiting = false;
-            self.hide_large_view();
+            self.view.hide_large_view();
         } else {
-            self.set_aside_large_view();
+            self.view.set_aside_large_view();
         }
         let Some(tl) = &mut self.timeline else {
             return;
@@ -575,11 +575,11 @@ impl FlintApp {
             self.compare.carry_waiting = false;
             return;
         }
-        if tl.querying() || self.job.is_some() || !self.pending.is_empty() {
+        if tl.querying() || self.view.is_loading() {
             return;
         }
         self.compare.carry_waiting = false;
-        let (Some(cur), Some(time)) = (&self.current, tl.selection) else {
+        let (Some(cur), Some(time)) = (self.view.current(), tl.selection) else {
             return;
         };
         let picked = Picked {
@@ -591,7 +591,7 @@ impl FlintApp {
         self.compare.set(Side::A, picked);
         // Compare mode hides the normal view: a large one lets its tree go, as a pick
         // would make it (its profile is A's).
-        self.hide_large_view();
+        self.view.hide_large_view();
     }
 
     fn handle_time_msg(&mut self, ctx: &Context, msg: TimeMsg) {
@@ -635,8 +635,8 @@ impl FlintApp {
                         if fresh {
                             // A view of what was open before is not of these profiles,
                             // nor is the time it took.
-                            self.drop_view();
-                            self.last_job = None;
+                            self.view.drop_view();
+                            self.view.last_job = None;
                             self.set_title(ctx, &name);
                         }
                     }
@@ -741,8 +741,8 @@ impl FlintApp {
                 let plotted = tl.types.get(tl.type_index);
                 let sample_type =
                     plotted.and_then(|t| got.profile.find_sample_type(&t.sample_type));
-                self.release_set_aside();
-                self.open_as(
+                self.view.release_set_aside();
+                self.view.open_as(
                     Source::Profile {
                         name,
                         path: None,
@@ -773,7 +773,7 @@ impl FlintApp {
         }
         let tl = self.timeline.as_ref()?;
         let time = tl.selection?;
-        let cur = self.current.as_ref()?;
+        let cur = self.view.current()?;
         let series = match crate::gui::compare::matchers_text(&tl.selection_series) {
             text if text.is_empty() => text,
             text => format!(" {text}"),

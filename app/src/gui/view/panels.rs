@@ -7,12 +7,13 @@ use egui::{Align, Layout, Ui};
 use profile_model::layout::RectKind;
 use profile_model::{CallTree, units};
 
-use crate::gui::app::FlintApp;
+use crate::gui::view::ProfileView;
 use crate::gui::view::flame::{self, FlameInput};
 use crate::gui::view::loader::Loaded;
 
-impl FlintApp {
-    pub(crate) fn top_panel(&mut self, ui: &mut Ui) {
+impl ProfileView {
+    /// The top table's side panel, its clicks selecting a frame.
+    pub fn top_panel(&mut self, ui: &mut Ui) {
         let Some(cur) = self.current.clone() else {
             return;
         };
@@ -36,13 +37,15 @@ impl FlintApp {
         }
     }
 
-    pub(crate) fn central(&mut self, ui: &mut Ui) {
+    /// The central panel: the flame graph under its breadcrumb; without a view, the
+    /// job's progress, else `hint` (time mode's), else how to open a profile.
+    pub fn central(&mut self, ui: &mut Ui, hint: Option<&str>) {
         let Some(cur) = self.current.clone() else {
             ui.centered_and_justified(|ui| {
                 if let Some(job) = &self.job {
                     ui.label(job.progress_text());
-                } else if let Some(tl) = &self.timeline {
-                    ui.label(tl.hint());
+                } else if let Some(hint) = hint {
+                    ui.label(hint);
                 } else {
                     ui.label("Open a profile (Ctrl+O) or drop a file here");
                 }

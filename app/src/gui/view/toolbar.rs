@@ -4,14 +4,15 @@
 use egui::{Id, Key, Ui};
 use profile_model::{Granularity, units};
 
-use crate::gui::app::FlintApp;
+use crate::gui::view::ProfileView;
 use crate::gui::view::colors::ColorMode;
 use crate::gui::view::filters::FilterFields;
 
 const SEARCH_ID: &str = "flint search";
 
-impl FlintApp {
-    pub(crate) fn toolbar(&mut self, ui: &mut Ui) {
+impl ProfileView {
+    /// The toolbar and the filter row under it.
+    pub fn toolbar(&mut self, ui: &mut Ui) {
         ui.add_space(2.0);
         ui.horizontal(|ui| {
             if let Some(cur) = self.current.clone() {
@@ -98,17 +99,11 @@ impl FlintApp {
                 apply = true;
             }
             if apply {
-                match self.filters.compile() {
-                    Ok(_) => {
-                        self.applied_filters = self.filters.clone();
-                        self.filter_error = None;
-                    }
-                    Err(e) => self.filter_error = Some(e),
-                }
+                self.apply_filters();
             }
             if let Some(e) = &self.filter_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
-            } else if self.filters != self.applied_filters {
+            } else if self.filters_edited() {
                 ui.weak("press Enter or Apply");
             }
         });

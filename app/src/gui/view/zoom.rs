@@ -3,11 +3,11 @@
 
 use profile_model::{CallTree, NodeId};
 
-use crate::gui::app::FlintApp;
+use crate::gui::view::ProfileView;
 use crate::gui::view::flame;
 use crate::gui::view::loader::Loaded;
 
-impl FlintApp {
+impl ProfileView {
     /// Zooms to `node` (remembering the previous zoom for Back).
     pub fn zoom_to(&mut self, node: NodeId) {
         if node != self.flame.zoom {

@@ -48,7 +48,7 @@ pub(super) fn compare_window_of(
     let dir = fixture_dir(tag);
     prepare(&dir);
     let mut app = FlintApp::new(DecodeOptions::default());
-    app.sync_jobs = true;
+    app.view.sync_jobs = true;
     let mut h = Harness::builder()
         .with_size(vec2(1500.0, 1000.0))
         .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
@@ -88,7 +88,7 @@ pub(super) fn compared_of(
         app.compare.error
     );
     // Compare mode does not replace the normal view.
-    assert!(app.current.is_none());
+    assert!(app.view.current().is_none());
     (h, dir)
 }
 

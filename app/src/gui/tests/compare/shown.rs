@@ -348,7 +348,7 @@ fn clicking_a_diff_frame_zooms_into_it() {
 #[test]
 fn search_dims_in_all_three_graphs() {
     let (mut h, dir) = compared("search");
-    h.state_mut().search.text = "sha256".to_string();
+    h.state_mut().view.search.text = "sha256".to_string();
     h.run_steps(2);
     let app = h.state();
     let res = app.compare.result.as_ref().unwrap();

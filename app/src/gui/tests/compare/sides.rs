@@ -8,7 +8,7 @@ fn b_picked_while_a_merges_keeps_both() {
     let ctx = h.ctx.clone();
     // Queries on the window's runtime, as for a user: A is still merging (or its
     // answer not yet taken) when B is picked.
-    h.state_mut().sync_jobs = false;
+    h.state_mut().view.sync_jobs = false;
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     // A is shown as being merged, and the next pick is B's.
     assert_eq!(h.state().compare.target, Side::B);
@@ -33,7 +33,7 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     let (mut h, dir) = compare_window("set-aside");
     let ctx = h.ctx.clone();
     // Every view counts as large.
-    h.state_mut().set_aside_nodes = 0;
+    h.state_mut().view.set_aside_nodes = 0;
     h.state_mut().compare.enabled = false;
     h.run_steps(2);
     let span = h.state().timeline.as_ref().unwrap().span;
@@ -43,7 +43,7 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     });
     h.state_mut().select_time(&ctx, all);
     h.run_steps(4);
-    let total = |app: &FlintApp| app.current.as_ref().map(|c| c.totals[0]);
+    let total = |app: &FlintApp| app.view.current().map(|c| c.totals[0]);
     let shown = total(h.state()).expect("the merged view");
     h.state_mut().compare.enabled = true;
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
@@ -51,9 +51,12 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     h.run_steps(4);
     // Compared, with the hidden normal view not held beside the comparison.
     assert!(h.state().compare.result.is_some());
-    assert!(h.state().current.is_none(), "set aside while comparing");
+    assert!(
+        h.state().view.current().is_none(),
+        "set aside while comparing"
+    );
     // A setting changed while comparing applies to both.
-    h.state_mut().granularity = Granularity::FunctionLine;
+    h.state_mut().view.granularity = Granularity::FunctionLine;
     h.run_steps(4);
     assert!(h.state().compare.result.is_some());
     // Leaving compare mode brings the view back, with that setting (and lets the
@@ -62,8 +65,8 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     h.run_steps(4);
     assert_eq!(total(h.state()), Some(shown));
     let app = h.state();
-    assert_eq!(app.granularity, Granularity::FunctionLine);
-    let cur = app.current.as_ref().unwrap();
+    assert_eq!(app.view.granularity, Granularity::FunctionLine);
+    let cur = app.view.current().unwrap();
     assert_eq!(cur.settings.options.granularity, Granularity::FunctionLine);
     assert!(app.compare.result.is_none());
     // … and coming back makes the comparison again, from the sides kept.
@@ -71,7 +74,7 @@ fn a_large_normal_view_is_set_aside_while_comparing_and_back_after() {
     h.run_steps(4);
     let app = h.state();
     assert!(app.compare.result.is_some());
-    assert!(app.current.is_none());
+    assert!(app.view.current().is_none());
     assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -102,7 +105,7 @@ fn an_a_without_data_leaves_the_next_pick_to_a() {
 fn a_picked_again_replaces_the_a_being_merged() {
     let (mut h, dir) = compare_window("a-twice");
     let ctx = h.ctx.clone();
-    h.state_mut().sync_jobs = false;
+    h.state_mut().view.sync_jobs = false;
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     h.state_mut().compare.target = Side::A;
     h.state_mut().select_time(&ctx, range_of("cpu-2.pb.gz"));
@@ -152,7 +155,7 @@ fn the_selection_shown_becomes_a_when_compare_is_switched_on() {
     h.run_steps(1);
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     h.run_steps(4);
-    let shown = Arc::clone(&h.state().current.as_ref().expect("cpu-1 shown").profile);
+    let shown = Arc::clone(&h.state().view.current().expect("cpu-1 shown").profile);
     h.state_mut().compare.enabled = true;
     h.run_steps(2);
     let app = h.state();
@@ -220,7 +223,7 @@ fn a_selection_still_merging_becomes_a_once_shown() {
     h.get_by_label(crate::gui::compare::diff_view::CARRY_HINT);
     answer(&mut h, held);
     let app = h.state();
-    let shown = &app.current.as_ref().expect("cpu-1's view made").profile;
+    let shown = &app.view.current().expect("cpu-1's view made").profile;
     let a = app.compare.a.as_ref().expect("A carried over once shown");
     assert_eq!(a.time, range_of("cpu-1.pb.gz"));
     assert!(Arc::ptr_eq(&a.profile, shown));

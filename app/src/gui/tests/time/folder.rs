@@ -183,7 +183,7 @@ fn reloading_a_folder_adds_the_profiles_written_since_and_keeps_what_is_shown() 
     h.run_steps(4);
     h.state_mut().merge_visible(&ctx);
     h.run_steps(4);
-    let shown = h.state().current.as_ref().unwrap().totals[0];
+    let shown = h.state().view.current().unwrap().totals[0];
     let selection = h.state().timeline.as_ref().unwrap().selection;
     assert!(selection.is_some());
     // A profile written since the folder was opened.
@@ -200,7 +200,7 @@ fn reloading_a_folder_adds_the_profiles_written_since_and_keeps_what_is_shown() 
     );
     assert_eq!(tl.selection, selection, "the selection is kept");
     assert_eq!(
-        app.current.as_ref().unwrap().totals[0],
+        app.view.current().unwrap().totals[0],
         shown,
         "the view is kept"
     );
@@ -282,7 +282,7 @@ fn the_bundled_profile_leads_to_a_demo_hour_of_profiles_over_time() {
         tl.selection_profiles,
         crate::gui::time::demo::DEMO_PROFILES as usize
     );
-    let cur = h.state().current.as_ref().expect("the merged hour");
+    let cur = h.state().view.current().expect("the merged hour");
     assert_eq!(
         cur.totals[0], plotted,
         "the merge holds what the plot shows"

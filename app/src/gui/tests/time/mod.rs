@@ -15,11 +15,12 @@ use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use profile_model::codec;
 use profile_model::units;
 
-use crate::gui::app::{FlintApp, SET_ASIDE_NODES};
+use crate::gui::app::FlintApp;
 use crate::gui::shell::dialogs::ExportKind;
 use crate::gui::time::selector_bar::{self, SumBy};
 use crate::gui::time::timeline::{self, NO_DATA};
 use crate::gui::time::{axis, lines};
+use crate::gui::view::SET_ASIDE_NODES;
 
 use crate::gui::tests::fixtures::{FILES, click_at, fixture, fixture_dir, shift_click_at, window};
 

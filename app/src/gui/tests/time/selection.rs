@@ -13,13 +13,13 @@ fn range_over_all_files_merges_their_totals() {
 fn range_over_all_files_merges(set_aside_nodes: usize) {
     let dir = fixture_dir("merge");
     let mut h = harness(dir.clone());
-    h.state_mut().set_aside_nodes = set_aside_nodes;
+    h.state_mut().view.set_aside_nodes = set_aside_nodes;
     // Twice: the second merge replaces the view the first one made.
     for _ in 0..2 {
         merge_everything(&mut h);
     }
     let app = h.state();
-    let cur = app.current.as_ref().expect("selection shown");
+    let cur = app.view.current().expect("selection shown");
     let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
     let unit = default_total(FILES[0]).1;
     assert_eq!(cur.totals[0], expected);
@@ -55,17 +55,17 @@ fn empty_selection_keeps_the_view_and_says_so() {
 fn empty_selection_keeps_the_view(set_aside_nodes: usize) {
     let dir = fixture_dir("empty");
     let mut h = harness(dir.clone());
-    h.state_mut().set_aside_nodes = set_aside_nodes;
+    h.state_mut().view.set_aside_nodes = set_aside_nodes;
     let span = merge_everything(&mut h);
     let ctx = h.ctx.clone();
-    let before = h.state().current.as_ref().unwrap().totals[0];
+    let before = h.state().view.current().unwrap().totals[0];
     let far = TimeRange {
         start_nanos: span.end_nanos + 3_600_000_000_000,
         end_nanos: span.end_nanos + 7_200_000_000_000,
     };
     h.state_mut().select_time(&ctx, QueryTime::Merge(far));
     h.run_steps(4);
-    assert_eq!(h.state().current.as_ref().unwrap().totals[0], before);
+    assert_eq!(h.state().view.current().unwrap().totals[0], before);
     h.get_by_label(NO_DATA);
     // Plotting again (another preset, type or selector) answers anew: the notice about
     // the empty selection goes.
@@ -161,7 +161,7 @@ fn merge_button_merges_every_visible_profile() {
     h.run_steps(4);
     let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
     let app = h.state();
-    assert_eq!(app.current.as_ref().expect("merged").totals[0], expected);
+    assert_eq!(app.view.current().expect("merged").totals[0], expected);
     let text = app.selection_text().unwrap();
     assert!(text.contains("3 profiles"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
@@ -174,14 +174,14 @@ fn changing_the_matchers_merges_the_selection_again() {
     let span = merge_everything(&mut h);
     let ctx = h.ctx.clone();
     let all: i64 = FILES.iter().map(|f| default_total(f).0).sum();
-    assert_eq!(h.state().current.as_ref().unwrap().totals[0], all);
+    assert_eq!(h.state().view.current().unwrap().totals[0], all);
     let value = "/api/sort";
     h.state_mut().set_matchers(&ctx, vec![endpoint(value)]);
     h.run_steps(4);
     let expected: i64 = FILES.iter().map(|f| endpoint_total(f, value)).sum();
     assert!(expected > 0 && expected < all, "{expected} of {all}");
     let app = h.state();
-    assert_eq!(app.current.as_ref().unwrap().totals[0], expected);
+    assert_eq!(app.view.current().unwrap().totals[0], expected);
     assert_eq!(
         app.timeline.as_ref().unwrap().selection,
         Some(QueryTime::Merge(span))
@@ -208,7 +208,7 @@ fn a_click_on_a_line_shows_that_series_profile_at_the_point() {
         series_total > 0 && series_total < all,
         "{series_total} of {all}"
     );
-    assert_eq!(app.current.as_ref().unwrap().totals[0], series_total);
+    assert_eq!(app.view.current().unwrap().totals[0], series_total);
     let text = app.selection_text().unwrap();
     assert!(
         text.contains(&format!("{{endpoint=\"{value}\"}}")),
@@ -249,7 +249,7 @@ fn a_selection_being_merged_is_dropped_when_another_type_is_chosen() {
         (tl.span, tl.types[other].to_string())
     };
     // As for a user: the merge runs on the window's runtime while the type is changed.
-    h.state_mut().sync_jobs = false;
+    h.state_mut().view.sync_jobs = false;
     h.state_mut().select_time(&ctx, QueryTime::Merge(span));
     assert!(h.state().timeline.as_ref().unwrap().querying());
     h.state_mut().apply_selector_text(&ctx, &other);
@@ -263,7 +263,7 @@ fn a_selection_being_merged_is_dropped_when_another_type_is_chosen() {
     }
     let app = h.state();
     assert!(
-        app.current.is_none(),
+        app.view.current().is_none(),
         "a profile of the type left was shown"
     );
     assert!(app.timeline.as_ref().unwrap().selection.is_none());
@@ -280,7 +280,7 @@ fn a_file_gone_since_indexing_is_merged_from_the_samples_kept() {
     h.run_steps(4);
     let app = h.state();
     let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
-    assert_eq!(app.current.as_ref().expect("shown").totals[0], expected);
+    assert_eq!(app.view.current().expect("shown").totals[0], expected);
     assert!(app.message.is_none(), "{:?}", app.message);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -301,7 +301,7 @@ fn a_file_gone_since_indexing_is_left_out_of_the_merge_and_named() {
     let app = h.state();
     let expected = default_total(FILES[0]).0 + default_total(FILES[2]).0;
     assert_eq!(
-        app.current.as_ref().expect("the rest is shown").totals[0],
+        app.view.current().expect("the rest is shown").totals[0],
         expected
     );
     let (message, is_error) = app.message.clone().expect("said");
@@ -339,7 +339,7 @@ fn profiles_at_the_ends_of_time_are_plotted_and_merged() {
     assert!(span.start_nanos < -9_000_000_000_000_000_000, "{span:?}");
     assert!(span.end_nanos > 9_000_000_000_000_000_000, "{span:?}");
     merge_everything(&mut h);
-    let merged = h.state().current.as_ref().expect("merged").totals[0];
+    let merged = h.state().view.current().expect("merged").totals[0];
     assert_eq!(merged, 2 * default_total(FILES[0]).0);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -382,7 +382,7 @@ fn a_typed_range_moves_the_view_and_merge_takes_what_it_shows() {
     h.run_steps(4);
     let app = h.state();
     assert_eq!(
-        app.current.as_ref().unwrap().totals[0],
+        app.view.current().unwrap().totals[0],
         default_total(FILES[1]).0
     );
     assert!(app.selection_text().unwrap().contains("1 profile"));
@@ -401,7 +401,7 @@ fn a_selection_is_shown_in_the_type_plotted() {
     for sample_type in ["samples", "cpu", "samples"] {
         plot_type(&mut h, sample_type);
         merge_everything(&mut h);
-        let cur = h.state().current.as_ref().expect("selection shown");
+        let cur = h.state().view.current().expect("selection shown");
         let shown = cur.profile.sample_types[cur.sample_type];
         assert_eq!(cur.profile.str(shown.kind), sample_type);
         let expected: i64 = profiles

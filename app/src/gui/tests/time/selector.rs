@@ -27,7 +27,7 @@ fn endpoint_matcher_reduces_the_plotted_total() {
 
     // A selection merges only the matching samples.
     merge_everything(&mut h);
-    assert_eq!(h.state().current.as_ref().unwrap().totals[0], hash);
+    assert_eq!(h.state().view.current().unwrap().totals[0], hash);
 
     // The chip's × removes the matcher.
     h.get_by_label("×").click();
@@ -212,7 +212,10 @@ fn shift_click_on_a_line_adds_its_labels_as_matchers() {
     let (pos, _) = endpoint_point(&h);
     shift_click_at(&mut h, pos);
     let app = h.state();
-    assert!(app.current.is_none(), "a Shift+click does not select");
+    assert!(
+        app.view.current().is_none(),
+        "a Shift+click does not select"
+    );
     let matchers = &app.timeline.as_ref().unwrap().matchers;
     assert_eq!(matchers.len(), 1, "{matchers:?}");
     assert_eq!(matchers[0].name, "endpoint");
@@ -237,7 +240,10 @@ fn shift_click_on_a_legend_entry_adds_its_labels_and_keeps_the_line() {
     let entry = h.get_by_label(&name).rect().center();
     shift_click_at(&mut h, entry);
     let app = h.state();
-    assert!(app.current.is_none(), "a Shift+click does not select");
+    assert!(
+        app.view.current().is_none(),
+        "a Shift+click does not select"
+    );
     let matchers = &app.timeline.as_ref().unwrap().matchers;
     assert_eq!(matchers, &vec![endpoint(&value)]);
     let expected: i64 = FILES.iter().map(|f| endpoint_total(f, &value)).sum();
