@@ -2,15 +2,15 @@
 //! compare mode, a live capture, the shell's dialogs and messages) and the frame loop
 //! that polls them and lays out their panels.
 
-use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use egui::{Context, Ui, ViewportCommand};
 use profile_model::codec::DecodeOptions;
 
 use crate::gui::compare::CompareState;
-use crate::gui::shell::dialogs::Dialog;
+use crate::gui::shell::dialogs::Dialogs;
 use crate::gui::shell::panel_size::PanelSize;
+use crate::gui::shell::{input, menu_bar, status_bar};
 use crate::gui::view::loader::Source;
 use crate::gui::view::{ProfileView, ViewEvent};
 
@@ -39,9 +39,8 @@ pub struct FlintApp {
     pub error: Option<String>,
     /// Last status message and whether it is an error.
     pub message: Option<(String, bool)>,
-    pub(super) dialogs: Vec<Receiver<Dialog>>,
-    /// The window's prompt for a path, where no system file dialog can be shown.
-    pub path_prompt: Option<crate::gui::shell::dialogs::PathPrompt>,
+    /// The file dialogs under way and the window's own prompt for a path.
+    pub dialogs: Dialogs,
     /// The window's title as last set ([`FlintApp::set_title`]).
     pub(super) title: String,
     /// Compare mode (time mode): selections A and B and their comparison.
@@ -92,8 +91,7 @@ impl FlintApp {
             kept_stacks_budget: KEPT_STACKS_BUDGET,
             error: None,
             message: None,
-            dialogs: Vec::new(),
-            path_prompt: None,
+            dialogs: Dialogs::default(),
             title: String::new(),
             compare: CompareState::default(),
             connect_dialog: crate::gui::shell::connect::ConnectDialog::default(),
@@ -163,25 +161,40 @@ impl FlintApp {
     /// Draws the whole window inside `ui`.
     pub fn show(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
-        self.handle_input(&ctx);
+        let actions = input::actions(&ctx);
+        self.apply_all(&ctx, actions);
         self.poll_timeline(&ctx);
-        self.poll_dialogs(&ctx);
+        let done = self.dialogs.poll();
+        self.apply_all(&ctx, done);
         self.poll_view(&ctx);
         self.poll_compare(&ctx);
         self.view.refresh_caches(ui.visuals().dark_mode);
 
-        egui::Panel::top("flint menu").show(ui, |ui| self.menu(ui));
+        let picked = egui::Panel::top("flint menu")
+            .show(ui, |ui| menu_bar::menu(ui, self))
+            .inner;
+        self.apply_all(&ctx, picked);
         egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui));
         if self.error.is_some() {
-            egui::Panel::top("flint error")
+            let dismissed = egui::Panel::top("flint error")
                 .frame(
                     egui::Frame::new()
                         .fill(ui.visuals().error_fg_color.gamma_multiply(0.18))
                         .inner_margin(egui::Margin::symmetric(8, 4)),
                 )
-                .show(ui, |ui| self.error_banner(ui));
+                .show(ui, |ui| {
+                    self.error
+                        .as_deref()
+                        .and_then(|e| status_bar::error_banner(ui, e))
+                });
+            if let Some(action) = dismissed.inner {
+                self.apply(&ctx, action);
+            }
         }
-        egui::Panel::bottom("flint status").show(ui, |ui| self.status_bar(ui));
+        let asked = egui::Panel::bottom("flint status")
+            .show(ui, |ui| status_bar::status_bar(ui, self))
+            .inner;
+        self.apply_all(&ctx, asked);
         if self.timeline.is_some() {
             let panel = egui::Panel::top(PLOT_PANEL)
                 .resizable(true)
@@ -214,10 +227,18 @@ impl FlintApp {
             }
         });
 
-        self.connect_window(&ctx);
-        self.warnings_window(&ctx);
-        self.path_prompt_window(&ctx);
-        self.drop_overlay(&ctx);
+        let max_bytes = self.decode.max_decompressed_bytes;
+        if let Some(action) = self.connect_dialog.window(&ctx, max_bytes) {
+            self.apply(&ctx, action);
+        }
+        match &self.timeline {
+            Some(tl) => status_bar::warnings_window(&ctx, tl, &mut self.warnings_shown),
+            None => self.warnings_shown = false,
+        }
+        if let Some(action) = self.dialogs.prompt_window(&ctx) {
+            self.apply(&ctx, action);
+        }
+        input::drop_overlay(&ctx);
         if self.is_loading()
             || self.compare.job.is_some()
             || self

@@ -2,6 +2,7 @@
 //! filters and export, over profiles loaded and recomputed on background threads.
 
 pub mod app;
+pub mod apply;
 pub mod compare;
 pub mod live;
 pub mod shell;

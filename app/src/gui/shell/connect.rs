@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, Receiver};
 use capture::{ProfileSource as _, RemoteOptions, RemoteSource, ServerUrl, TimeRange};
 use egui::Context;
 
-use crate::gui::app::FlintApp;
+use crate::gui::apply::Action;
 
 /// Key of the recent connections in eframe's storage.
 pub const RECENT_KEY: &str = "flint.recent_connections";
@@ -113,24 +113,12 @@ fn test_connection(url: &str, options: RemoteOptions) -> Result<String, String> 
     ))
 }
 
-impl FlintApp {
-    /// Connects to the server at `url` in time mode and remembers it.
-    pub fn connect_to(&mut self, ctx: &Context, url: &str, options: RemoteOptions) {
-        let url = match ServerUrl::parse(url) {
-            Ok(u) => u.to_string(),
-            Err(e) => {
-                self.error = Some(e);
-                return;
-            }
-        };
-        self.connect_dialog.remember(&url);
-        self.error = None;
-        self.connect(ctx, &url, options);
-    }
-
+impl ConnectDialog {
     /// Draws the Connect dialog when it is open.
-    pub(crate) fn connect_window(&mut self, ctx: &Context) {
-        let d = &mut self.connect_dialog;
+    /// The Connect window when it is open; Connect asks for a connection to the URL
+    /// with the options given (`max_decompressed_bytes`: the window's decode limit).
+    pub fn window(&mut self, ctx: &Context, max_decompressed_bytes: u64) -> Option<Action> {
+        let d = self;
         if let Some(rx) = &d.testing
             && let Ok(result) = rx.try_recv()
         {
@@ -138,11 +126,10 @@ impl FlintApp {
             d.testing = None;
         }
         if !d.open {
-            return;
+            return None;
         }
         let mut open = true;
         let mut connect = None;
-        let decode = self.decode;
         egui::Window::new("Connect to a server")
             .open(&mut open)
             .collapsible(false)
@@ -193,7 +180,7 @@ impl FlintApp {
                         .add_enabled(valid && d.testing.is_none(), egui::Button::new("Test"))
                         .clicked()
                     {
-                        match d.options(decode.max_decompressed_bytes) {
+                        match d.options(max_decompressed_bytes) {
                             Ok(options) => {
                                 let (tx, rx) = mpsc::channel();
                                 let (url, ctx) = (d.url.trim().to_string(), ctx.clone());
@@ -211,7 +198,7 @@ impl FlintApp {
                         .add_enabled(valid, egui::Button::new("Connect"))
                         .clicked()
                     {
-                        match d.options(decode.max_decompressed_bytes) {
+                        match d.options(max_decompressed_bytes) {
                             Ok(options) => connect = Some((d.url.trim().to_string(), options)),
                             Err(e) => d.status = Some(Err(e)),
                         }
@@ -241,11 +228,8 @@ impl FlintApp {
                     }
                 }
             });
-        d.open = open;
-        if let Some((url, options)) = connect {
-            self.connect_dialog.open = false;
-            self.connect_to(ctx, &url, options);
-        }
+        d.open = open && connect.is_none();
+        connect.map(|(url, options)| Action::Connect(url, options))
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{self, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use egui::Context;
@@ -12,7 +12,10 @@ use profile_model::codec;
 use profile_model::diff::{self, DiffMode};
 use profile_model::{Profile, View, export, fold};
 
-use crate::gui::app::FlintApp;
+use crate::gui::apply::Action;
+use crate::gui::compare::CompareState;
+use crate::gui::time::timeline::Timeline;
+use crate::gui::view::ProfileView;
 use crate::gui::view::loader::Loaded;
 
 /// Writes an export to the path given; its message names the file.
@@ -23,7 +26,7 @@ type Writer = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
 const NO_DIALOG: Duration = Duration::from_millis(400);
 
 /// What a path is asked for.
-pub(crate) enum Purpose {
+pub enum Purpose {
     /// A profile, or a directory of profiles, to open.
     Open,
     /// An export, written there by the writer.
@@ -31,7 +34,7 @@ pub(crate) enum Purpose {
 }
 
 /// A finished file dialog.
-pub(crate) enum Dialog {
+pub enum Dialog {
     /// A path to open was picked.
     Open(PathBuf),
     /// An export was written (its message) or failed; `Ok(None)`: cancelled.
@@ -41,7 +44,7 @@ pub(crate) enum Dialog {
 }
 
 /// A request for a path: shown as the system's file dialog where there is one, else
-/// in the window ([`FlintApp::path_prompt_window`]) as a field to type the path in.
+/// in the window ([`Dialogs::prompt_window`]) as a field to type the path in.
 pub struct PathPrompt {
     title: &'static str,
     purpose: Purpose,
@@ -147,78 +150,72 @@ pub fn export_diff_to(
     Ok(format!("exported {}", path.display()))
 }
 
-impl FlintApp {
-    /// File → Export diff: asks for a file and writes B − A there, off the UI thread.
-    pub(crate) fn export_diff_dialog(&mut self, ctx: &Context) {
-        let (Some(a), Some(b)) = (&self.compare.a, &self.compare.b) else {
-            self.message = Some(("select A and B first".to_string(), true));
-            return;
-        };
-        let Some(type_name) = self
-            .timeline
-            .as_ref()
-            .and_then(|tl| tl.types.get(tl.type_index))
-            .map(|t| t.sample_type.clone())
-        else {
-            return;
-        };
-        let (a, b) = (Arc::clone(&a.profile), Arc::clone(&b.profile));
-        let mode = self.compare.mode;
-        let write: Writer = Arc::new(move |path| export_diff_to(&a, &b, &type_name, mode, path));
-        let prompt = PathPrompt::new(
-            "Export the difference B − A",
-            Purpose::Save(write),
-            "diff.pb.gz",
-        );
-        self.ask(ctx, prompt);
-    }
+/// The file dialogs under way and the window's own prompt for a path.
+#[derive(Default)]
+pub struct Dialogs {
+    /// The results of the dialogs running on their own threads.
+    running: Vec<Receiver<Dialog>>,
+    /// The window's prompt for a path, where no system file dialog can be shown.
+    pub prompt: Option<PathPrompt>,
+}
 
-    /// File → Open: asks for a profile or a folder of them, and opens it.
-    pub(crate) fn open_dialog(&mut self, ctx: &Context) {
-        self.ask(
-            ctx,
-            PathPrompt::new(
-                "Open a pprof profile or a folder of them",
-                Purpose::Open,
-                "",
-            ),
-        );
-    }
+/// File → Open: asks for a profile or a folder of them.
+pub fn open_prompt() -> PathPrompt {
+    PathPrompt::new(
+        "Open a pprof profile or a folder of them",
+        Purpose::Open,
+        "",
+    )
+}
 
-    /// File → Export: asks for a file and writes the current view there as `kind`.
-    pub(crate) fn export_dialog(&mut self, ctx: &Context, kind: ExportKind) {
-        match self.export_prompt(kind) {
-            Some(prompt) => self.ask(ctx, prompt),
-            None => self.message = Some(("nothing to export".to_string(), true)),
-        }
-    }
+/// The request for where to export the view shown as `kind` (`None` when nothing is
+/// shown).
+pub fn export_prompt(view: &ProfileView, kind: ExportKind) -> Option<PathPrompt> {
+    let cur = view.current().cloned()?;
+    let stem = portable_stem(
+        cur.name
+            .trim_end_matches(".gz")
+            .trim_end_matches(".pb")
+            .trim_end_matches(".pprof"),
+    );
+    let file_name = match kind {
+        ExportKind::Pprof => format!("{stem}.view.pb.gz"),
+        ExportKind::Folded => format!("{stem}.folded"),
+    };
+    let write: Writer = Arc::new(move |path| export_to(&cur, kind, path));
+    Some(PathPrompt::new(
+        "Export the current view",
+        Purpose::Save(write),
+        &file_name,
+    ))
+}
 
-    /// The request for where to export the current view (`None` when nothing is shown).
-    pub(crate) fn export_prompt(&self, kind: ExportKind) -> Option<PathPrompt> {
-        let cur = self.view.current().cloned()?;
-        let stem = portable_stem(
-            cur.name
-                .trim_end_matches(".gz")
-                .trim_end_matches(".pb")
-                .trim_end_matches(".pprof"),
-        );
-        let file_name = match kind {
-            ExportKind::Pprof => format!("{stem}.view.pb.gz"),
-            ExportKind::Folded => format!("{stem}.folded"),
-        };
-        let write: Writer = Arc::new(move |path| export_to(&cur, kind, path));
-        Some(PathPrompt::new(
-            "Export the current view",
-            Purpose::Save(write),
-            &file_name,
-        ))
-    }
+/// File → Export diff: the request for where to write B − A of the type plotted; an
+/// error says what is missing.
+pub fn diff_prompt(compare: &CompareState, tl: Option<&Timeline>) -> Result<PathPrompt, String> {
+    let (Some(a), Some(b)) = (&compare.a, &compare.b) else {
+        return Err("select A and B first".to_string());
+    };
+    let type_name = tl
+        .and_then(|tl| tl.types.get(tl.type_index))
+        .map(|t| t.sample_type.clone())
+        .ok_or_else(|| "nothing is plotted".to_string())?;
+    let (a, b) = (Arc::clone(&a.profile), Arc::clone(&b.profile));
+    let mode = compare.mode;
+    let write: Writer = Arc::new(move |path| export_diff_to(&a, &b, &type_name, mode, path));
+    Ok(PathPrompt::new(
+        "Export the difference B − A",
+        Purpose::Save(write),
+        "diff.pb.gz",
+    ))
+}
 
+impl Dialogs {
     /// Shows the system's dialog for `prompt` on a thread of its own, and then opens
     /// or writes what was picked there too; where no dialog can be shown, the window
     /// asks for the path itself.
-    fn ask(&mut self, ctx: &Context, prompt: PathPrompt) {
-        self.dialog_thread(ctx, move || {
+    pub fn ask(&mut self, ctx: &Context, prompt: PathPrompt) {
+        self.thread(ctx, move || {
             let started = Instant::now();
             match prompt.native() {
                 Some(path) => prompt.finish(&path),
@@ -228,30 +225,38 @@ impl FlintApp {
         });
     }
 
-    /// Opens or writes (on a thread: an export builds its call tree) the path given in
-    /// the window's prompt.
-    fn finish_prompt(&mut self, ctx: &Context, prompt: PathPrompt, path: PathBuf) {
-        self.dialog_thread(ctx, move || prompt.finish(&path));
-    }
-
     /// Runs `work` on a thread of its own; what it ends in is picked up with the
     /// other dialogs' results, the window woken for it.
-    fn dialog_thread(&mut self, ctx: &Context, work: impl FnOnce() -> Dialog + Send + 'static) {
+    fn thread(&mut self, ctx: &Context, work: impl FnOnce() -> Dialog + Send + 'static) {
         let (tx, rx) = mpsc::channel();
         let ctx = ctx.clone();
         std::thread::spawn(move || {
             let _ = tx.send(work());
             ctx.request_repaint();
         });
-        self.dialogs.push(rx);
+        self.running.push(rx);
+    }
+
+    /// The results of the dialogs that finished: files to open, export messages, and
+    /// the window's prompt where no system dialog could be shown.
+    pub fn poll(&mut self) -> Vec<Action> {
+        let mut done = Vec::new();
+        self.running.retain(|rx| match rx.try_recv() {
+            Ok(dialog) => {
+                done.push(Action::Dialog(dialog));
+                false
+            }
+            Err(TryRecvError::Empty) => true,
+            Err(TryRecvError::Disconnected) => false,
+        });
+        done
     }
 
     /// The window's own prompt for a path, shown where no system dialog is available:
     /// a field with the path, Enter or the button to go on, Escape or Cancel to leave.
-    pub(crate) fn path_prompt_window(&mut self, ctx: &Context) {
-        let Some(prompt) = &mut self.path_prompt else {
-            return;
-        };
+    /// An export is written on a thread of its own (it builds its call tree).
+    pub fn prompt_window(&mut self, ctx: &Context) -> Option<Action> {
+        let prompt = self.prompt.as_mut()?;
         let verb = match prompt.purpose {
             Purpose::Open => "Open",
             Purpose::Save(_) => "Save",
@@ -300,46 +305,19 @@ impl FlintApp {
             };
             if refused.is_some() {
                 prompt.error = refused;
-                return;
+                return None;
             }
-            if let Some(prompt) = self.path_prompt.take() {
-                match prompt.purpose {
-                    Purpose::Open => self.open_path(ctx, path),
-                    Purpose::Save(_) => self.finish_prompt(ctx, prompt, path),
-                }
+            let prompt = self.prompt.take()?;
+            match prompt.purpose {
+                Purpose::Open => return Some(Action::OpenPath(path)),
+                Purpose::Save(_) => self.thread(ctx, move || prompt.finish(&path)),
             }
         } else if cancel {
-            self.path_prompt = None;
+            self.prompt = None;
         } else if prompt.error.is_some() && response.response.changed() {
             prompt.error = None;
         }
-    }
-
-    /// Takes the results of finished dialogs: files to open, export messages, and the
-    /// window's prompt where no system dialog could be shown.
-    pub(crate) fn poll_dialogs(&mut self, ctx: &Context) {
-        let mut dialogs = std::mem::take(&mut self.dialogs);
-        dialogs.retain(|rx| match rx.try_recv() {
-            Ok(Dialog::Open(path)) => {
-                self.open_path(ctx, path);
-                false
-            }
-            Ok(Dialog::Done(result)) => {
-                match result {
-                    Ok(Some(msg)) => self.message = Some((msg, false)),
-                    Ok(None) => {}
-                    Err(e) => self.message = Some((e, true)),
-                }
-                false
-            }
-            Ok(Dialog::Unavailable(prompt)) => {
-                self.path_prompt = Some(prompt);
-                false
-            }
-            Err(TryRecvError::Empty) => true,
-            Err(TryRecvError::Disconnected) => false,
-        });
-        self.dialogs.append(&mut dialogs);
+        None
     }
 }
 

@@ -3,71 +3,59 @@
 
 use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
 
-use crate::gui::app::FlintApp;
-use crate::gui::view::loader::Source;
+use crate::gui::apply::Action;
 
-impl FlintApp {
-    /// Handles the shortcuts and dropped files of this frame.
-    pub(crate) fn handle_input(&mut self, ctx: &Context) {
-        let (open, find, reload) = ctx.input_mut(|i| {
-            (
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)),
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::NONE, Key::F5)),
-            )
-        });
-        if open {
-            self.open_dialog(ctx);
+/// The shortcuts pressed and the files dropped in this frame, as actions.
+pub fn actions(ctx: &Context) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let (open, find, reload) = ctx.input_mut(|i| {
+        (
+            i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)),
+            i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)),
+            i.consume_shortcut(&KeyboardShortcut::new(Modifiers::NONE, Key::F5)),
+        )
+    });
+    if open {
+        actions.push(Action::OpenDialog);
+    }
+    if reload {
+        actions.push(Action::ReloadFolder);
+    }
+    if find {
+        actions.push(Action::FocusSearch);
+    }
+    if !ctx.egui_wants_keyboard_input() {
+        let (escape, back) =
+            ctx.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+        if escape {
+            actions.push(Action::ResetZoom);
         }
-        if reload {
-            self.reload_dir(ctx);
-        }
-        if find {
-            self.view.focus_search = true;
-        }
-        if !ctx.egui_wants_keyboard_input() {
-            let (escape, back) =
-                ctx.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
-            if escape {
-                self.view.reset_zoom();
-            }
-            if back {
-                self.view.back();
-            }
-        }
-        let dropped = ctx.input(|i| i.raw.dropped_files.first().cloned());
-        if let Some(file) = dropped {
-            self.open_path(ctx, file.path().to_path_buf());
+        if back {
+            actions.push(Action::Back);
         }
     }
-
-    /// Opens `path` as a dropped file is opened: a directory of profiles in the time
-    /// mode, anything else as one profile.
-    pub(crate) fn open_path(&mut self, ctx: &Context, path: std::path::PathBuf) {
-        if crate::gui::time::timeline::is_time_dir(&path) {
-            self.open_dir(ctx, path);
-        } else {
-            self.open(Source::Path(path));
-        }
+    if let Some(file) = ctx.input(|i| i.raw.dropped_files.first().cloned()) {
+        actions.push(Action::OpenPath(file.path().to_path_buf()));
     }
+    actions
+}
 
-    /// Darkens the window while files are dragged over it.
-    pub(crate) fn drop_overlay(&self, ctx: &Context) {
-        let hovering_files = ctx.input(|i| !i.raw.hovered_files.is_empty());
-        if hovering_files {
-            let painter = ctx.layer_painter(egui::LayerId::new(
-                egui::Order::Foreground,
-                Id::unique("flint drop"),
-            ));
-            let rect = ctx.content_rect();
-            painter.rect_filled(rect, 0.0, Color32::from_black_alpha(140));
-            painter.text(
-                rect.center(),
-                egui::Align2::CENTER_CENTER,
-                "Drop to open",
-                egui::FontId::proportional(28.0),
-                Color32::WHITE,
-            );
-        }
+/// Darkens the window while files are dragged over it.
+pub fn drop_overlay(ctx: &Context) {
+    let hovering_files = ctx.input(|i| !i.raw.hovered_files.is_empty());
+    if hovering_files {
+        let painter = ctx.layer_painter(egui::LayerId::new(
+            egui::Order::Foreground,
+            Id::unique("flint drop"),
+        ));
+        let rect = ctx.content_rect();
+        painter.rect_filled(rect, 0.0, Color32::from_black_alpha(140));
+        painter.text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            "Drop to open",
+            egui::FontId::proportional(28.0),
+            Color32::WHITE,
+        );
     }
 }

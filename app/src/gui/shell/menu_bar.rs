@@ -4,17 +4,20 @@
 use egui::{Ui, ViewportCommand};
 
 use crate::gui::app::FlintApp;
+use crate::gui::apply::Action;
 use crate::gui::shell::dialogs::ExportKind;
 use crate::gui::view::colors::ColorMode;
 
-impl FlintApp {
-    pub(crate) fn menu(&mut self, ui: &mut Ui) {
-        egui::MenuBar::new().ui(ui, |ui| {
+/// The menu bar of `app`: what was picked, as actions.
+pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let mut act = |a: Action| actions.push(a);
+    egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
                 if ui.button("Open…  (Ctrl+O)").clicked() {
-                    self.open_dialog(ui.ctx());
+                    act(Action::OpenDialog);
                 }
-                let folder = self
+                let folder = app
                     .timeline
                     .as_ref()
                     .is_some_and(|tl| matches!(tl.origin, crate::gui::time::timeline::Origin::Dir(_)));
@@ -24,7 +27,7 @@ impl FlintApp {
                     .on_disabled_hover_text("open a folder of profiles first")
                     .clicked()
                 {
-                    self.reload_dir(ui.ctx());
+                    act(Action::ReloadFolder);
                 }
                 if ui
                     .button("Demo: a fleet's last hour")
@@ -34,25 +37,25 @@ impl FlintApp {
                     )
                     .clicked()
                 {
-                    self.open_demo(ui.ctx());
+                    act(Action::OpenDemo);
                 }
                 if ui.button("Connect to a server…").clicked() {
-                    self.connect_dialog.open = true;
+                    act(Action::ShowConnect);
                 }
-                if self.live.is_some() {
+                if app.live.is_some() {
                     if ui.button("Stop capture").clicked() {
-                        self.stop_capture();
+                        act(Action::StopCapture);
                     }
                 } else if ui
                     .button("Capture local machine")
                     .on_hover_text("all processes, 99 Hz, a profile every 5 s (needs root, or CAP_BPF and CAP_PERFMON)")
                     .clicked()
                 {
-                    self.start_capture(ui.ctx());
+                    act(Action::StartCapture);
                 }
-                if !self.connect_dialog.recent.is_empty() {
+                if !app.connect_dialog.recent.is_empty() {
                     ui.menu_button("Recent connections", |ui| {
-                        for url in self.connect_dialog.recent.clone() {
+                        for url in app.connect_dialog.recent.clone() {
                             if ui
                                 .button(&url)
                                 .on_hover_text("connect (token from FLINT_TOKEN, if set)")
@@ -60,30 +63,30 @@ impl FlintApp {
                             {
                                 let options = capture::RemoteOptions {
                                     bearer_token: crate::gui::shell::connect::env_token(),
-                                    max_decompressed_bytes: self.decode.max_decompressed_bytes,
+                                    max_decompressed_bytes: app.decode.max_decompressed_bytes,
                                     ..capture::RemoteOptions::default()
                                 };
-                                self.connect_to(ui.ctx(), &url, options);
+                                act(Action::Connect(url, options));
                             }
                         }
                     });
                 }
                 ui.separator();
-                let enabled = self.view.current().is_some();
+                let enabled = app.view.current().is_some();
                 if ui
                     .add_enabled(enabled, egui::Button::new("Export pprof…"))
                     .clicked()
                 {
-                    self.export_dialog(ui.ctx(), ExportKind::Pprof);
+                    act(Action::Export(ExportKind::Pprof));
                 }
                 if ui
                     .add_enabled(enabled, egui::Button::new("Export folded…"))
                     .clicked()
                 {
-                    self.export_dialog(ui.ctx(), ExportKind::Folded);
+                    act(Action::Export(ExportKind::Folded));
                 }
                 let diff_ready =
-                    self.comparing() && self.compare.a.is_some() && self.compare.b.is_some();
+                    app.comparing() && app.compare.a.is_some() && app.compare.b.is_some();
                 if ui
                     .add_enabled(
                         diff_ready,
@@ -92,7 +95,7 @@ impl FlintApp {
                     .on_disabled_hover_text("turn Compare on and select A and B on the plot")
                     .clicked()
                 {
-                    self.export_diff_dialog(ui.ctx());
+                    act(Action::ExportDiff);
                 }
                 ui.separator();
                 if ui.button("Quit").clicked() {
@@ -100,19 +103,23 @@ impl FlintApp {
                 }
             });
             ui.menu_button("View", |ui| {
-                ui.radio_value(&mut self.view.flame.flipped, false, "Icicle (root on top)");
-                ui.radio_value(&mut self.view.flame.flipped, true, "Flame (root at bottom)");
+                let flipped = app.view.flame.flipped;
+                if ui.radio(!flipped, "Icicle (root on top)").clicked() {
+                    act(Action::SetFlipped(false));
+                }
+                if ui.radio(flipped, "Flame (root at bottom)").clicked() {
+                    act(Action::SetFlipped(true));
+                }
                 ui.separator();
-                ui.radio_value(
-                    &mut self.view.flame.color_mode,
-                    ColorMode::Package,
-                    "Color by package",
-                );
-                ui.radio_value(
-                    &mut self.view.flame.color_mode,
-                    ColorMode::Binary,
-                    "Color by binary",
-                );
+                let mode = app.view.flame.color_mode;
+                for (m, label) in [
+                    (ColorMode::Package, "Color by package"),
+                    (ColorMode::Binary, "Color by binary"),
+                ] {
+                    if ui.radio(mode == m, label).clicked() {
+                        act(Action::SetColorMode(m));
+                    }
+                }
                 ui.separator();
                 let mut theme = ui.ctx().options(|o| o.theme_preference);
                 let before = theme;
@@ -124,9 +131,9 @@ impl FlintApp {
                 }
                 ui.separator();
                 if ui.button("Reset zoom  (Esc)").clicked() {
-                    self.view.reset_zoom();
+                    act(Action::ResetZoom);
                 }
             });
         });
-    }
+    actions
 }

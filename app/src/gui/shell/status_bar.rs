@@ -6,6 +6,8 @@ use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, FrameTable, units};
 
 use crate::gui::app::FlintApp;
+use crate::gui::apply::Action;
+use crate::gui::time::timeline::Timeline;
 use crate::gui::view::flame;
 use crate::gui::view::loader::Loaded;
 
@@ -16,165 +18,160 @@ pub const DEMO_LINK: &str = "see profiles over time: a fleet's last hour";
 /// flame graph took.
 const TIMINGS_WIDTH: f32 = 900.0;
 
-impl FlintApp {
-    pub(crate) fn error_banner(&mut self, ui: &mut Ui) {
-        let mut dismiss = false;
-        if let Some(e) = &self.error {
-            // The button first: a long message wraps in the rest of the row instead
-            // of pushing the button (and its own end) out of the window.
-            ui.horizontal(|ui| {
-                dismiss = ui.small_button("Dismiss").clicked();
-                let text = RichText::new(format!("error: {e}")).color(ui.visuals().error_fg_color);
-                ui.add(egui::Label::new(text).wrap());
+/// The error banner's text and its Dismiss button.
+pub fn error_banner(ui: &mut Ui, error: &str) -> Option<Action> {
+    // The button first: a long message wraps in the rest of the row instead of
+    // pushing the button (and its own end) out of the window.
+    let mut dismiss = false;
+    ui.horizontal(|ui| {
+        dismiss = ui.small_button("Dismiss").clicked();
+        let text = RichText::new(format!("error: {error}")).color(ui.visuals().error_fg_color);
+        ui.add(egui::Label::new(text).wrap());
+    });
+    dismiss.then_some(Action::DismissError)
+}
+
+/// The status bar of `app`: on the right what runs (with Cancel), timings and the
+/// last message; on the left what is shown, selected and hovered.
+pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
+    let mut actions = Vec::new();
+    // The timings only where the bar has room for them beside what it says of the
+    // view: in a narrow window, the view's totals matter more.
+    let timings = ui.available_width() >= TIMINGS_WIDTH;
+    // Right side first (job, timing, message), then the left side in what remains.
+    ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+        let mut cancel = false;
+        if let Some(job) = &app.view.job() {
+            cancel = ui.button("Cancel").clicked();
+            ui.label(job.progress_text());
+            // A spinner drawn from the clock: the window repaints at 2 Hz while a
+            // job runs (`PROGRESS_REPAINT`, not every frame, as egui's Spinner
+            // would), which leaves the CPU to the job where rendering is done in
+            // software.
+            let turn = job.started.elapsed().as_secs_f32() * 1.5;
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+            let center = rect.center();
+            let points: Vec<egui::Pos2> = (0..=8)
+                .map(|i| {
+                    let a = std::f32::consts::TAU * (turn + i as f32 / 12.0);
+                    center + 6.0 * egui::vec2(a.cos(), a.sin())
+                })
+                .collect();
+            ui.painter().add(egui::Shape::line(
+                points,
+                egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+            ));
+        }
+        if cancel {
+            actions.push(Action::CancelJob);
+        }
+        let mut cancel_diff = false;
+        if let Some(job) = &app.compare.job {
+            cancel_diff = ui.button("Cancel").clicked();
+            ui.label(job.progress_text());
+        }
+        if cancel_diff {
+            actions.push(Action::CancelDiff);
+        }
+        if app.view.current().is_some() && timings {
+            ui.weak(format!(
+                "flame {:.1} ms",
+                app.view.flame.frame_time.as_secs_f64() * 1e3
+            ))
+            .on_hover_text("time to lay out and draw the flame graph");
+        }
+        if let Some(tl) = &app.timeline {
+            actions.extend(timeline_status(ui, tl));
+        }
+        if let Some(live) = &app.live {
+            let text = live.status.lock().map(|s| s.clone()).unwrap_or_default();
+            // The first parts (rate, backend, samples, its own CPU) fit; the losses
+            // and warnings are in the tooltip.
+            let short: Vec<&str> = text.split(", ").take(4).collect();
+            ui.label(format!("capturing: {}", short.join(", ")))
+                .on_hover_text(format!("the recorder: {text}"));
+        }
+        if let Some((took, new_file)) = app.view.last_job.filter(|_| timings) {
+            let verb = if new_file { "opened" } else { "updated" };
+            ui.weak(format!("{verb} in {}", took_text(took)))
+                .on_hover_text("from the start of the job until its result was installed");
+        }
+        if timings {
+            app.merge_status(ui);
+        }
+        if let Some((msg, is_error)) = &app.message {
+            let color = if *is_error {
+                ui.visuals().error_fg_color
+            } else {
+                ui.visuals().text_color()
+            };
+            // At most half of what is left, so that what the bar says of the view
+            // stays readable beside a long message (whole on hover).
+            let room = egui::vec2(ui.available_width() * 0.5, ui.available_height());
+            ui.allocate_ui_with_layout(room, Layout::right_to_left(Align::Center), |ui| {
+                ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate())
+                    .on_hover_text(msg);
             });
         }
-        if dismiss {
-            self.error = None;
-        }
-    }
-
-    pub(crate) fn status_bar(&mut self, ui: &mut Ui) {
-        let mut open_demo = false;
-        self.status_bar_parts(ui, &mut open_demo);
-        if open_demo {
-            self.open_demo(ui.ctx());
-        }
-    }
-
-    fn status_bar_parts(&mut self, ui: &mut Ui, open_demo: &mut bool) {
-        // The timings only where the bar has room for them beside what it says of the
-        // view: in a narrow window, the view's totals matter more.
-        let timings = ui.available_width() >= TIMINGS_WIDTH;
-        // Right side first (job, timing, message), then the left side in what remains.
-        ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-            let mut cancel = false;
-            if let Some(job) = &self.view.job() {
-                cancel = ui.button("Cancel").clicked();
-                ui.label(job.progress_text());
-                // A spinner drawn from the clock: the window repaints at 2 Hz while a
-                // job runs (`PROGRESS_REPAINT`, not every frame, as egui's Spinner
-                // would), which leaves the CPU to the job where rendering is done in
-                // software.
-                let turn = job.started.elapsed().as_secs_f32() * 1.5;
-                let (rect, _) =
-                    ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
-                let center = rect.center();
-                let points: Vec<egui::Pos2> = (0..=8)
-                    .map(|i| {
-                        let a = std::f32::consts::TAU * (turn + i as f32 / 12.0);
-                        center + 6.0 * egui::vec2(a.cos(), a.sin())
-                    })
-                    .collect();
-                ui.painter().add(egui::Shape::line(
-                    points,
-                    egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
-                ));
-            }
-            if cancel {
-                self.cancel_job();
-            }
-            let mut cancel_diff = false;
-            if let Some(job) = &self.compare.job {
-                cancel_diff = ui.button("Cancel").clicked();
-                ui.label(job.progress_text());
-            }
-            if cancel_diff && self.compare.cancel() {
-                self.message = Some(("cancelled".to_string(), false));
-            }
-            if self.view.current().is_some() && timings {
-                ui.weak(format!(
-                    "flame {:.1} ms",
-                    self.view.flame.frame_time.as_secs_f64() * 1e3
-                ))
-                .on_hover_text("time to lay out and draw the flame graph");
-            }
-            self.timeline_status(ui);
-            if let Some(live) = &self.live {
-                let text = live.status.lock().map(|s| s.clone()).unwrap_or_default();
-                // The first parts (rate, backend, samples, its own CPU) fit; the losses
-                // and warnings are in the tooltip.
-                let short: Vec<&str> = text.split(", ").take(4).collect();
-                ui.label(format!("capturing: {}", short.join(", ")))
-                    .on_hover_text(format!("the recorder: {text}"));
-            }
-            if let Some((took, new_file)) = self.view.last_job.filter(|_| timings) {
-                let verb = if new_file { "opened" } else { "updated" };
-                ui.weak(format!("{verb} in {}", took_text(took)))
-                    .on_hover_text("from the start of the job until its result was installed");
-            }
-            if timings {
-                self.merge_status(ui);
-            }
-            if let Some((msg, is_error)) = &self.message {
-                let color = if *is_error {
-                    ui.visuals().error_fg_color
-                } else {
-                    ui.visuals().text_color()
-                };
-                // At most half of what is left, so that what the bar says of the view
-                // stays readable beside a long message (whole on hover).
-                let room = egui::vec2(ui.available_width() * 0.5, ui.available_height());
-                ui.allocate_ui_with_layout(room, Layout::right_to_left(Align::Center), |ui| {
-                    ui.add(egui::Label::new(RichText::new(msg).color(color)).truncate())
-                        .on_hover_text(msg);
-                });
-            }
-            ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
-                // Shortened to the room the right side leaves (whole on hover), so that
-                // in a narrow window the two sides never run into each other.
-                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
-                ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
-                if self.comparing() {
-                    ui.strong("compare");
-                    ui.separator();
-                    ui.add(egui::Label::new(self.compare_sides_text()).truncate());
-                    if let Some(text) = self.compare_hover_text() {
-                        ui.separator();
-                        ui.add(egui::Label::new(text).truncate());
-                    }
-                    return;
-                }
-                let Some(cur) = self.view.current() else {
-                    return;
-                };
-                ui.strong(&cur.name);
+        ui.with_layout(Layout::left_to_right(Align::Center), |ui| {
+            // Shortened to the room the right side leaves (whole on hover), so that
+            // in a narrow window the two sides never run into each other.
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+            ui.set_clip_rect(ui.max_rect().intersect(ui.clip_rect()));
+            if app.comparing() {
+                ui.strong("compare");
                 ui.separator();
-                let names = cur.profile.sample_type_names();
-                ui.label(format!(
-                    "{} total {}",
-                    names.get(cur.sample_type).map_or("", String::as_str),
-                    units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
-                ));
+                ui.add(egui::Label::new(app.compare_sides_text()).truncate());
+                if let Some(text) = app.compare_hover_text() {
+                    ui.separator();
+                    ui.add(egui::Label::new(text).truncate());
+                }
+                return;
+            }
+            let Some(cur) = app.view.current() else {
+                return;
+            };
+            ui.strong(&cur.name);
+            ui.separator();
+            let names = cur.profile.sample_type_names();
+            ui.label(format!(
+                "{} total {}",
+                names.get(cur.sample_type).map_or("", String::as_str),
+                units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+            ));
+            ui.separator();
+            ui.label(format!(
+                "{} samples · {} frames",
+                units::thousands(cur.kept_samples as u64),
+                units::thousands(cur.frames.len() as u64)
+            ));
+            // The bundled profile is one moment: the way to the plot over time.
+            let demo = app.timeline.is_none()
+                && cur.path.is_none()
+                && cur.name == crate::gui::DEMO_NAME
+                && app.view.flame.hovered.is_none();
+            if demo {
                 ui.separator();
-                ui.label(format!(
-                    "{} samples · {} frames",
-                    units::thousands(cur.kept_samples as u64),
-                    units::thousands(cur.frames.len() as u64)
-                ));
-                // The bundled profile is one moment: the way to the plot over time.
-                let demo = self.timeline.is_none()
-                    && cur.path.is_none()
-                    && cur.name == crate::gui::DEMO_NAME
-                    && self.view.flame.hovered.is_none();
-                if demo {
-                    ui.separator();
-                    *open_demo = ui
-                        .link(DEMO_LINK)
-                        .on_hover_text("also in the File menu: Demo: a fleet's last hour")
-                        .clicked();
+                if ui
+                    .link(DEMO_LINK)
+                    .on_hover_text("also in the File menu: Demo: a fleet's last hour")
+                    .clicked()
+                {
+                    actions.push(Action::OpenDemo);
                 }
-                if let Some(sel) = self.view.flame.selected {
-                    ui.separator();
-                    let name = cur.frames.frames.get(sel as usize).map_or("?", |f| &f.name);
-                    ui.add(egui::Label::new(format!("selected: {name}")).truncate());
-                }
-                if let Some(h) = &self.view.flame.hovered {
-                    ui.separator();
-                    ui.add(egui::Label::new(hovered_text(cur, h)).truncate());
-                }
-            });
+            }
+            if let Some(sel) = app.view.flame.selected {
+                ui.separator();
+                let name = cur.frames.frames.get(sel as usize).map_or("?", |f| &f.name);
+                ui.add(egui::Label::new(format!("selected: {name}")).truncate());
+            }
+            if let Some(h) = &app.view.flame.hovered {
+                ui.separator();
+                ui.add(egui::Label::new(hovered_text(cur, h)).truncate());
+            }
         });
-    }
+    });
+    actions
 }
 
 /// "hovered: main.fib — 1.23 s (30.1%)".
@@ -203,70 +200,60 @@ pub(crate) fn hovered_line(
     )
 }
 
-/// Time mode's part of the status bar.
-impl FlintApp {
-    /// The status bar part of time mode: what opening warned of, progress and Cancel.
-    pub(crate) fn timeline_status(&mut self, ui: &mut Ui) {
-        let Some(tl) = &self.timeline else {
-            return;
+/// Time mode's part of the status bar: progress and Cancel, and what opening warned
+/// of (a click lists it all).
+fn timeline_status(ui: &mut Ui, tl: &Timeline) -> Vec<Action> {
+    let mut actions = Vec::new();
+    if let Some(text) = tl.progress_text() {
+        if ui.button("Cancel").clicked() {
+            actions.push(Action::CancelTimeJob);
+        }
+        ui.label(text);
+    }
+    if let Some(first) = tl.warnings.first() {
+        let n = tl.warnings.len();
+        let more = if n > 1 {
+            format!(" (and {} more)", n - 1)
+        } else {
+            String::new()
         };
-        let mut cancel = false;
-        if let Some(text) = tl.progress_text() {
-            cancel = ui.button("Cancel").clicked();
-            ui.label(text);
-        }
-        let mut open_list = false;
-        if let Some(first) = tl.warnings.first() {
-            let n = tl.warnings.len();
-            let more = if n > 1 {
-                format!(" (and {} more)", n - 1)
-            } else {
-                String::new()
-            };
-            let text =
-                egui::RichText::new(format!("{first}{more}")).color(ui.visuals().warn_fg_color);
-            open_list = ui
-                .add(egui::Label::new(text).sense(egui::Sense::click()))
-                .on_hover_text(warnings_tooltip(&tl.warnings))
-                .clicked();
-        }
-        if open_list {
-            self.warnings_shown = true;
-        }
-        if cancel {
-            self.cancel_time_job();
+        let text = egui::RichText::new(format!("{first}{more}")).color(ui.visuals().warn_fg_color);
+        if ui
+            .add(egui::Label::new(text).sense(egui::Sense::click()))
+            .on_hover_text(warnings_tooltip(&tl.warnings))
+            .clicked()
+        {
+            actions.push(Action::ShowWarnings);
         }
     }
+    actions
+}
 
-    /// The window listing everything opening reported (a click on the status bar's
-    /// warning opens it), scrolled, with a button that copies the list.
-    pub(crate) fn warnings_window(&mut self, ctx: &Context) {
-        let Some(tl) = &self.timeline else {
-            self.warnings_shown = false;
-            return;
-        };
-        if !self.warnings_shown || tl.warnings.is_empty() {
-            return;
-        }
-        let mut open = true;
-        egui::Window::new(format!("Warnings from opening ({})", tl.warnings.len()))
-            .open(&mut open)
-            .default_size([720.0, 420.0])
-            .show(ctx, |ui| {
-                if ui.button("Copy the list").clicked() {
-                    ui.ctx().copy_text(tl.warnings.join("\n"));
-                }
-                let row = ui.text_style_height(&egui::TextStyle::Body);
-                egui::ScrollArea::both()
-                    .auto_shrink([false, false])
-                    .show_rows(ui, row, tl.warnings.len(), |ui, rows| {
-                        for line in &tl.warnings[rows] {
-                            ui.add(egui::Label::new(line).extend());
-                        }
-                    });
-            });
-        self.warnings_shown = open;
+/// The window listing everything opening reported (a click on the status bar's
+/// warning opens it), scrolled, with a button that copies the list; `shown` is
+/// whether it is open.
+pub fn warnings_window(ctx: &Context, tl: &Timeline, shown: &mut bool) {
+    if !*shown || tl.warnings.is_empty() {
+        return;
     }
+    let mut open = true;
+    egui::Window::new(format!("Warnings from opening ({})", tl.warnings.len()))
+        .open(&mut open)
+        .default_size([720.0, 420.0])
+        .show(ctx, |ui| {
+            if ui.button("Copy the list").clicked() {
+                ui.ctx().copy_text(tl.warnings.join("\n"));
+            }
+            let row = ui.text_style_height(&egui::TextStyle::Body);
+            egui::ScrollArea::both()
+                .auto_shrink([false, false])
+                .show_rows(ui, row, tl.warnings.len(), |ui, rows| {
+                    for line in &tl.warnings[rows] {
+                        ui.add(egui::Label::new(line).extend());
+                    }
+                });
+        });
+    *shown = open;
 }
 
 /// The status bar warning's tooltip: the first [`TOOLTIP_WARNINGS`] lines of what

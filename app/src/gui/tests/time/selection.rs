@@ -33,7 +33,9 @@ fn range_over_all_files_merges(set_aside_nodes: usize) {
     // The status bar says how long the merge took.
     h.get_by_label_contains("merged 3 profiles in ");
     // Exported, the merged range is offered under a name a shell takes unquoted.
-    let offered = app.export_prompt(ExportKind::Pprof).expect("a view").path;
+    let offered = crate::gui::shell::dialogs::export_prompt(&app.view, ExportKind::Pprof)
+        .expect("a view")
+        .path;
     let name = offered.rsplit('/').next().unwrap_or_default();
     assert!(name.ends_with(".view.pb.gz"), "{offered}");
     assert!(
