@@ -363,13 +363,28 @@ impl FlintApp {
                 tl.bar.text_error = None;
                 if index != tl.type_index {
                     tl.type_index = index;
-                    tl.type_changed();
-                    self.compare.clear();
+                    self.plotted_type_changed(ctx);
                 }
                 self.set_matchers(ctx, matchers);
             }
             Err(e) => tl.bar.text_error = Some(e),
         }
+    }
+
+    /// Another profile type is plotted: what was selected in the type left, its
+    /// comparison and its view go (the flame graph, top table, search and status bar
+    /// describe the profile on screen, never one of a type no longer plotted); the
+    /// flame graph's place says how to select in the new type.
+    pub(super) fn plotted_type_changed(&mut self, ctx: &Context) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        tl.type_changed();
+        let name = tl.origin.name();
+        self.compare.clear();
+        self.drop_view();
+        self.last_job = None;
+        self.set_title(ctx, &name);
     }
 
     /// Sets how the series are summed and plots again.
