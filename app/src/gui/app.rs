@@ -511,6 +511,12 @@ impl FlintApp {
     }
 
     fn refresh_caches(&mut self, dark: bool) {
+        if self.comparing()
+            && let Some(res) = self.compare.result.clone()
+        {
+            // The search is on what compare mode shows, not on the view it hides.
+            self.refresh_compare_search(&res);
+        }
         let Some(cur) = &self.current else {
             return;
         };

@@ -222,7 +222,8 @@ pub struct CompareState {
     pub descending: bool,
     /// Which rows the diff table lists.
     pub show: DiffShow,
-    /// Diff table row order (indices into the result's rows that `show` keeps).
+    /// Diff table row order (indices into the result's rows that `show` and the search
+    /// keep).
     pub order: Vec<usize>,
     pub(super) order_key: Option<(u64, DiffSort, bool, DiffMode, DiffShow)>,
     /// The rectangle under the pointer (last frame).
@@ -242,6 +243,9 @@ pub struct CompareState {
     /// graph share (when searching).
     pub matches: Option<Vec<bool>>,
     pub(super) matches_key: Option<(String, bool, u64)>,
+    /// Totals of A's and of B's samples with a matching frame (each counted once), while
+    /// searching: what the search box tells in compare mode.
+    pub matched: [i64; 2],
 }
 
 impl CompareState {

@@ -8,8 +8,11 @@ use std::path::PathBuf;
 use capture::QueryTime;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
+use profile_model::{CallTree, codec, units};
 
 use super::app::FlintApp;
+use super::compare::Side;
+use super::filters::SearchState;
 use super::test_fixtures::{fixture, fixture_dir, window};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
@@ -89,5 +92,73 @@ fn a_plot_type_switch_leaves_no_view_of_the_type_left() {
         shown.is_none() || shown.as_deref() == Some("cpu"),
         "the view shows {shown:?} while the plot shows CPU time"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The time range holding only the fixture profile `name`.
+fn range_of(name: &str) -> QueryTime {
+    let p = codec::decode(&std::fs::read(fixture(name)).unwrap()).unwrap();
+    QueryTime::Merge(capture::TimeRange {
+        start_nanos: p.time_nanos,
+        end_nanos: p.time_nanos + 1,
+    })
+}
+
+/// A window in time mode showing the merge of the three CPU profiles, then switched to
+/// compare mode with A = cpu-1 and B = cpu-3 picked and compared: the merge shown
+/// before is hidden, not A.
+fn compared_after_a_merge(tag: &str) -> (Harness<'static, FlintApp>, PathBuf) {
+    let dir = fixture_dir(tag);
+    let mut h = time_window(dir.clone());
+    merge_span(&mut h);
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    let ctx = h.ctx.clone();
+    h.state_mut().compare.target = Side::A;
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.run_steps(2);
+    assert_eq!(h.state().compare.target, Side::B);
+    h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
+    h.run_steps(4);
+    let app = h.state();
+    assert!(app.compare.result.is_some(), "{:?}", app.compare.error);
+    (h, dir)
+}
+
+#[test]
+fn compare_mode_search_counts_and_filters_what_is_compared() {
+    let (mut h, dir) = compared_after_a_merge("rv-compare-search");
+    h.state_mut().search.text = "sha256".to_string();
+    h.run_steps(3);
+    let app = h.state();
+    let res = app.compare.result.as_ref().unwrap();
+    let re = SearchState::pattern("sha256", false).unwrap().unwrap();
+    let matches = CallTree::frame_matches(&res.frames, &re);
+    let share = |side: Side| {
+        let matched = res.tree.matched_total(res.totals(side), &matches);
+        assert!(matched > 0, "{side:?} runs sha256");
+        format!(
+            "{}: {} ({})",
+            side.letter(),
+            units::readable(matched, &res.unit),
+            units::percent(matched, res.total(side))
+        )
+    };
+    // The matched share of A and of B, not of the merge hidden by compare mode.
+    let expected = format!("matched {} · {}", share(Side::A), share(Side::B));
+    h.get_by_label(&expected);
+    // The diff table lists the functions that match, as the top table does.
+    let order = &app.compare.order;
+    let matching = res
+        .rows
+        .iter()
+        .filter(|r| matches[r.frame as usize])
+        .count();
+    assert!(matching > 0 && matching < res.rows.len(), "{matching}");
+    assert_eq!(order.len(), matching, "rows listed while searching");
+    for &i in order {
+        let frame = res.rows[i].frame as usize;
+        assert!(matches[frame], "{} listed", res.frames.frames[frame].name);
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -6,6 +6,7 @@ use profile_model::{Granularity, units};
 
 use super::app::FlintApp;
 use super::colors::ColorMode;
+use super::compare::Side;
 use super::filters::FilterFields;
 
 const SEARCH_ID: &str = "flint search";
@@ -60,6 +61,21 @@ impl FlintApp {
             ui.checkbox(&mut self.search.regex, "regex");
             if let Some(e) = &self.search.error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
+            } else if self.comparing() {
+                // What compare mode shows: A and B (the view it hides is not searched).
+                if let (Some(res), Some(_)) = (&self.compare.result, &self.compare.matches) {
+                    let share = |side: Side| {
+                        let matched = self.compare.matched[side as usize];
+                        format!(
+                            "{}: {} ({})",
+                            side.letter(),
+                            units::readable(matched, &res.unit),
+                            units::percent(matched, res.total(side))
+                        )
+                    };
+                    ui.label(format!("matched {} · {}", share(Side::A), share(Side::B)))
+                        .on_hover_text("the share of A and of B with a matching frame");
+                }
             } else if self.search.matches.is_some()
                 && let Some(cur) = &self.current
             {
