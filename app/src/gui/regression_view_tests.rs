@@ -162,3 +162,34 @@ fn compare_mode_search_counts_and_filters_what_is_compared() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn merge_in_compare_mode_names_and_sets_the_side_being_selected() {
+    let dir = fixture_dir("rv-compare-merge");
+    let mut h = time_window(dir.clone());
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    // Nothing picked yet: Merge says it sets A.
+    assert!(
+        h.query_by_label("Merge").is_none(),
+        "a Merge that names no side"
+    );
+    h.get_by_label("Merge into A");
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+    h.run_steps(2);
+    // A picked, B is being selected: Merge says so, and merges into B alone.
+    h.get_by_label("Merge into B").click();
+    h.run_steps(4);
+    let app = h.state();
+    let a = app.compare.a.as_ref().expect("A kept");
+    assert_eq!(a.time, range_of("cpu-1.pb.gz"));
+    let b = app
+        .compare
+        .b
+        .as_ref()
+        .expect("the visible range merged into B");
+    assert_eq!(b.count, 3, "every visible profile");
+    assert!(app.compare.result.is_some(), "{:?}", app.compare.error);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -395,7 +395,8 @@ impl FlintApp {
         }
     }
 
-    /// Merges every profile matching the selector in the visible time range.
+    /// Merges every profile matching the selector in the visible time range; in compare
+    /// mode, into the side being selected (its Merge button names it).
     pub fn merge_visible(&mut self, ctx: &Context) {
         if let Some(tl) = &mut self.timeline {
             tl.selection_series.clear();
