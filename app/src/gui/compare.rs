@@ -189,6 +189,10 @@ pub struct CompareState {
     pub selectors: Option<[Vec<Matcher>; 2]>,
     /// The side whose matchers the timeline holds (and plots).
     pub(super) shown: Side,
+    /// The series of the selection shown outside compare mode
+    /// ([`super::timeline::Timeline::selection_series`]), kept while compare mode's
+    /// picks set the timeline's own, and given back when compare mode is left.
+    pub(super) selection_series: Option<Vec<Matcher>>,
     /// Compare mode was switched on while the selection shown was still being merged
     /// (or its view made): it becomes A once it is shown, unless a side is picked
     /// first or compare mode is left.
@@ -285,6 +289,8 @@ impl CompareState {
         self.b = None;
         self.target = Side::A;
         self.selected = None;
+        // The selection those series were of is gone too.
+        self.selection_series = None;
     }
 
     /// Forgets the comparison (and stops the one being made), keeping both

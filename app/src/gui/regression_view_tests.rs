@@ -13,7 +13,8 @@ use profile_model::{CallTree, codec, units};
 use super::app::FlintApp;
 use super::compare::Side;
 use super::filters::SearchState;
-use super::test_fixtures::{fixture, fixture_dir, window};
+use super::selector_bar::SumBy;
+use super::test_fixtures::{click_at, fixture, fixture_dir, window};
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn time_window(dir: PathBuf) -> Harness<'static, FlintApp> {
@@ -191,5 +192,51 @@ fn merge_in_compare_mode_names_and_sets_the_side_being_selected() {
         .expect("the visible range merged into B");
     assert_eq!(b.count, 3, "every visible profile");
     assert!(app.compare.result.is_some(), "{:?}", app.compare.error);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_selection_keeps_its_series_after_compare_mode() {
+    let dir = fixture_dir("rv-series-after-compare");
+    let mut h = time_window(dir.clone());
+    let ctx = h.ctx.clone();
+    h.state_mut()
+        .set_sum_by(&ctx, SumBy::Labels(vec!["endpoint".to_string()]));
+    h.run_steps(4);
+    // A click on one endpoint's line: that series' profile at the point.
+    let (pos, value) = {
+        let tl = h.state().timeline.as_ref().unwrap();
+        let series = tl
+            .series
+            .iter()
+            .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
+            .expect("a series by endpoint");
+        let p = series.points[series.points.len() / 2];
+        let transform = tl.last_transform.expect("the plot was drawn");
+        let pos = transform.position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
+        (pos, series.labels[0].1.clone())
+    };
+    click_at(&mut h, pos);
+    h.run_steps(4);
+    let before = h.state().selection_text().expect("a selection");
+    assert!(
+        before.contains(&format!("{{endpoint=\"{value}\"}}")),
+        "{before}"
+    );
+    // Compare on (the selection becomes A), B merged from the whole view, compare off.
+    h.state_mut().compare.enabled = true;
+    h.run_steps(2);
+    assert!(
+        h.state().compare.a.is_some(),
+        "the selection carried into A"
+    );
+    h.state_mut().compare.target = Side::B;
+    h.state_mut().merge_visible(&ctx);
+    h.run_steps(4);
+    assert!(h.state().compare.b.is_some(), "B merged");
+    h.state_mut().compare.enabled = false;
+    h.run_steps(2);
+    assert_eq!(h.state().selection_text(), Some(before.clone()));
+    h.get_by_label(&before);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -538,6 +538,11 @@ impl FlintApp {
         if !c.enabled {
             c.selectors = None;
             c.carry_waiting = false;
+            if let Some(series) = c.selection_series.take() {
+                // The selection shown again is described by its own series, not by
+                // those of the last pick of a side.
+                tl.selection_series = series;
+            }
             // The comparison is made again if compare mode comes back: its trees are
             // not held beside the normal view, rebuilt now if it was set aside.
             c.drop_result();
@@ -545,6 +550,7 @@ impl FlintApp {
         }
         if c.selectors.is_none() {
             c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
+            c.selection_series = Some(tl.selection_series.clone());
             c.shown = c.target;
             c.carry_waiting = true;
         }
