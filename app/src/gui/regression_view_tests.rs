@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use capture::QueryTime;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
+use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, codec, units};
 
 use super::app::FlintApp;
 use super::compare::Side;
 use super::filters::SearchState;
+use super::flame::{self, FlameInput};
 use super::selector_bar::SumBy;
 use super::test_fixtures::{click_at, fixture, fixture_dir, window};
 
@@ -239,4 +241,55 @@ fn the_selection_keeps_its_series_after_compare_mode() {
     assert_eq!(h.state().selection_text(), Some(before.clone()));
     h.get_by_label(&before);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_inverted_tree_tells_the_self_of_its_leaf_functions_as_the_top_table() {
+    let mut h = window();
+    h.state_mut()
+        .open(super::loader::Source::Path(fixture("cpu-1.pb.gz")));
+    h.run_steps(4);
+    h.state_mut().invert = true;
+    h.run_steps(4);
+    let app = h.state();
+    let cur = app.current.as_ref().expect("a view");
+    assert!(cur.settings.invert, "bottom-up");
+    let input = FlameInput {
+        tree: &cur.tree,
+        frames: &cur.frames,
+        totals: &cur.totals,
+        colors: &[],
+        matches: None,
+        selected: None,
+        unit: cur.unit(),
+    };
+    // The roots of a bottom-up tree are the leaf functions: each one's self is the
+    // top table's.
+    let mut checked = 0;
+    for node in cur.tree.children(CallTree::ROOT) {
+        let frame = cur.tree.frame(node);
+        let flat = cur
+            .top
+            .rows
+            .iter()
+            .find(|r| r.frame == frame)
+            .map_or(0, |r| r.flat);
+        let rect = FlameRect {
+            kind: RectKind::Node(node),
+            row: 1,
+            x0: 0.0,
+            x1: 100.0,
+            value: cur.totals[node as usize],
+            hidden: 0,
+        };
+        let lines = flame::describe(&input, &rect);
+        let self_line = lines.iter().find(|l| l.starts_with("self: ")).unwrap();
+        let name = &lines[0];
+        assert!(
+            self_line.starts_with(&format!("self: {} (", units::readable(flat, cur.unit()))),
+            "{name}: {self_line}, the top table's self is {flat}"
+        );
+        checked += usize::from(flat > 0);
+    }
+    assert!(checked > 1, "leaf functions with a self of their own");
 }
