@@ -26,6 +26,8 @@ pub struct CallTree {
     /// One past the last node of each node's subtree: ids are in depth-first order, so
     /// a subtree is the id range `node..end[node]`.
     end: Vec<NodeId>,
+    /// Bottom-up ([`CallTree::inverted`]): leaf functions at the root.
+    inverted: bool,
 }
 
 /// The children of a node, in name order: see [`CallTree::children`].
@@ -245,6 +247,7 @@ fn tree_of<R: Rank>(parts: &[Sequences<R>], by_rank: &[FrameId], types: usize) -
         self_values: vec![0; types],
         types,
         end: vec![0],
+        inverted: false,
     };
     // Every rank of every sequence makes at most one node. Room for all is address
     // space only (what is never written is never touched), and no node is copied as
@@ -505,7 +508,10 @@ impl CallTree {
             }
             sequences
         });
-        tree_of(&parts, &by_rank, self.types)
+        let mut tree = tree_of(&parts, &by_rank, self.types);
+        // Inverting a bottom-up tree turns it top-down again.
+        tree.inverted = !self.inverted;
+        tree
     }
 
     /// Number of nodes, the root included.
@@ -563,6 +569,28 @@ impl CallTree {
     /// One past the last node of `node`'s subtree (ids are in depth-first order).
     pub fn subtree_end(&self, node: NodeId) -> NodeId {
         self.end[node as usize]
+    }
+
+    /// Whether the tree is bottom-up ([`CallTree::inverted`]): its roots are the leaf
+    /// functions, and a node's self value is stored at the outermost caller of its
+    /// stacks rather than at their leaf.
+    pub fn is_inverted(&self) -> bool {
+        self.inverted
+    }
+
+    /// The self value of `node` in `totals` ([`CallTree::totals`] of one sample type):
+    /// the value of the samples whose leaf it is. That is its total less its children's
+    /// top-down; bottom-up, where the leaf of every sample is a root's frame, a root's
+    /// whole total (the function's own, pprof's flat) and nothing below the roots.
+    pub fn self_value(&self, node: NodeId, totals: &[i64]) -> i64 {
+        let total = |n: NodeId| totals.get(n as usize).copied().unwrap_or(0);
+        match (self.inverted, node) {
+            (true, Self::ROOT) | (false, _) => self
+                .children(node)
+                .fold(total(node), |rest, c| rest.wrapping_sub(total(c))),
+            (true, _) if self.parent(node) == Self::ROOT => total(node),
+            (true, _) => 0,
+        }
     }
 
     /// Self values of a node, one per sample type.

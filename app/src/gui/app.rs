@@ -168,13 +168,20 @@ impl FlintApp {
         self.apply_all(&ctx, done);
         self.poll_view(&ctx);
         self.poll_compare(&ctx);
+        if self.comparing()
+            && let Some(res) = self.compare.result.clone()
+        {
+            // The search is on what compare mode shows, not on the view it hides.
+            self.refresh_compare_search(&res);
+        }
         self.view.refresh_caches(ui.visuals().dark_mode);
 
         let picked = egui::Panel::top("flint menu")
             .show(ui, |ui| menu_bar::menu(ui, self))
             .inner;
         self.apply_all(&ctx, picked);
-        egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui));
+        let compared = self.comparing().then(|| self.compare.matched_text());
+        egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui, compared));
         if self.error.is_some() {
             let dismissed = egui::Panel::top("flint error")
                 .frame(

@@ -5,7 +5,7 @@ use egui::{
     Align2, FontId, Rect, Role, ScrollArea, Sense, Stroke, StrokeKind, Ui, WidgetInfo, pos2, vec2,
 };
 use profile_model::diff::{self, Change, DiffMode, DiffRow};
-use profile_model::frames::FrameTable;
+use profile_model::frames::{FrameId, FrameTable};
 use profile_model::units;
 
 use crate::gui::app::FlintApp;
@@ -97,15 +97,22 @@ impl FlintApp {
         let (sort, descending) = self.compare.sort_column();
         let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.compare.mode);
         let show = self.compare.show;
+        // Rows of functions the search matches, as the top table lists them.
+        let searched = |frame: FrameId| {
+            (self.compare.matches.as_ref())
+                .is_none_or(|m| m.get(frame as usize).copied().unwrap_or(false))
+        };
         let key = (self.compare.result_generation, sort, descending, mode, show);
         if self.compare.order_key != Some(key) {
-            self.compare.order = diff_order(
+            let mut order = diff_order(
                 &res.rows,
                 &res.frames,
                 (sort, descending, show),
                 (total_a, total_b),
                 mode,
             );
+            order.retain(|&i| res.rows.get(i).is_some_and(|r| searched(r.frame)));
+            self.compare.order = order;
             self.compare.order_key = Some(key);
         }
         ui.horizontal(|ui| {
@@ -121,7 +128,9 @@ impl FlintApp {
                 (DiffShow::New, "new in B"),
                 (DiffShow::Vanished, "only in A"),
             ] {
-                let count = res.rows.iter().filter(|r| choice.keeps(r.a, r.b)).count();
+                let count = (res.rows.iter())
+                    .filter(|r| choice.keeps(r.a, r.b) && searched(r.frame))
+                    .count();
                 let text = format!("{name} ({})", units::thousands(count as u64));
                 if ui
                     .selectable_label(self.compare.show == choice, text)

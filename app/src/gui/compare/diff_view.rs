@@ -106,8 +106,9 @@ impl FlintApp {
         ))
     }
 
-    /// Search matches of the frames of A, B and the diff, for the search box's text.
-    fn refresh_compare_search(&mut self, res: &DiffLoaded) {
+    /// Search matches of the frames of A, B and the diff, for the search box's text,
+    /// and the matched total of each side; the diff table is filtered by them.
+    pub(crate) fn refresh_compare_search(&mut self, res: &DiffLoaded) {
         let key = (
             self.view.search.text.clone(),
             self.view.search.regex,
@@ -131,7 +132,15 @@ impl FlintApp {
                     None
                 }
             };
+        self.compare.matched = [Side::A, Side::B].map(|side| {
+            self.compare
+                .matches
+                .as_ref()
+                .map_or(0, |m| res.tree.matched_total(res.totals(side), m))
+        });
         self.compare.matches_key = Some(key);
+        // The diff table lists the functions that match.
+        self.compare.order_key = None;
     }
 
     /// A's or B's flame graph with its caption, Reset and Back, in `ui`.
@@ -253,7 +262,6 @@ impl FlintApp {
             return;
         };
         let dark = ui.visuals().dark_mode;
-        self.refresh_compare_search(&res);
         if !ui.ctx().egui_wants_keyboard_input() {
             let (escape, back) =
                 ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));

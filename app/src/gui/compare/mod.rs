@@ -193,6 +193,10 @@ pub struct CompareState {
     pub selectors: Option<[Vec<Matcher>; 2]>,
     /// The side whose matchers the timeline holds (and plots).
     pub(crate) shown: Side,
+    /// The series of the selection shown outside compare mode
+    /// ([`crate::gui::time::timeline::Timeline::selection_series`]), kept while compare mode's
+    /// picks set the timeline's own, and given back when compare mode is left.
+    pub(crate) selection_series: Option<Vec<Matcher>>,
     /// Compare mode was switched on while the selection shown was still being merged
     /// (or its view made): it becomes A once it is shown, unless a side is picked
     /// first or compare mode is left.
@@ -226,7 +230,8 @@ pub struct CompareState {
     pub descending: bool,
     /// Which rows the diff table lists.
     pub show: DiffShow,
-    /// Diff table row order (indices into the result's rows that `show` keeps).
+    /// Diff table row order (indices into the result's rows that `show` and the search
+    /// keep).
     pub order: Vec<usize>,
     pub(crate) order_key: Option<(u64, DiffSort, bool, DiffMode, DiffShow)>,
     /// The rectangle under the pointer (last frame).
@@ -246,6 +251,9 @@ pub struct CompareState {
     /// graph share (when searching).
     pub matches: Option<Vec<bool>>,
     pub(crate) matches_key: Option<(String, bool, u64)>,
+    /// Totals of A's and of B's samples with a matching frame (each counted once), while
+    /// searching: what the search box tells in compare mode.
+    pub matched: [i64; 2],
 }
 
 impl CompareState {
@@ -285,6 +293,8 @@ impl CompareState {
         self.b = None;
         self.target = Side::A;
         self.selected = None;
+        // The selection those series were of is gone too.
+        self.selection_series = None;
     }
 
     /// Forgets the comparison (and stops the one being made), keeping both
@@ -323,5 +333,25 @@ impl CompareState {
             }
             None => false,
         }
+    }
+}
+
+impl CompareState {
+    /// What the search matched in A and in B ("matched A: 1.2 s (30%) · B: …"), once
+    /// there is a comparison and a search.
+    pub fn matched_text(&self) -> Option<String> {
+        let (Some(res), Some(_)) = (&self.result, &self.matches) else {
+            return None;
+        };
+        let share = |side: Side| {
+            let matched = self.matched[side as usize];
+            format!(
+                "{}: {} ({})",
+                side.letter(),
+                profile_model::units::readable(matched, &res.unit),
+                profile_model::units::percent(matched, res.total(side))
+            )
+        };
+        Some(format!("matched {} · {}", share(Side::A), share(Side::B)))
     }
 }

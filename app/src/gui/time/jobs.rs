@@ -364,13 +364,28 @@ impl FlintApp {
                 tl.bar.text_error = None;
                 if index != tl.type_index {
                     tl.type_index = index;
-                    tl.type_changed();
-                    self.compare.clear();
+                    self.plotted_type_changed(ctx);
                 }
                 self.set_matchers(ctx, matchers);
             }
             Err(e) => tl.bar.text_error = Some(e),
         }
+    }
+
+    /// Another profile type is plotted: what was selected in the type left, its
+    /// comparison and its view go (the flame graph, top table, search and status bar
+    /// describe the profile on screen, never one of a type no longer plotted); the
+    /// flame graph's place says how to select in the new type.
+    pub(super) fn plotted_type_changed(&mut self, ctx: &Context) {
+        let Some(tl) = &mut self.timeline else {
+            return;
+        };
+        tl.type_changed();
+        let name = tl.origin.name();
+        self.compare.clear();
+        self.view.drop_view();
+        self.view.last_job = None;
+        self.set_title(ctx, &name);
     }
 
     /// Sets how the series are summed and plots again.
@@ -381,7 +396,8 @@ impl FlintApp {
         }
     }
 
-    /// Merges every profile matching the selector in the visible time range.
+    /// Merges every profile matching the selector in the visible time range; in compare
+    /// mode, into the side being selected (its Merge button names it).
     pub fn merge_visible(&mut self, ctx: &Context) {
         if let Some(tl) = &mut self.timeline {
             tl.selection_series.clear();
@@ -523,6 +539,11 @@ impl FlintApp {
         if !c.enabled {
             c.selectors = None;
             c.carry_waiting = false;
+            if let Some(series) = c.selection_series.take() {
+                // The selection shown again is described by its own series, not by
+                // those of the last pick of a side.
+                tl.selection_series = series;
+            }
             // The comparison is made again if compare mode comes back: its trees are
             // not held beside the normal view, rebuilt now if it was set aside.
             c.drop_result();
@@ -530,6 +551,7 @@ impl FlintApp {
         }
         if c.selectors.is_none() {
             c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
+            c.selection_series = Some(tl.selection_series.clone());
             c.shown = c.target;
             c.carry_waiting = true;
         }

@@ -246,9 +246,8 @@ impl FlintApp {
         // No early return after asking for new series: the panel must be drawn whole
         // every frame, or it would store a smaller size and shrink.
         if reload {
-            tl.type_changed();
             tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
-            self.compare.clear();
+            self.plotted_type_changed(&ctx);
         }
         if reload || reload_range {
             self.load_series(&ctx);

@@ -234,6 +234,23 @@ impl FlintApp {
     /// The selector row under the plot's header.
     pub(crate) fn selector_row(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
+        // In compare mode Merge sets the side being selected, as a pick on the plot
+        // does (each side has its own selection, as in Parca): its button names it.
+        let (merge_text, merge_hint) = match self.comparing().then_some(self.compare.target) {
+            Some(side) => (
+                format!("Merge into {}", side.letter()),
+                format!(
+                    "merge every profile matching {0}'s selector in the visible time range \
+                     into {0}, the side being selected (\"select A\" and \"select B\" above \
+                     choose it)",
+                    side.letter()
+                ),
+            ),
+            None => (
+                "Merge".to_string(),
+                "merge every profile matching the selector in the visible time range".to_string(),
+            ),
+        };
         let Some(tl) = &mut self.timeline else {
             return;
         };
@@ -434,11 +451,9 @@ impl FlintApp {
             if ui
                 .add_enabled(
                     !tl.querying() && tl.source.is_some(),
-                    egui::Button::new("Merge"),
+                    egui::Button::new(merge_text),
                 )
-                .on_hover_text(
-                    "merge every profile matching the selector in the visible time range",
-                )
+                .on_hover_text(merge_hint)
                 .clicked()
             {
                 action = Some(Action::Merge);

@@ -504,12 +504,8 @@ pub fn describe(input: &FlameInput<'_>, fr: &FlameRect) -> Vec<String> {
                     lines.push(format!("binary: {}", frame.binary));
                 }
             }
-            let self_value = input.totals.get(node as usize).copied().unwrap_or(0)
-                - input
-                    .tree
-                    .children(node)
-                    .map(|c| input.totals.get(c as usize).copied().unwrap_or(0))
-                    .sum::<i64>();
+            // Bottom-up, a root's whole total: the leaf function's own, as the top table's.
+            let self_value = input.tree.self_value(node, input.totals);
             lines.push(format!("total: {}", value(fr.value)));
             lines.push(format!("self: {}", value(self_value)));
             if fr.hidden > 0 {

@@ -11,8 +11,10 @@ use crate::gui::view::filters::FilterFields;
 const SEARCH_ID: &str = "flint search";
 
 impl ProfileView {
-    /// The toolbar and the filter row under it.
-    pub fn toolbar(&mut self, ui: &mut Ui) {
+    /// The toolbar and the filter row under it. In compare mode (`compared` is
+    /// `Some`), the search tells what it matched in A and B (`None` inside: nothing
+    /// to tell yet) instead of in the view hidden.
+    pub fn toolbar(&mut self, ui: &mut Ui, compared: Option<Option<String>>) {
         ui.add_space(2.0);
         ui.horizontal(|ui| {
             if let Some(cur) = self.current.clone() {
@@ -61,6 +63,12 @@ impl ProfileView {
             ui.checkbox(&mut self.search.regex, "regex");
             if let Some(e) = &self.search.error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
+            } else if let Some(compared) = compared {
+                // What compare mode shows: A and B (the view it hides is not searched).
+                if let Some(text) = compared {
+                    ui.label(text)
+                        .on_hover_text("the share of A and of B with a matching frame");
+                }
             } else if self.search.matches.is_some()
                 && let Some(cur) = &self.current
             {
