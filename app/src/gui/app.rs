@@ -212,13 +212,18 @@ impl FlintApp {
             self.panel_sizes.plot = size;
         }
         let comparing = self.comparing();
+        // A folder or a server being opened: the view of what was open before is not
+        // of it.
+        let opening = (self.timeline.as_ref())
+            .is_some_and(crate::gui::time::timeline::Timeline::opening_anew);
         if comparing {
             let mut size = self.panel_sizes.diff_table;
             size.show(ui, DIFF_PANEL, false, side_panel(DIFF_PANEL), |ui| {
                 self.diff_panel(ui)
             });
             self.panel_sizes.diff_table = size;
-        } else if self.view.current().is_some() {
+        } else if self.view.current().is_some() && !opening {
+            // Not while a folder or a server is opened anew: the view is not of it.
             let mut size = self.panel_sizes.top_table;
             size.show(ui, TOP_PANEL, false, side_panel(TOP_PANEL), |ui| {
                 self.view.top_panel(ui)
@@ -230,7 +235,7 @@ impl FlintApp {
                 self.compare_central(ui);
             } else {
                 let hint = self.timeline.as_ref().map(|t| t.hint());
-                self.view.central(ui, hint.as_deref());
+                self.view.central(ui, hint.as_deref(), opening);
             }
         });
 

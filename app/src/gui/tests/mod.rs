@@ -5,6 +5,7 @@ mod fixtures;
 mod live;
 mod monkey;
 mod open;
+mod regression_plot;
 mod regression_view;
 mod remote;
 mod time;

@@ -203,6 +203,10 @@ pub struct Timeline {
     pub series: Vec<PlotSeries>,
     /// Bumped whenever `series` is replaced, so the drawn lines are recomputed.
     series_version: u64,
+    /// The color of each series seen, by name: the place in the palette
+    /// ([`crate::gui::time::plot::series_color`]) given to it when it was first plotted, so that
+    /// a series keeps its color whichever others are plotted beside it.
+    colors: HashMap<String, usize>,
     /// The lines last drawn and what they were computed for, reused while neither the
     /// series nor the visible range change (a frame then only draws).
     drawn: Option<(DrawnKey, Vec<DrawnLine>)>,
@@ -326,10 +330,24 @@ impl Timeline {
         self.queries.iter().find(|q| q.side == side)
     }
 
-    /// Replaces the plotted series.
+    /// Replaces the plotted series; a series plotted for the first time gets the next
+    /// color of the palette.
     pub fn set_series(&mut self, series: Vec<PlotSeries>) {
+        for s in &series {
+            let next = self.colors.len();
+            self.colors.entry(s.name.clone()).or_insert(next);
+        }
         self.series = series;
         self.series_version += 1;
+    }
+
+    /// The color of the `i`th series: of its line, its markers and its legend entry;
+    /// given by its name ([`Timeline::set_series`]), not by its rank.
+    pub fn color_of(&self, i: usize) -> egui::Color32 {
+        let place = (self.series.get(i))
+            .and_then(|s| self.colors.get(&s.name))
+            .copied();
+        crate::gui::time::plot::series_color(place.unwrap_or(i))
     }
 
     /// The points of the first `shown` series as drawn on a plot `width` points wide
@@ -349,6 +367,33 @@ impl Timeline {
         self.drawn
             .as_ref()
             .map_or(&[], |(_, lines)| lines.as_slice())
+    }
+
+    /// What the pointer at `pos` points at ([`pick_point`]): among the first `shown`
+    /// series as drawn for `view` (the bounds and width [`Timeline::drawn_lines`]
+    /// takes), those `visible`, on the plot drawn with `transform`; `px` are the
+    /// pixels within which a line, then a point, is picked.
+    pub fn pick(
+        &mut self,
+        shown: usize,
+        view: (f64, f64, f32),
+        visible: &[bool],
+        transform: &egui_plot::PlotTransform,
+        pos: egui::Pos2,
+        px: [f64; 2],
+    ) -> PlotPick {
+        let (x0, x1, width) = view;
+        self.drawn_lines(shown, x0, x1, width);
+        let lines = self.drawn.as_ref().map_or(&[][..], |(_, l)| l.as_slice());
+        pick_point(
+            lines,
+            &self.series,
+            visible,
+            transform,
+            pos,
+            px,
+            self.step_nanos,
+        )
     }
 
     pub(crate) fn new(origin: Origin) -> Self {
@@ -380,6 +425,7 @@ impl Timeline {
             view_seen: None,
             series: Vec::new(),
             series_version: 0,
+            colors: HashMap::new(),
             drawn: None,
             show_all: false,
             hidden: std::collections::BTreeSet::new(),
@@ -606,11 +652,22 @@ impl Timeline {
         }
     }
 
-    /// "indexing 3/10 files" or "merging 2/25 profiles", when one is running.
+    /// Whether the source is being opened anew (not reloaded): until it is, the view
+    /// shown is of what was open before, not of it, and its place shows the progress.
+    pub fn opening_anew(&self) -> bool {
+        self.indexing.is_some() && self.source.is_none() && self.kept.is_none()
+    }
+
+    /// "indexing 3/10 files" or "merging 2/25 profiles", when one is running; before
+    /// the number of files is known (a folder being listed, the demo being written), or
+    /// for a server, which has none, "indexing" or "asking the server".
     pub fn progress_text(&self) -> Option<String> {
         if let Some(p) = &self.indexing {
-            let (done, total) = p.get();
-            return Some(format!("indexing {done}/{total} files"));
+            return Some(match (p.get(), &self.origin) {
+                (_, Origin::Server(_)) => "asking the server".to_string(),
+                ((_, 0), _) => "indexing".to_string(),
+                ((done, total), _) => format!("indexing {done}/{total} files"),
+            });
         }
         let texts: Vec<String> = self
             .queries
@@ -732,6 +789,91 @@ pub fn snap_click(
         Some(p) if (p - x).abs() * px_per_second <= max_px => click_to_range(p, step_nanos),
         _ => click_to_range(x, step_nanos),
     }
+}
+
+/// What the pointer points at on the plot: the one rule of both its tooltip and its
+/// click ([`pick_point`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotPick {
+    /// The series whose drawn line is under the pointer (its index among those shown)
+    /// and that line's drawn point picked; `None` off every line.
+    pub on_line: Option<(usize, egui_plot::PlotPoint)>,
+    /// The bucket a click selects.
+    pub bucket: TimeRange,
+}
+
+/// What a pointer at `pos` points at on a plot drawn with `transform`, for its tooltip
+/// and its click alike. On a line (the one of the `visible` series of `lines`, as
+/// drawn, nearest the pointer, within `line_px` pixels): that series, its drawn point
+/// nearest the pointer (the nearer end of the piece of line under it) and that point's
+/// bucket ([`snap_click`] on the series' own points, which finds the point itself
+/// where the line is drawn point for point). Off every line: no series, and the bucket
+/// [`snap_click`] finds among every visible series' points within `snap_px` pixels.
+pub fn pick_point(
+    lines: &[DrawnLine],
+    series: &[PlotSeries],
+    visible: &[bool],
+    transform: &egui_plot::PlotTransform,
+    pos: egui::Pos2,
+    [line_px, snap_px]: [f64; 2],
+    step_nanos: i64,
+) -> PlotPick {
+    let screen = |p: &egui_plot::PlotPoint| transform.position_from_point(p);
+    let mut best: Option<(f32, usize, egui_plot::PlotPoint)> = None;
+    let shown = lines.iter().zip(visible).enumerate();
+    for (i, (line, _)) in shown.filter(|(_, (_, on))| **on) {
+        for segment in line.segments() {
+            // A lone point is a piece of line of its own.
+            let pieces = segment.windows(2).map(|w| (w[0], w[1]));
+            let lone = (segment.len() == 1).then(|| (segment[0], segment[0]));
+            for (a, b) in pieces.chain(lone) {
+                let (sa, sb) = (screen(&a), screen(&b));
+                let d = distance_to_segment(pos, sa, sb);
+                let nearer = if pos.distance(sa) <= pos.distance(sb) {
+                    a
+                } else {
+                    b
+                };
+                if best.is_none_or(|(bd, _, _)| d < bd) {
+                    best = Some((d, i, nearer));
+                }
+            }
+        }
+    }
+    let px_per_second = transform.dpos_dvalue()[0].abs();
+    match best.filter(|&(d, _, _)| f64::from(d) <= line_px) {
+        Some((_, i, point)) => {
+            let of: Vec<&PlotSeries> = series.get(i).into_iter().collect();
+            PlotPick {
+                on_line: Some((i, point)),
+                bucket: snap_click(&of, point.x, px_per_second, snap_px, step_nanos),
+            }
+        }
+        None => {
+            let x = transform.value_from_position(pos).x;
+            let of: Vec<&PlotSeries> = series
+                .iter()
+                .zip(visible)
+                .filter_map(|(s, on)| on.then_some(s))
+                .collect();
+            PlotPick {
+                on_line: None,
+                bucket: snap_click(&of, x, px_per_second, snap_px, step_nanos),
+            }
+        }
+    }
+}
+
+/// The distance from `p` to the segment from `a` to `b` (screen points).
+fn distance_to_segment(p: egui::Pos2, a: egui::Pos2, b: egui::Pos2) -> f32 {
+    let ab = b - a;
+    let len_sq = ab.length_sq();
+    let t = if len_sq > 0.0 {
+        ((p - a).dot(ab) / len_sq).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + ab * t)
 }
 
 /// The step (bucket) holding `x` seconds.

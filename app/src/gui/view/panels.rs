@@ -37,10 +37,11 @@ impl ProfileView {
         }
     }
 
-    /// The central panel: the flame graph under its breadcrumb; without a view, the
-    /// job's progress, else `hint` (time mode's), else how to open a profile.
-    pub fn central(&mut self, ui: &mut Ui, hint: Option<&str>) {
-        let Some(cur) = self.current.clone() else {
+    /// The central panel: the flame graph under its breadcrumb; without a view (or
+    /// while it is `hidden`: a folder or a server is being opened), the job's
+    /// progress, else `hint` (time mode's), else how to open a profile.
+    pub fn central(&mut self, ui: &mut Ui, hint: Option<&str>, hidden: bool) {
+        let Some(cur) = self.current.clone().filter(|_| !hidden) else {
             ui.centered_and_justified(|ui| {
                 if let Some(job) = &self.job {
                     ui.label(job.progress_text());
