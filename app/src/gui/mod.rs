@@ -39,6 +39,8 @@ mod monkey_tests;
 #[cfg(test)]
 mod open_tests;
 #[cfg(test)]
+mod regression_plot_tests;
+#[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
 mod test_fixtures;

@@ -8,9 +8,9 @@ use profile_model::units;
 
 use super::app::FlintApp;
 use super::compare::Side;
-use super::selector_bar::{nearest_series, series_matchers};
+use super::selector_bar::series_matchers;
 use super::timeline::{
-    MAX_SERIES, Origin, PlotSeries, RangeFields, Timeline, date_hms, drag_to_range, snap_click,
+    MAX_SERIES, Origin, PlotPick, PlotSeries, RangeFields, Timeline, date_hms, drag_to_range,
     time_grid_steps, time_label, value_grid_steps, value_label,
 };
 
@@ -399,6 +399,28 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
     out
 }
 
+/// The plot's tooltip for what the pointer points at ([`PlotPick`]): on a line, its
+/// series' name, the time of the point a click selects and the point's value (in
+/// `scale`, of values in `unit`); off the lines, the time a click selects, or during a
+/// drag the time `dragging` under the pointer (seconds).
+pub fn pick_text(
+    pick: &PlotPick,
+    series: &[PlotSeries],
+    scale: PlotScale,
+    unit: &str,
+    dragging: Option<f64>,
+) -> String {
+    let time = date_hms(pick.bucket.start_nanos);
+    match (dragging, pick.on_line) {
+        (Some(x), _) => date_hms((x * 1e9) as i64),
+        (None, Some((i, point))) => {
+            let name = series.get(i).map_or("", |s| s.name.as_str());
+            format!("{name}\n{time}\n{}", scale.hover_text(point.y, unit))
+        }
+        (None, None) => time,
+    }
+}
+
 impl FlintApp {
     /// The plot panel: type, presets, the plot and the selection line.
     pub(super) fn timeline_panel(&mut self, ui: &mut Ui) {
@@ -621,22 +643,6 @@ impl FlintApp {
                     value_grid_steps(input.base_step_size)
                 }))
                 .y_axis_formatter(|mark, _| value_label(mark.value, mark.step_size))
-                .label_formatter(move |pos| match pos {
-                    egui_plot::HoverPosition::NearDataPoint {
-                        plot_name,
-                        position,
-                        ..
-                    } => Some(format!(
-                        "{plot_name}\n{}\n{}",
-                        date_hms((position.x * 1e9) as i64),
-                        scale.hover_text(position.y, &sample_unit)
-                    )),
-                    // Without series there are no axes, and no times to tell.
-                    egui_plot::HoverPosition::Elsewhere { .. } if no_series => None,
-                    egui_plot::HoverPosition::Elsewhere { position } => {
-                        Some(date_hms((position.x * 1e9) as i64))
-                    }
-                })
                 .show(ui, |plot_ui| {
                     if let Some(text) = empty_text {
                         let centre = plot_ui.plot_bounds().center();
@@ -665,7 +671,8 @@ impl FlintApp {
                                     Points::new(name.clone(), PlotPoints::Borrowed(points))
                                         .id(series_key(i, k))
                                         .color(color)
-                                        .radius(3.0),
+                                        .radius(3.0)
+                                        .allow_hover(false),
                                 );
                             }
                             plot_ui.line(
@@ -673,7 +680,9 @@ impl FlintApp {
                                     .id(series_key(i, k))
                                     .color(color)
                                     .width(1.5)
-                                    .highlight(highlighted == Some(i)),
+                                    .highlight(highlighted == Some(i))
+                                    // Hovered as the click picks ([`Timeline::pick`]).
+                                    .allow_hover(false),
                             );
                         }
                     }
@@ -766,29 +775,42 @@ impl FlintApp {
             }
             None => {}
         }
-        // The line under a click (hidden lines are not there to be clicked).
-        let clicked_line = match r.interact_pointer_pos() {
+        // What the pointer points at, one rule for the tooltip and the click (hidden
+        // lines are not there to be pointed at).
+        let view = (vx0, vx1, width);
+        let px = [LINE_PICK_PX, CLICK_SNAP_PX];
+        let hovered = (r.hover_pos()).filter(|_| !no_series).map(|pos| {
+            (
+                pos,
+                tl.pick(shown, view, &visible, &resp.transform, pos, px),
+            )
+        });
+        if let Some((pos, pick)) = hovered {
+            let dragging = tl.drag_start.is_some();
+            let text = pick_text(
+                &pick,
+                &tl.series,
+                scale,
+                &sample_unit,
+                dragging.then_some(x_at(pos)),
+            );
+            if let Some((i, point)) = pick.on_line {
+                let painter = ui.painter().with_clip_rect(*resp.transform.frame());
+                let centre = resp.transform.position_from_point(&point);
+                painter.circle_filled(centre, 3.5, ui.visuals().strong_text_color());
+                painter.circle_filled(centre, 2.0, series_color(i));
+            }
+            egui::Tooltip::always_open(ctx.clone(), r.layer_id, r.id, egui::PopupAnchor::Pointer)
+                .gap(12.0)
+                .show(|ui| ui.label(text));
+        }
+        let clicked = match r.interact_pointer_pos() {
             Some(pos) if r.clicked_by(PointerButton::Primary) => {
-                let p = resp.transform.value_from_position(pos);
-                let d = resp.transform.dpos_dvalue();
-                // Each segment on its own, with the series it is of: no line is
-                // picked across a gap.
-                let (segments, of): (Vec<Vec<[f64; 2]>>, Vec<usize>) = tl
-                    .drawn_lines(shown, vx0, vx1, width)
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| visible[i])
-                    .flat_map(|(i, line)| {
-                        line.segments()
-                            .map(move |s| (s.iter().map(|p| [p.x, p.y]).collect(), i))
-                    })
-                    .unzip();
-                let refs: Vec<&[[f64; 2]]> = segments.iter().map(Vec::as_slice).collect();
-                nearest_series(&refs, p.x, p.y, [d[0].abs(), d[1].abs()], LINE_PICK_PX)
-                    .map(|k| of[k])
+                Some(tl.pick(shown, view, &visible, &resp.transform, pos, px))
             }
             _ => None,
         };
+        let clicked_line = clicked.and_then(|p| p.on_line).map(|(i, _)| i);
         if shift && r.clicked_by(PointerButton::Primary) {
             if let Some(i) = clicked_line {
                 add = series_matchers(&tl.series[i].labels, &tl.matchers);
@@ -814,29 +836,14 @@ impl FlintApp {
             }
         } else if !shift
             && r.clicked_by(PointerButton::Primary)
-            && let Some(pos) = r.interact_pointer_pos()
+            && let Some(pick) = clicked
         {
-            let px_per_second = resp.transform.dpos_dvalue()[0].abs();
-            // A click on a line shows its series' profile at the point nearest the
-            // click; elsewhere, every series' at the point nearest the click.
-            let drawn: Vec<&PlotSeries> = match clicked_line {
-                Some(i) => vec![&tl.series[i]],
-                None => tl.series[..shown]
-                    .iter()
-                    .zip(&visible)
-                    .filter_map(|(s, on)| on.then_some(s))
-                    .collect(),
-            };
+            // A click on a line shows its series' profile at the point the tooltip
+            // names; elsewhere, every series' at the point nearest the click.
             tl.selection_series = clicked_line
                 .map(|i| series_matchers(&tl.series[i].labels, &tl.matchers))
                 .unwrap_or_default();
-            chosen = Some(QueryTime::Merge(snap_click(
-                &drawn,
-                x_at(pos),
-                px_per_second,
-                CLICK_SNAP_PX,
-                step,
-            )));
+            chosen = Some(QueryTime::Merge(pick.bucket));
         }
         let indexing = self
             .timeline

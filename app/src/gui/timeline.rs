@@ -394,6 +394,33 @@ impl Timeline {
             .map_or(&[], |(_, lines)| lines.as_slice())
     }
 
+    /// What the pointer at `pos` points at ([`pick_point`]): among the first `shown`
+    /// series as drawn for `view` (the bounds and width [`Timeline::drawn_lines`]
+    /// takes), those `visible`, on the plot drawn with `transform`; `px` are the
+    /// pixels within which a line, then a point, is picked.
+    pub fn pick(
+        &mut self,
+        shown: usize,
+        view: (f64, f64, f32),
+        visible: &[bool],
+        transform: &egui_plot::PlotTransform,
+        pos: egui::Pos2,
+        px: [f64; 2],
+    ) -> PlotPick {
+        let (x0, x1, width) = view;
+        self.drawn_lines(shown, x0, x1, width);
+        let lines = self.drawn.as_ref().map_or(&[][..], |(_, l)| l.as_slice());
+        pick_point(
+            lines,
+            &self.series,
+            visible,
+            transform,
+            pos,
+            px,
+            self.step_nanos,
+        )
+    }
+
     pub(super) fn new(origin: Origin) -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
@@ -1019,6 +1046,91 @@ pub fn snap_click(
         Some(p) if (p - x).abs() * px_per_second <= max_px => click_to_range(p, step_nanos),
         _ => click_to_range(x, step_nanos),
     }
+}
+
+/// What the pointer points at on the plot: the one rule of both its tooltip and its
+/// click ([`pick_point`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotPick {
+    /// The series whose drawn line is under the pointer (its index among those shown)
+    /// and that line's drawn point picked; `None` off every line.
+    pub on_line: Option<(usize, egui_plot::PlotPoint)>,
+    /// The bucket a click selects.
+    pub bucket: TimeRange,
+}
+
+/// What a pointer at `pos` points at on a plot drawn with `transform`, for its tooltip
+/// and its click alike. On a line (the one of the `visible` series of `lines`, as
+/// drawn, nearest the pointer, within `line_px` pixels): that series, its drawn point
+/// nearest the pointer (the nearer end of the piece of line under it) and that point's
+/// bucket ([`snap_click`] on the series' own points, which finds the point itself
+/// where the line is drawn point for point). Off every line: no series, and the bucket
+/// [`snap_click`] finds among every visible series' points within `snap_px` pixels.
+pub fn pick_point(
+    lines: &[DrawnLine],
+    series: &[PlotSeries],
+    visible: &[bool],
+    transform: &egui_plot::PlotTransform,
+    pos: egui::Pos2,
+    [line_px, snap_px]: [f64; 2],
+    step_nanos: i64,
+) -> PlotPick {
+    let screen = |p: &egui_plot::PlotPoint| transform.position_from_point(p);
+    let mut best: Option<(f32, usize, egui_plot::PlotPoint)> = None;
+    let shown = lines.iter().zip(visible).enumerate();
+    for (i, (line, _)) in shown.filter(|(_, (_, on))| **on) {
+        for segment in line.segments() {
+            // A lone point is a piece of line of its own.
+            let pieces = segment.windows(2).map(|w| (w[0], w[1]));
+            let lone = (segment.len() == 1).then(|| (segment[0], segment[0]));
+            for (a, b) in pieces.chain(lone) {
+                let (sa, sb) = (screen(&a), screen(&b));
+                let d = distance_to_segment(pos, sa, sb);
+                let nearer = if pos.distance(sa) <= pos.distance(sb) {
+                    a
+                } else {
+                    b
+                };
+                if best.is_none_or(|(bd, _, _)| d < bd) {
+                    best = Some((d, i, nearer));
+                }
+            }
+        }
+    }
+    let px_per_second = transform.dpos_dvalue()[0].abs();
+    match best.filter(|&(d, _, _)| f64::from(d) <= line_px) {
+        Some((_, i, point)) => {
+            let of: Vec<&PlotSeries> = series.get(i).into_iter().collect();
+            PlotPick {
+                on_line: Some((i, point)),
+                bucket: snap_click(&of, point.x, px_per_second, snap_px, step_nanos),
+            }
+        }
+        None => {
+            let x = transform.value_from_position(pos).x;
+            let of: Vec<&PlotSeries> = series
+                .iter()
+                .zip(visible)
+                .filter_map(|(s, on)| on.then_some(s))
+                .collect();
+            PlotPick {
+                on_line: None,
+                bucket: snap_click(&of, x, px_per_second, snap_px, step_nanos),
+            }
+        }
+    }
+}
+
+/// The distance from `p` to the segment from `a` to `b` (screen points).
+fn distance_to_segment(p: egui::Pos2, a: egui::Pos2, b: egui::Pos2) -> f32 {
+    let ab = b - a;
+    let len_sq = ab.length_sq();
+    let t = if len_sq > 0.0 {
+        ((p - a).dot(ab) / len_sq).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + ab * t)
 }
 
 /// The step (bucket) holding `x` seconds.

@@ -1,0 +1,121 @@
+//! Regression tests of the plot and the window's layout, as a new user met them with
+//! the fleet demo: a click selecting another point than the hover names, series
+//! changing colors when others are filtered out, the old flame graph shown while the
+//! demo is indexed, and the layout collapsing in small windows.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use egui::{Vec2, vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use egui_plot::PlotPoint;
+
+use super::app::FlintApp;
+use super::test_fixtures::click_at;
+
+/// An empty window of `size` whose jobs and queries run synchronously.
+fn window_of(size: Vec2) -> Harness<'static, FlintApp> {
+    let mut app = FlintApp::new(profile_model::codec::DecodeOptions::default());
+    app.sync_jobs = true;
+    Harness::builder()
+        .with_size(size)
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app)
+}
+
+/// A window of `size` showing the fleet demo's hour (File → Demo), series plotted.
+fn demo_window(size: Vec2) -> Harness<'static, FlintApp> {
+    let mut h = window_of(size);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_demo(&ctx);
+    h.run_steps(4);
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert!(tl.source.is_some(), "the demo is indexed");
+    assert_eq!(tl.series.len(), 4, "the demo's four services");
+    h
+}
+
+/// Removes the demo's files, as closing the window does.
+fn close(mut h: Harness<'static, FlintApp>) {
+    eframe::App::on_exit(h.state_mut(), None);
+}
+
+/// The plot's tooltip: a label of several lines, the first naming a series
+/// (`comm=api-server`) or none.
+fn plot_tooltip(h: &Harness<'static, FlintApp>) -> Option<String> {
+    h.query_all_by_label_contains("\n")
+        .filter_map(|n| n.value())
+        .find(|text| !text.contains("Shift+click"))
+}
+
+#[test]
+fn a_click_on_a_line_selects_the_point_and_series_its_hover_names() {
+    let mut h = demo_window(vec2(1440.0, 900.0));
+    let tl = h.state().timeline.as_ref().unwrap();
+    let transform = tl.last_transform.expect("the plot was drawn");
+    let at = |p: [f64; 2]| transform.position_from_point(&PlotPoint::new(p[0], p[1]));
+    let api = tl
+        .series
+        .iter()
+        .position(|s| s.name == "comm=api-server")
+        .expect("api-server is plotted");
+    // A run of api-server's points (a few pixels apart) far from every other line, in
+    // the middle third of the hour.
+    let points = &tl.series[api].points;
+    const RUN: usize = 5;
+    let gap = |k: usize| {
+        (k..k + RUN)
+            .flat_map(|j| {
+                tl.series
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != api)
+                    .filter_map(move |(_, s)| s.points.get(j))
+                    .map(move |p| (at(*p).y - at(points[j]).y).abs())
+            })
+            .fold(f32::INFINITY, f32::min)
+    };
+    let k = (points.len() / 3..2 * points.len() / 3)
+        .max_by(|&a, &b| gap(a).total_cmp(&gap(b)))
+        .unwrap();
+    assert!(gap(k) > 30.0, "api-server's line stands apart: {}", gap(k));
+    let run: Vec<egui::Pos2> = points[k..k + RUN].iter().map(|p| at(*p)).collect();
+    // Every pixel column along the run, on the line and a little above and below it
+    // (as a hand aims).
+    let mut mismatches = Vec::new();
+    let columns = (run[0].x.ceil() as i32)..=(run[RUN - 1].x.floor() as i32);
+    assert!(columns.clone().count() >= 10, "{run:?}");
+    let aims: Vec<(f32, f32)> = [0.0, -3.0, 3.0]
+        .into_iter()
+        .flat_map(|dy| columns.clone().map(move |x| (x as f32, dy)))
+        .collect();
+    for &(x, dy) in &aims {
+        let j = run.windows(2).position(|w| w[1].x >= x).unwrap_or(0);
+        let (a, b) = (run[j], run[j + 1]);
+        let y = a.y + (b.y - a.y) * (x - a.x) / (b.x - a.x) + dy;
+        let pos = egui::pos2(x, y);
+        h.hover_at(pos);
+        h.run_steps(2);
+        let tooltip = plot_tooltip(&h).unwrap_or_else(|| panic!("no tooltip at {pos:?}"));
+        let mut lines = tooltip.lines();
+        let (series, time) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+        assert_eq!(
+            series, "comm=api-server",
+            "the hover names the line: {tooltip:?}"
+        );
+        let hms = time.get(time.len().saturating_sub(8)..).unwrap_or("");
+        click_at(&mut h, pos);
+        let selected = h.state().selection_text().expect("a selection shown");
+        let expected = format!("selection: {hms} {{comm=\"api-server\"}}, 1 profile, ");
+        if !selected.starts_with(&expected) {
+            mismatches.push(format!("{pos:?}: hover {tooltip:?}, click {selected:?}"));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} clicks select another point than the hover names:\n{}",
+        mismatches.len(),
+        aims.len(),
+        mismatches.join("\n")
+    );
+    close(h);
+}
