@@ -99,12 +99,13 @@ fn typed_range(ui: &mut Ui, tl: &mut Timeline) -> bool {
 }
 
 /// The legend beside the plot, `height` points tall (scrolled when the series do not
-/// fit): one checkbox per series, in its color, that switches its line on or off;
+/// fit): one checkbox per series, in its color (`colors`, as its line's), that switches its line on or off;
 /// Shift+click filters by its labels instead. The entry under the pointer, and what a
 /// click asks for.
 fn legend(
     ui: &mut Ui,
     series: &[PlotSeries],
+    colors: &[Color32],
     hidden: &std::collections::BTreeSet<String>,
     height: f32,
 ) -> (Option<usize>, Option<LegendClick>) {
@@ -121,7 +122,8 @@ fn legend(
                 for i in rows {
                     let Some(s) = series.get(i) else { continue };
                     let mut on = !hidden.contains(&s.name);
-                    let text = egui::RichText::new(&s.name).color(series_color(i));
+                    let color = colors.get(i).copied().unwrap_or_else(|| series_color(i));
+                    let text = egui::RichText::new(&s.name).color(color);
                     let r = ui
                         .checkbox(&mut on, text)
                         .on_hover_text(format!("{}\nShift+click: filter by its labels", s.name));
@@ -145,8 +147,9 @@ fn legend(
 /// point draws no line, and a few points are easier to aim at.
 const MARKED_POINTS: usize = 64;
 
-/// The color of the `i`th series: egui_plot's own sequence (hues a golden ratio apart),
-/// given explicitly so that a series' line and markers share it.
+/// The `i`th color of the series' palette: egui_plot's own sequence (hues a golden
+/// ratio apart), given explicitly so that a series' line and markers share it; each
+/// series keeps its place in it ([`Timeline::color_of`]).
 pub fn series_color(i: usize) -> Color32 {
     let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
     egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()
@@ -546,6 +549,8 @@ impl FlintApp {
             tl.series.len().min(MAX_SERIES)
         };
         let names: Vec<String> = tl.series[..shown].iter().map(|s| s.name.clone()).collect();
+        // One color for a series' line, markers and legend entry.
+        let colors: Vec<Color32> = (0..shown).map(|i| tl.color_of(i)).collect();
         let pending = tl.pending_bounds.take();
         // What is being merged is shown as selected already.
         let merging = |side| tl.query_of(side).map(|q| q.time);
@@ -662,7 +667,7 @@ impl FlintApp {
                         if !visible[i] {
                             continue;
                         }
-                        let color = series_color(i);
+                        let color = colors[i];
                         let marked = line.points.len() <= MARKED_POINTS;
                         for (k, points) in line.segments().enumerate() {
                             // A lone point between gaps draws no line: it gets a marker.
@@ -738,7 +743,7 @@ impl FlintApp {
                         );
                     }
                 });
-            let (hovered, click) = legend(ui, &tl.series[..shown], &tl.hidden, height);
+            let (hovered, click) = legend(ui, &tl.series[..shown], &colors, &tl.hidden, height);
             (resp, hovered, click)
         });
         let (resp, legend_hovered, legend_click) = row.inner;
@@ -798,7 +803,7 @@ impl FlintApp {
                 let painter = ui.painter().with_clip_rect(*resp.transform.frame());
                 let centre = resp.transform.position_from_point(&point);
                 painter.circle_filled(centre, 3.5, ui.visuals().strong_text_color());
-                painter.circle_filled(centre, 2.0, series_color(i));
+                painter.circle_filled(centre, 2.0, tl.color_of(i));
             }
             egui::Tooltip::always_open(ctx.clone(), r.layer_id, r.id, egui::PopupAnchor::Pointer)
                 .gap(12.0)

@@ -119,3 +119,43 @@ fn a_click_on_a_line_selects_the_point_and_series_its_hover_names() {
     );
     close(h);
 }
+
+/// Each plotted series' name and color (of its line and its legend entry).
+fn series_colors(h: &Harness<'static, FlintApp>) -> Vec<(String, egui::Color32)> {
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    (tl.series.iter().enumerate())
+        .map(|(i, s)| (s.name.clone(), tl.color_of(i)))
+        .collect()
+}
+
+#[test]
+fn a_series_keeps_its_color_when_others_are_filtered_out() {
+    use capture::Matcher;
+    use capture::selector::MatchOp;
+    let mut h = demo_window(vec2(1440.0, 900.0));
+    let first = series_colors(&h);
+    let mut distinct: Vec<_> = first.iter().map(|(_, c)| c.to_array()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "four services, four colors: {first:?}");
+    let color_first = |name: &str| first.iter().find(|(n, _)| n == name).map(|(_, c)| *c);
+    let ctx = h.ctx.clone();
+    // The largest series filtered out, then every series back.
+    let largest = first[0].0.clone();
+    let value = largest.strip_prefix("comm=").expect("summed by comm");
+    let without = Matcher::new("comm", MatchOp::NotEqual, value).unwrap();
+    for (matchers, left) in [(vec![without], 3), (Vec::new(), 4)] {
+        h.state_mut().set_matchers(&ctx, matchers);
+        h.run_steps(4);
+        let now = series_colors(&h);
+        assert_eq!(now.len(), left, "{now:?}");
+        for (name, color) in &now {
+            assert_eq!(
+                Some(*color),
+                color_first(name),
+                "{name} changed color with {left} series shown: {first:?} then {now:?}"
+            );
+        }
+    }
+    close(h);
+}

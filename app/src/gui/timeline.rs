@@ -246,6 +246,10 @@ pub struct Timeline {
     pub series: Vec<PlotSeries>,
     /// Bumped whenever `series` is replaced, so the drawn lines are recomputed.
     series_version: u64,
+    /// The color of each series seen, by name: the place in the palette
+    /// ([`super::plot::series_color`]) given to it when it was first plotted, so that
+    /// a series keeps its color whichever others are plotted beside it.
+    colors: HashMap<String, usize>,
     /// The lines last drawn and what they were computed for, reused while neither the
     /// series nor the visible range change (a frame then only draws).
     drawn: Option<(DrawnKey, Vec<DrawnLine>)>,
@@ -369,10 +373,24 @@ impl Timeline {
         self.queries.iter().find(|q| q.side == side)
     }
 
-    /// Replaces the plotted series.
+    /// Replaces the plotted series; a series plotted for the first time gets the next
+    /// color of the palette.
     pub fn set_series(&mut self, series: Vec<PlotSeries>) {
+        for s in &series {
+            let next = self.colors.len();
+            self.colors.entry(s.name.clone()).or_insert(next);
+        }
         self.series = series;
         self.series_version += 1;
+    }
+
+    /// The color of the `i`th series: of its line, its markers and its legend entry;
+    /// given by its name ([`Timeline::set_series`]), not by its rank.
+    pub fn color_of(&self, i: usize) -> egui::Color32 {
+        let place = (self.series.get(i))
+            .and_then(|s| self.colors.get(&s.name))
+            .copied();
+        super::plot::series_color(place.unwrap_or(i))
     }
 
     /// The points of the first `shown` series as drawn on a plot `width` points wide
@@ -450,6 +468,7 @@ impl Timeline {
             view_seen: None,
             series: Vec::new(),
             series_version: 0,
+            colors: HashMap::new(),
             drawn: None,
             show_all: false,
             hidden: std::collections::BTreeSet::new(),
