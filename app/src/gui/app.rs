@@ -602,7 +602,10 @@ impl FlintApp {
                 self.diff_panel(ui)
             });
             self.panel_sizes.diff_table = size;
-        } else if self.current.is_some() {
+        } else if self.current.is_some()
+            && !(self.timeline.as_ref()).is_some_and(super::timeline::Timeline::opening_anew)
+        {
+            // Not while a folder or a server is opened anew: the view is not of it.
             let mut size = self.panel_sizes.top_table;
             size.show(ui, TOP_PANEL, false, side_panel(TOP_PANEL), |ui| {
                 self.top_panel(ui)

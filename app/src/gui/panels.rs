@@ -37,7 +37,10 @@ impl FlintApp {
     }
 
     pub(super) fn central(&mut self, ui: &mut Ui) {
-        let Some(cur) = self.current.clone() else {
+        // A folder or a server being opened: the view of what was open before is not
+        // of it.
+        let opening = (self.timeline.as_ref()).is_some_and(super::timeline::Timeline::opening_anew);
+        let Some(cur) = self.current.clone().filter(|_| !opening) else {
             ui.centered_and_justified(|ui| {
                 if let Some(job) = &self.job {
                     ui.label(job.progress_text());

@@ -159,3 +159,51 @@ fn a_series_keeps_its_color_when_others_are_filtered_out() {
     }
     close(h);
 }
+
+#[test]
+fn while_the_demo_is_indexed_its_progress_replaces_the_old_flame_graph() {
+    use egui::accesskit::Role;
+    let mut h = window_of(vec2(1440.0, 900.0));
+    h.state_mut().open(super::loader::Source::Bytes {
+        name: super::DEMO_NAME.to_string(),
+        bytes: std::sync::Arc::from(super::DEMO_BYTES),
+    });
+    h.run_steps(3);
+    h.get_by_role_and_label(Role::Canvas, "flame graph");
+    h.get_by_label("function");
+    // The demo written and indexed in the background, as the window does it.
+    h.state_mut().sync_jobs = false;
+    h.get_by_label(super::status_bar::DEMO_LINK).click();
+    h.run_steps(2);
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert!(tl.indexing.is_some(), "still being opened");
+    let counts: Vec<String> = (h.query_all_by_label_contains("0/0"))
+        .filter_map(|n| n.value())
+        .collect();
+    assert!(counts.is_empty(), "a count not known yet: {counts:?}");
+    assert!(
+        h.query_by_role_and_label(Role::Canvas, "flame graph")
+            .is_none(),
+        "the bundled profile's flame graph is shown as if it were the demo's"
+    );
+    assert!(h.query_by_label("function").is_none(), "nor its top table");
+    assert!(
+        h.query_all_by_label("indexing").count() >= 2,
+        "the progress is where the flame graph goes, and in the status bar"
+    );
+    // Once opened, the demo's own hint.
+    let started = std::time::Instant::now();
+    while h
+        .state()
+        .timeline
+        .as_ref()
+        .is_some_and(|tl| tl.indexing.is_some())
+    {
+        assert!(started.elapsed().as_secs() < 300, "the demo opens");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    h.get_by_label(super::timeline::CLICK_HINT);
+    close(h);
+}

@@ -695,11 +695,22 @@ impl Timeline {
         }
     }
 
-    /// "indexing 3/10 files" or "merging 2/25 profiles", when one is running.
+    /// Whether the source is being opened anew (not reloaded): until it is, the view
+    /// shown is of what was open before, not of it, and its place shows the progress.
+    pub fn opening_anew(&self) -> bool {
+        self.indexing.is_some() && self.source.is_none() && self.kept.is_none()
+    }
+
+    /// "indexing 3/10 files" or "merging 2/25 profiles", when one is running; before
+    /// the number of files is known (a folder being listed, the demo being written), or
+    /// for a server, which has none, "indexing" or "asking the server".
     pub fn progress_text(&self) -> Option<String> {
         if let Some(p) = &self.indexing {
-            let (done, total) = p.get();
-            return Some(format!("indexing {done}/{total} files"));
+            return Some(match (p.get(), &self.origin) {
+                (_, Origin::Server(_)) => "asking the server".to_string(),
+                ((_, 0), _) => "indexing".to_string(),
+                ((done, total), _) => format!("indexing {done}/{total} files"),
+            });
         }
         let texts: Vec<String> = self
             .queries
