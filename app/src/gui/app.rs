@@ -7,7 +7,8 @@ use std::time::Duration;
 use egui::{Context, Ui, ViewportCommand};
 use profile_model::codec::DecodeOptions;
 
-use crate::gui::compare::CompareState;
+use crate::gui::compare::diff_job::{self, CompareEvent};
+use crate::gui::compare::{CompareState, Look};
 use crate::gui::shell::dialogs::Dialogs;
 use crate::gui::shell::panel_size::PanelSize;
 use crate::gui::shell::{input, menu_bar, status_bar};
@@ -151,6 +152,20 @@ impl FlintApp {
         self.apply_view_events(ctx, events);
     }
 
+    /// Polls compare mode's comparison, started anew when A, B or the settings change.
+    fn poll_compare(&mut self, ctx: &Context) {
+        let key = diff_job::diff_key(
+            &self.compare,
+            self.timeline.as_ref(),
+            self.view.wanted_key(),
+        );
+        match self.compare.poll(ctx, key, self.view.sync_jobs) {
+            Some(CompareEvent::Started) => self.view.hide_large_view(),
+            Some(CompareEvent::FilterError(e)) => self.view.filter_error = Some(e),
+            None => {}
+        }
+    }
+
     /// Cancels the profile view's running job.
     pub fn cancel_job(&mut self) {
         if self.view.cancel_job() {
@@ -172,7 +187,7 @@ impl FlintApp {
             && let Some(res) = self.compare.result.clone()
         {
             // The search is on what compare mode shows, not on the view it hides.
-            self.refresh_compare_search(&res);
+            self.compare.refresh_search(&res, &mut self.view.search);
         }
         self.view.refresh_caches(ui.visuals().dark_mode);
 
@@ -219,7 +234,7 @@ impl FlintApp {
         if comparing {
             let mut size = self.panel_sizes.diff_table;
             size.show(ui, DIFF_PANEL, false, side_panel(DIFF_PANEL), |ui| {
-                self.diff_panel(ui)
+                self.compare.diff_panel(ui)
             });
             self.panel_sizes.diff_table = size;
         } else if self.view.current().is_some() && !opening {
@@ -232,7 +247,11 @@ impl FlintApp {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             if comparing {
-                self.compare_central(ui);
+                let look = Look {
+                    flipped: self.view.flame.flipped,
+                    color_mode: self.view.flame.color_mode,
+                };
+                self.compare.central(ui, self.timeline.as_ref(), look);
             } else {
                 let hint = self.timeline.as_ref().map(|t| t.hint());
                 self.view.central(ui, hint.as_deref(), opening);

@@ -11,8 +11,8 @@ use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
 use profile_model::{CallTree, Profile, View};
 
-use crate::gui::app::FlintApp;
-use crate::gui::compare::{Side, side_types};
+use crate::gui::compare::{CompareState, Side, side_types};
+use crate::gui::time::timeline::Timeline;
 use crate::gui::view::SettingsKey;
 use crate::gui::view::flame::DiffValues;
 use crate::gui::view::loader::Settings;
@@ -163,33 +163,49 @@ impl DiffJob {
     }
 }
 
-impl FlintApp {
-    fn diff_key(&self) -> Option<DiffKey> {
-        let tl = self.timeline.as_ref()?;
-        let c = &self.compare;
-        c.a.as_ref()?;
-        c.b.as_ref()?;
-        Some(DiffKey {
-            a: c.a_generation,
-            b: c.b_generation,
-            type_name: tl.types.get(tl.type_index)?.sample_type.clone(),
-            settings: SettingsKey {
-                sample_type: None,
-                ..self.view.wanted_key()
-            },
-        })
-    }
+/// What starting a comparison asks of the window.
+#[derive(Debug)]
+pub enum CompareEvent {
+    /// A comparison started: the normal view, hidden while comparing, is not to be
+    /// held whole beside it (a large one is set aside until compare mode is left).
+    Started,
+    /// The view's filters do not compile: why.
+    FilterError(String),
+}
 
-    /// Installs a finished comparison and starts one when the selections or the
-    /// settings changed.
-    pub(crate) fn poll_compare(&mut self, ctx: &Context) {
-        if let Some(job) = &self.compare.job {
+/// What a comparison of A and B is computed for, when both are picked: their
+/// generations, the type plotted (`tl`'s) and the view's `settings`.
+pub fn diff_key(c: &CompareState, tl: Option<&Timeline>, settings: SettingsKey) -> Option<DiffKey> {
+    let tl = tl?;
+    c.a.as_ref()?;
+    c.b.as_ref()?;
+    Some(DiffKey {
+        a: c.a_generation,
+        b: c.b_generation,
+        type_name: tl.types.get(tl.type_index)?.sample_type.clone(),
+        settings: SettingsKey {
+            sample_type: None,
+            ..settings
+        },
+    })
+}
+
+impl CompareState {
+    /// Installs a finished comparison and starts one for `key` (see [`diff_key`]) when
+    /// the selections or the settings changed; `sync`: on this thread (tests).
+    pub fn poll(
+        &mut self,
+        ctx: &Context,
+        key: Option<DiffKey>,
+        sync: bool,
+    ) -> Option<CompareEvent> {
+        if let Some(job) = &self.job {
             match job.rx.try_recv() {
                 Err(TryRecvError::Empty) => {}
                 result => {
                     let result =
                         result.unwrap_or_else(|_| Err("compare: the worker stopped".to_string()));
-                    if let Some(job) = self.compare.job.take()
+                    if let Some(job) = self.job.take()
                         && !job.cancel.load(Ordering::Relaxed)
                     {
                         self.install_diff(job.key, result);
@@ -197,33 +213,25 @@ impl FlintApp {
                 }
             }
         }
-        if !self.compare.enabled {
-            return;
+        if !self.enabled {
+            return None;
         }
-        let Some(key) = self.diff_key() else {
-            return;
-        };
-        let running = self.compare.job.as_ref().is_some_and(|j| j.key == key);
-        if running || self.compare.result_key.as_ref() == Some(&key) {
-            return;
+        let key = key?;
+        let running = self.job.as_ref().is_some_and(|j| j.key == key);
+        if running || self.result_key.as_ref() == Some(&key) {
+            return None;
         }
         let settings = match key.settings.settings() {
             Ok(s) => s,
-            Err(e) => {
-                self.view.filter_error = Some(e);
-                return;
-            }
+            Err(e) => return Some(CompareEvent::FilterError(e)),
         };
-        let (Some(a), Some(b)) = (&self.compare.a, &self.compare.b) else {
-            return;
+        let (Some(a), Some(b)) = (&self.a, &self.b) else {
+            return None;
         };
         let (a, b) = (Arc::clone(&a.profile), Arc::clone(&b.profile));
-        if let Some(old) = self.compare.job.take() {
+        if let Some(old) = self.job.take() {
             old.cancel.store(true, Ordering::Relaxed);
         }
-        // The normal view, hidden while comparing, is not held whole beside the
-        // comparison: a large one is set aside until compare mode is left.
-        self.view.hide_large_view();
         let cancel = Arc::new(AtomicBool::new(false));
         let stage = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = mpsc::channel();
@@ -239,7 +247,7 @@ impl FlintApp {
             let set = |s: usize| stage.store(s, Ordering::Relaxed);
             compute_diff(&a, &b, &type_name, &settings, &cancel, &set)
         };
-        if self.view.sync_jobs {
+        if sync {
             let result = work();
             self.install_diff(job.key, result);
         } else {
@@ -248,27 +256,27 @@ impl FlintApp {
                 let _ = tx.send(work());
                 ctx.request_repaint();
             });
-            self.compare.job = Some(job);
+            self.job = Some(job);
         }
+        Some(CompareEvent::Started)
     }
 
     fn install_diff(&mut self, key: DiffKey, result: DiffResult) {
         match result {
             Ok(Some(res)) => {
-                let c = &mut self.compare;
-                c.result = Some(Arc::from(res));
-                c.result_key = Some(key);
-                c.result_generation += 1;
-                c.error = None;
-                c.hovered = None;
-                c.side_hovered = None;
-                c.zooms = Default::default();
+                self.result = Some(Arc::from(res));
+                self.result_key = Some(key);
+                self.result_generation += 1;
+                self.error = None;
+                self.hovered = None;
+                self.side_hovered = None;
+                self.zooms = Default::default();
             }
             Ok(None) => {}
             Err(e) => {
                 // Do not retry the same comparison forever.
-                self.compare.result_key = Some(key);
-                self.compare.error = Some(e);
+                self.result_key = Some(key);
+                self.error = Some(e);
             }
         }
     }

@@ -8,7 +8,7 @@ use profile_model::diff::{self, Change, DiffMode, DiffRow};
 use profile_model::frames::{FrameId, FrameTable};
 use profile_model::units;
 
-use crate::gui::app::FlintApp;
+use crate::gui::compare::CompareState;
 use crate::gui::compare::diff_color;
 use crate::gui::view::flame;
 
@@ -84,26 +84,25 @@ pub fn diff_order(
     order
 }
 
-impl FlintApp {
+impl CompareState {
     /// The diff table (instead of the top table in compare mode).
-    pub(crate) fn diff_panel(&mut self, ui: &mut Ui) {
+    pub fn diff_panel(&mut self, ui: &mut Ui) {
         // Keep the panel's width: a resizable panel shrinks to its content.
         ui.set_min_width(ui.available_width());
-        let Some(res) = self.compare.result.clone() else {
+        let Some(res) = self.result.clone() else {
             ui.strong("Differences");
             ui.weak("select A and B on the plot");
             return;
         };
-        let (sort, descending) = self.compare.sort_column();
-        let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.compare.mode);
-        let show = self.compare.show;
+        let (sort, descending) = self.sort_column();
+        let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.mode);
+        let show = self.show;
         // Rows of functions the search matches, as the top table lists them.
         let searched = |frame: FrameId| {
-            (self.compare.matches.as_ref())
-                .is_none_or(|m| m.get(frame as usize).copied().unwrap_or(false))
+            (self.matches.as_ref()).is_none_or(|m| m.get(frame as usize).copied().unwrap_or(false))
         };
-        let key = (self.compare.result_generation, sort, descending, mode, show);
-        if self.compare.order_key != Some(key) {
+        let key = (self.result_generation, sort, descending, mode, show);
+        if self.order_key != Some(key) {
             let mut order = diff_order(
                 &res.rows,
                 &res.frames,
@@ -112,8 +111,8 @@ impl FlintApp {
                 mode,
             );
             order.retain(|&i| res.rows.get(i).is_some_and(|r| searched(r.frame)));
-            self.compare.order = order;
-            self.compare.order_key = Some(key);
+            self.order = order;
+            self.order_key = Some(key);
         }
         ui.horizontal(|ui| {
             ui.strong("Differences");
@@ -132,11 +131,8 @@ impl FlintApp {
                     .filter(|r| choice.keeps(r.a, r.b) && searched(r.frame))
                     .count();
                 let text = format!("{name} ({})", units::thousands(count as u64));
-                if ui
-                    .selectable_label(self.compare.show == choice, text)
-                    .clicked()
-                {
-                    self.compare.show = choice;
+                if ui.selectable_label(self.show == choice, text).clicked() {
+                    self.show = choice;
                 }
             }
         });
@@ -185,11 +181,11 @@ impl FlintApp {
             });
             if response.clicked() {
                 if sort == column {
-                    self.compare.descending = !descending;
+                    self.descending = !descending;
                 } else {
-                    self.compare.descending = column != DiffSort::Name;
+                    self.descending = column != DiffSort::Name;
                 }
-                self.compare.sort = Some(column);
+                self.sort = Some(column);
             }
         }
         let mut clicked = None;
@@ -198,11 +194,11 @@ impl FlintApp {
         ScrollArea::vertical()
             .id_salt("diff table")
             .auto_shrink([false, false])
-            .show_rows(ui, 18.0, self.compare.order.len(), |ui, range| {
+            .show_rows(ui, 18.0, self.order.len(), |ui, range| {
                 let font = FontId::proportional(12.5);
                 let dark = ui.visuals().dark_mode;
                 for i in range {
-                    let Some(row) = self.compare.order.get(i).and_then(|&r| res.rows.get(r)) else {
+                    let Some(row) = self.order.get(i).and_then(|&r| res.rows.get(r)) else {
                         continue;
                     };
                     let name = res
@@ -213,7 +209,7 @@ impl FlintApp {
                     let (rect, response) = ui.allocate_exact_size(vec2(full, 18.0), Sense::click());
                     response.widget_info(|| WidgetInfo::labeled(Role::Row, true, name));
                     let painter = ui.painter();
-                    if self.compare.selected == Some(row.frame) {
+                    if self.selected == Some(row.frame) {
                         painter.rect_filled(rect, 0.0, ui.visuals().selection.bg_fill);
                     } else if response.hovered() {
                         painter.rect_filled(rect, 0.0, ui.visuals().widgets.hovered.weak_bg_fill);
@@ -273,7 +269,7 @@ impl FlintApp {
             });
         ui.spacing_mut().item_spacing.y = spacing;
         if let Some(frame) = clicked {
-            self.compare.selected = if self.compare.selected == Some(frame) {
+            self.selected = if self.selected == Some(frame) {
                 None
             } else {
                 Some(frame)

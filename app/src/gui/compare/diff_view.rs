@@ -6,9 +6,10 @@ use profile_model::diff::DiffMode;
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, units};
 
-use crate::gui::app::FlintApp;
 use crate::gui::compare::diff_job::DiffLoaded;
+use crate::gui::compare::{CompareState, Look};
 use crate::gui::compare::{DIFF_GRAPH, GraphZoom, Side, legend_text, node_colors, side_name};
+use crate::gui::time::timeline::Timeline;
 use crate::gui::view::colors;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput, NodeStyle};
@@ -32,15 +33,15 @@ pub fn diff_hover_text(res: &DiffLoaded, mode: DiffMode, h: &FlameRect) -> Strin
     }
 }
 
-impl FlintApp {
+impl CompareState {
     /// The text of the frame hovered in the diff flame graph, or in A's or B's
     /// ("hovered: main.fib — 1.23 s (30.1%) in A"); also in the status bar.
-    pub fn compare_hover_text(&self) -> Option<String> {
-        let res = self.compare.result.as_ref()?;
-        if let Some(h) = self.compare.hovered.as_ref() {
-            return Some(diff_hover_text(res, self.compare.mode, h));
+    pub fn hover_text(&self) -> Option<String> {
+        let res = self.result.as_ref()?;
+        if let Some(h) = self.hovered.as_ref() {
+            return Some(diff_hover_text(res, self.mode, h));
         }
-        let (side, h) = self.compare.side_hovered.as_ref()?;
+        let (side, h) = self.side_hovered.as_ref()?;
         let line = crate::gui::shell::status_bar::hovered_line(
             &res.tree,
             &res.frames,
@@ -54,7 +55,7 @@ impl FlintApp {
     /// `A` or `A {endpoint="/api/sort"}`: a side's name and the matchers of its
     /// selection (of its selector before it has one).
     pub fn side_label(&self, side: Side) -> String {
-        let matchers = match (self.compare.picked(side), &self.compare.selectors) {
+        let matchers = match (self.picked(side), &self.selectors) {
             (Some(p), _) => p.matchers.as_slice(),
             (None, Some(sels)) => sels[side as usize].as_slice(),
             (None, None) => &[],
@@ -64,8 +65,8 @@ impl FlintApp {
 
     /// `A {endpoint="/api/sort"}: 12:39:12, 1 profile, 2.26 s`: the caption of A's or
     /// B's flame graph.
-    pub fn side_caption(&self, side: Side) -> String {
-        match self.side_parts(side) {
+    pub fn side_caption(&self, side: Side, tl: Option<&Timeline>) -> String {
+        match self.side_parts(side, tl) {
             Ok((name, when, what)) => format!("{name}: {when}, {what}"),
             Err(text) => text,
         }
@@ -74,14 +75,18 @@ impl FlintApp {
     /// A side's name, when it was selected, and "1 profile, 2.26 s" (with the
     /// comparison's total of the side once there is one); or the whole text while the
     /// side is being merged or not selected.
-    fn side_parts(&self, side: Side) -> Result<(String, String, String), String> {
+    fn side_parts(
+        &self,
+        side: Side,
+        tl: Option<&Timeline>,
+    ) -> Result<(String, String, String), String> {
         let name = self.side_label(side);
-        if let Some(text) = self.side_merging(side, &name) {
+        if let Some(text) = self.side_merging(side, &name, tl) {
             return Err(text);
         }
-        let Some(p) = self.compare.picked(side) else {
-            let carried = self.timeline.as_ref().and_then(|tl| {
-                let time = tl.selection.filter(|_| self.compare.waits_to_carry(side))?;
+        let Some(p) = self.picked(side) else {
+            let carried = tl.and_then(|tl| {
+                let time = tl.selection.filter(|_| self.waits_to_carry(side))?;
                 Some(crate::gui::time::axis::describe_time(time, tl.step_nanos))
             });
             return Err(match carried {
@@ -90,10 +95,10 @@ impl FlintApp {
                 None => format!("{name}: not selected"),
             });
         };
-        let when = self.timeline.as_ref().map_or_else(String::new, |tl| {
+        let when = tl.map_or_else(String::new, |tl| {
             crate::gui::time::axis::describe_time(p.time, tl.step_nanos)
         });
-        let total = self.compare.result.as_ref().map_or_else(String::new, |r| {
+        let total = self.result.as_ref().map_or_else(String::new, |r| {
             format!(", {}", units::readable(r.total(side), &r.unit))
         });
         Ok((
@@ -108,60 +113,60 @@ impl FlintApp {
 
     /// Search matches of the frames of A, B and the diff, for the search box's text,
     /// and the matched total of each side; the diff table is filtered by them.
-    pub(crate) fn refresh_compare_search(&mut self, res: &DiffLoaded) {
-        let key = (
-            self.view.search.text.clone(),
-            self.view.search.regex,
-            self.compare.result_generation,
-        );
-        if self.compare.matches_key.as_ref() == Some(&key) {
+    pub fn refresh_search(&mut self, res: &DiffLoaded, search: &mut SearchState) {
+        let key = (search.text.clone(), search.regex, self.result_generation);
+        if self.matches_key.as_ref() == Some(&key) {
             return;
         }
-        self.compare.matches =
-            match SearchState::pattern(&self.view.search.text, self.view.search.regex) {
-                Ok(Some(re)) => {
-                    self.view.search.error = None;
-                    Some(CallTree::frame_matches(&res.frames, &re))
-                }
-                Ok(None) => {
-                    self.view.search.error = None;
-                    None
-                }
-                Err(e) => {
-                    self.view.search.error = Some(e);
-                    None
-                }
-            };
-        self.compare.matched = [Side::A, Side::B].map(|side| {
-            self.compare
-                .matches
+        self.matches = match SearchState::pattern(&search.text, search.regex) {
+            Ok(Some(re)) => {
+                search.error = None;
+                Some(CallTree::frame_matches(&res.frames, &re))
+            }
+            Ok(None) => {
+                search.error = None;
+                None
+            }
+            Err(e) => {
+                search.error = Some(e);
+                None
+            }
+        };
+        self.matched = [Side::A, Side::B].map(|side| {
+            self.matches
                 .as_ref()
                 .map_or(0, |m| res.tree.matched_total(res.totals(side), m))
         });
-        self.compare.matches_key = Some(key);
+        self.matches_key = Some(key);
         // The diff table lists the functions that match.
-        self.compare.order_key = None;
+        self.order_key = None;
     }
 
     /// A's or B's flame graph with its caption, Reset and Back, in `ui`.
-    fn side_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, side: Side) {
+    fn side_graph(
+        &mut self,
+        ui: &mut Ui,
+        res: &DiffLoaded,
+        side: Side,
+        (tl, look): (Option<&Timeline>, Look),
+    ) {
         let i = side as usize;
-        let caption = self.side_caption(side);
-        let z = &mut self.compare.zooms[i];
+        let caption = self.side_caption(side, tl);
+        let z = &mut self.zooms[i];
         if z.zoom as usize >= res.tree.len() {
             z.reset();
         }
         ui.horizontal(|ui| {
             // The caption gives way to Reset and Back where the side is narrow (whole
             // on hover): a caption wider than the side would widen it over B's.
-            let zoomed = self.compare.zooms[i].zoom != CallTree::ROOT;
+            let zoomed = self.zooms[i].zoom != CallTree::ROOT;
             let reserved = ZOOM_BUTTONS_WIDTH + if zoomed { ZOOM_NAME_WIDTH } else { 0.0 };
             let room = (ui.available_width() - reserved).max(0.0);
             ui.scope(|ui| {
                 ui.set_max_width(room);
                 ui.add(Label::new(RichText::new(caption).strong()).truncate());
             });
-            let z = &mut self.compare.zooms[i];
+            let z = &mut self.zooms[i];
             zoom_buttons(ui, z, &res.tree, true);
             if z.zoom != CallTree::ROOT {
                 let name = flame::node_name(&res.tree, &res.frames, z.zoom);
@@ -176,8 +181,8 @@ impl FlintApp {
             tree: &res.tree,
             frames: &res.frames,
             totals: res.totals(side),
-            colors: &self.compare.side_colors,
-            matches: self.compare.matches.as_deref(),
+            colors: &self.side_colors,
+            matches: self.matches.as_deref(),
             selected: None,
             unit: &res.unit,
         };
@@ -190,30 +195,29 @@ impl FlintApp {
             &input,
             &NodeStyle::default(),
             label,
-            self.compare.zooms[i].zoom,
-            self.view.flame.flipped,
+            self.zooms[i].zoom,
+            look.flipped,
             res.tree.max_depth(),
         );
         if let Some(h) = out.hovered {
-            self.compare.side_hovered = Some((side, h));
+            self.side_hovered = Some((side, h));
         }
         if let Some(clicked) = out.clicked
             && let RectKind::Node(node) = clicked.kind
         {
-            self.compare.zooms[i].zoom_to(node);
+            self.zooms[i].zoom_to(node);
         }
-        self.compare.side_last[i] = Some((out.canvas, out.params, out.rects));
+        self.side_last[i] = Some((out.canvas, out.params, out.rects));
     }
 
     /// `A: 12:01:00–12:05:00 (merging 2/25 profiles)` while side `side` (named
     /// `name`) is being merged.
-    fn side_merging(&self, side: Side, name: &str) -> Option<String> {
-        let tl = self.timeline.as_ref()?;
+    fn side_merging(&self, side: Side, name: &str, tl: Option<&Timeline>) -> Option<String> {
+        let tl = tl?;
         // The selection that becomes A once merged is A's merge until then.
-        let q = tl.query_of(Some(side)).or_else(|| {
-            tl.query_of(None)
-                .filter(|_| self.compare.waits_to_carry(side))
-        })?;
+        let q = tl
+            .query_of(Some(side))
+            .or_else(|| tl.query_of(None).filter(|_| self.waits_to_carry(side)))?;
         Some(format!(
             "{name}: {} ({})",
             crate::gui::time::axis::describe_time(q.time, tl.step_nanos),
@@ -222,8 +226,8 @@ impl FlintApp {
     }
 
     /// "A: 12:01:00 (1 profile, 3 s) · B: …", for the line above the diff graph.
-    pub fn compare_sides_text(&self) -> String {
-        let side = |side| match self.side_parts(side) {
+    pub fn sides_text(&self, tl: Option<&Timeline>) -> String {
+        let side = |side| match self.side_parts(side, tl) {
             Ok((name, when, what)) => format!("{name}: {when} ({what})"),
             Err(text) => text,
         };
@@ -231,32 +235,29 @@ impl FlintApp {
     }
 
     /// The central panel in compare mode: options, legend and the diff flame graph.
-    pub(crate) fn compare_central(&mut self, ui: &mut Ui) {
+    pub fn central(&mut self, ui: &mut Ui, tl: Option<&Timeline>, look: Look) {
         ui.horizontal(|ui| {
-            ui.radio_value(&mut self.compare.mode, DiffMode::Relative, "relative")
+            ui.radio_value(&mut self.mode, DiffMode::Relative, "relative")
                 .on_hover_text("each side as a share of its own total");
-            ui.radio_value(&mut self.compare.mode, DiffMode::Absolute, "absolute")
+            ui.radio_value(&mut self.mode, DiffMode::Absolute, "absolute")
                 .on_hover_text("raw values: a longer selection counts more");
             ui.separator();
-            ui.checkbox(&mut self.compare.widths_from_a, "widths from A")
+            ui.checkbox(&mut self.widths_from_a, "widths from A")
                 .on_hover_text("size frames by A (frames only in A become visible)");
             ui.separator();
-            ui.add(Label::new(self.compare_sides_text()).truncate());
+            ui.add(Label::new(self.sides_text(tl)).truncate());
         });
-        let Some(res) = self.compare.result.clone() else {
-            ui.label(legend_text(self.compare.mode));
+        let Some(res) = self.result.clone() else {
+            ui.label(legend_text(self.mode));
             ui.centered_and_justified(|ui| {
-                if let Some(job) = &self.compare.job {
+                if let Some(job) = &self.job {
                     ui.label(job.progress_text());
-                } else if let Some(e) = &self.compare.error {
+                } else if let Some(e) = &self.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
-                } else if self.compare.carry_waiting {
+                } else if self.carry_waiting {
                     ui.label(CARRY_HINT);
                 } else {
-                    ui.label(pick_hint(
-                        self.compare.target,
-                        self.compare.picked(self.compare.target).is_some(),
-                    ));
+                    ui.label(pick_hint(self.target, self.picked(self.target).is_some()));
                 }
             });
             return;
@@ -266,26 +267,21 @@ impl FlintApp {
             let (escape, back) =
                 ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
             if escape {
-                for z in &mut self.compare.zooms {
+                for z in &mut self.zooms {
                     z.reset();
                 }
             }
             if back {
-                self.compare.zooms[DIFF_GRAPH].back(&res.tree);
+                self.zooms[DIFF_GRAPH].back(&res.tree);
             }
         }
-        let side_key = (
-            self.compare.result_generation,
-            dark,
-            self.view.flame.color_mode,
-        );
-        if self.compare.side_colors_key != Some(side_key) {
-            self.compare.side_colors =
-                colors::frame_colors(&res.frames.frames, self.view.flame.color_mode, dark);
-            self.compare.side_colors_key = Some(side_key);
+        let side_key = (self.result_generation, dark, look.color_mode);
+        if self.side_colors_key != Some(side_key) {
+            self.side_colors = colors::frame_colors(&res.frames.frames, look.color_mode, dark);
+            self.side_colors_key = Some(side_key);
         }
         // A and B side by side on the top 40%, the diff below.
-        self.compare.side_hovered = None;
+        self.side_hovered = None;
         let full = ui.available_rect_before_wrap();
         let gap = 10.0;
         let top_height = (full.height() * 0.4).round().max(80.0);
@@ -301,7 +297,7 @@ impl FlintApp {
                     .id_salt(("compare side", i))
                     .layout(Layout::top_down(Align::Min)),
             );
-            self.side_graph(&mut child, &res, side);
+            self.side_graph(&mut child, &res, side, (tl, look));
         }
         let x = full.left() + half + gap / 2.0;
         ui.painter().vline(
@@ -314,27 +310,27 @@ impl FlintApp {
             vec2(full.width(), top_height),
         ));
         ui.separator();
-        self.diff_graph(ui, &res);
+        self.diff_graph(ui, &res, look);
     }
 
     /// The diff flame graph under its legend, Reset and Back.
-    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded) {
+    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, look: Look) {
         let dark = ui.visuals().dark_mode;
-        let mode = self.compare.mode;
+        let mode = self.mode;
         let values = res.values(mode);
-        let colors_key = (self.compare.result_generation, mode, dark);
-        if self.compare.colors_key != Some(colors_key) {
-            self.compare.colors = node_colors(&values, res.tree.len(), dark);
-            self.compare.colors_key = Some(colors_key);
+        let colors_key = (self.result_generation, mode, dark);
+        if self.colors_key != Some(colors_key) {
+            self.colors = node_colors(&values, res.tree.len(), dark);
+            self.colors_key = Some(colors_key);
         }
-        let z = &mut self.compare.zooms[DIFF_GRAPH];
+        let z = &mut self.zooms[DIFF_GRAPH];
         if z.zoom as usize >= res.tree.len() {
             z.reset();
         }
         ui.label(legend_text(mode));
         ui.horizontal(|ui| {
             ui.strong("diff (B − A)");
-            let z = &mut self.compare.zooms[DIFF_GRAPH];
+            let z = &mut self.zooms[DIFF_GRAPH];
             zoom_buttons(ui, z, &res.tree, false);
             if z.zoom != CallTree::ROOT {
                 ui.label(format!(
@@ -343,7 +339,7 @@ impl FlintApp {
                 ));
             }
         });
-        let totals = if self.compare.widths_from_a {
+        let totals = if self.widths_from_a {
             &res.totals_a
         } else {
             &res.totals_b
@@ -359,12 +355,12 @@ impl FlintApp {
             frames: &res.frames,
             totals,
             colors: &[],
-            matches: self.compare.matches.as_deref(),
-            selected: self.compare.selected,
+            matches: self.matches.as_deref(),
+            selected: self.selected,
             unit: &res.unit,
         };
         let nodes = NodeStyle {
-            node_colors: Some(&self.compare.colors),
+            node_colors: Some(&self.colors),
             diff: Some(values),
         };
         let out = flame::show_labeled(
@@ -372,17 +368,17 @@ impl FlintApp {
             &input,
             &nodes,
             "diff flame graph",
-            self.compare.zooms[DIFF_GRAPH].zoom,
-            self.view.flame.flipped,
+            self.zooms[DIFF_GRAPH].zoom,
+            look.flipped,
             res.tree.max_depth(),
         );
-        self.compare.hovered = out.hovered;
+        self.hovered = out.hovered;
         if let Some(clicked) = out.clicked
             && let RectKind::Node(node) = clicked.kind
         {
-            self.compare.zooms[DIFF_GRAPH].zoom_to(node);
+            self.zooms[DIFF_GRAPH].zoom_to(node);
         }
-        self.compare.last = Some((out.canvas, out.params, out.rects));
+        self.last = Some((out.canvas, out.params, out.rects));
     }
 }
 

@@ -180,6 +180,16 @@ pub const DIFF_GRAPH: usize = 2;
 /// Last canvas, parameters and rectangles of a flame graph (for tests).
 pub type Drawn = (Rect, FlameParams, Vec<FlameRect>);
 
+/// How the flame graphs of compare mode are drawn: as the view's (icicle or flame,
+/// colors by package or binary).
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    /// Root at the bottom (flame) instead of the top (icicle).
+    pub flipped: bool,
+    /// Color by package or by binary (A's and B's graphs).
+    pub color_mode: ColorMode,
+}
+
 /// The state of compare mode.
 #[derive(Default)]
 pub struct CompareState {

@@ -121,8 +121,8 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
             if app.comparing() {
                 ui.strong("compare");
                 ui.separator();
-                ui.add(egui::Label::new(app.compare_sides_text()).truncate());
-                if let Some(text) = app.compare_hover_text() {
+                ui.add(egui::Label::new(app.compare.sides_text(app.timeline.as_ref())).truncate());
+                if let Some(text) = app.compare.hover_text() {
                     ui.separator();
                     ui.add(egui::Label::new(text).truncate());
                 }

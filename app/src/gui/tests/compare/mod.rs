@@ -114,7 +114,7 @@ pub(super) fn hover(h: &mut Harness<'_, FlintApp>, name: &str) -> String {
     let (_, pos) = diff_rect(h, name);
     h.hover_at(pos);
     h.run_steps(2);
-    let text = h.state().compare_hover_text().expect("a frame is hovered");
+    let text = h.state().compare.hover_text().expect("a frame is hovered");
     assert!(text.starts_with(&format!("hovered: {name} — ")), "{text}");
     // The same text is in the status bar.
     h.get_by_label(&text);

@@ -263,7 +263,7 @@ fn a_and_b_flame_graphs_show_each_sides_values() {
         assert_eq!(fr.value, expected, "{letter}: {path:?}");
         h.hover_at(pos);
         h.run_steps(2);
-        let text = h.state().compare_hover_text().expect("a frame is hovered");
+        let text = h.state().compare.hover_text().expect("a frame is hovered");
         assert!(text.starts_with(&format!("hovered: {name} — ")), "{text}");
         assert!(text.ends_with(&format!(" in {letter}")), "{text}");
         assert!(
@@ -309,7 +309,10 @@ fn a_and_b_flame_graphs_show_each_sides_values() {
     assert_eq!(h.state().compare.zooms[0].zoom, CallTree::ROOT);
     assert_eq!(h.state().compare.zooms[DIFF_GRAPH].zoom, CallTree::ROOT);
     // Captions: "A: <time>, 1 profile, <total>".
-    let caption = h.state().side_caption(Side::A);
+    let caption = h
+        .state()
+        .compare
+        .side_caption(Side::A, h.state().timeline.as_ref());
     assert!(
         caption.starts_with("A: ") && caption.contains(", 1 profile, "),
         "{caption}"

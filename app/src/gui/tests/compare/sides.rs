@@ -12,7 +12,10 @@ fn b_picked_while_a_merges_keeps_both() {
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
     // A is shown as being merged, and the next pick is B's.
     assert_eq!(h.state().compare.target, Side::B);
-    let merging = h.state().side_caption(Side::A);
+    let merging = h
+        .state()
+        .compare
+        .side_caption(Side::A, h.state().timeline.as_ref());
     assert!(
         merging.starts_with("A: ")
             && (merging.contains("(merging") || merging.contains("(waiting)")),
@@ -167,7 +170,7 @@ fn the_selection_shown_becomes_a_when_compare_is_switched_on() {
     assert!(app.compare.b.is_none());
     // The next pick is still A's, and the hint says that it replaces the A shown.
     assert_eq!(app.compare.target, Side::A);
-    let caption = app.side_caption(Side::A);
+    let caption = app.compare.side_caption(Side::A, app.timeline.as_ref());
     assert!(
         caption.starts_with("A: ") && caption.ends_with(", 1 profile"),
         "{caption}"
@@ -215,7 +218,7 @@ fn answer(h: &mut Harness<'static, FlintApp>, held: Vec<TimeMsg>) {
 fn a_selection_still_merging_becomes_a_once_shown() {
     let (mut h, dir, held) = switched_on_while_merging("carried-later");
     // Until then, A is that merge, with its progress, and the hint says what comes.
-    let sides = h.state().compare_sides_text();
+    let sides = h.state().compare.sides_text(h.state().timeline.as_ref());
     assert!(
         sides.starts_with("A: ") && sides.contains("(merging "),
         "{sides}"
@@ -244,7 +247,11 @@ fn a_side_picked_first_is_not_replaced_by_the_selection_merging() {
     let app = h.state();
     assert!(app.compare.a.is_none(), "nothing carried after a pick");
     assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
-    assert!(app.compare_sides_text().starts_with("A: not selected"));
+    assert!(
+        app.compare
+            .sides_text(app.timeline.as_ref())
+            .starts_with("A: not selected")
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -326,13 +333,19 @@ fn each_side_has_its_own_selector() {
         "{partition:?}"
     );
     // Captions name each side's selector.
-    let caption = h.state().side_caption(Side::A);
+    let caption = h
+        .state()
+        .compare
+        .side_caption(Side::A, h.state().timeline.as_ref());
     assert!(
         caption.starts_with(r#"A {endpoint="/api/sort"}: "#) && caption.contains(" profiles, "),
         "{caption}"
     );
     h.get_by_label(&caption);
-    let caption = h.state().side_caption(Side::B);
+    let caption = h
+        .state()
+        .compare
+        .side_caption(Side::B, h.state().timeline.as_ref());
     assert!(
         caption.starts_with(r#"B {endpoint="/api/hash"}: "#),
         "{caption}"
