@@ -13,7 +13,9 @@ const SEARCH_ID: &str = "flint search";
 impl FlintApp {
     pub(super) fn toolbar(&mut self, ui: &mut Ui) {
         ui.add_space(2.0);
-        ui.horizontal(|ui| {
+        // Both rows wrap: a narrow window moves the rest of a row to a line of its own
+        // rather than cutting off search, Apply and Clear.
+        ui.horizontal_wrapped(|ui| {
             if let Some(cur) = self.current.clone() {
                 let names = cur.profile.sample_type_names();
                 let shown = self.sample_type.unwrap_or(cur.sample_type);
@@ -73,7 +75,7 @@ impl FlintApp {
                 ));
             }
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let mut apply = false;
             let mut field = |ui: &mut Ui, label: &str, text: &mut String, hint: &str| {
                 ui.label(label);
