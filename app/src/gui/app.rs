@@ -81,6 +81,27 @@ fn side_panel(name: &str) -> egui::Panel {
         .min_size(260.0)
 }
 
+/// The share of the width the table beside the flame graphs takes at most: a narrow
+/// window leaves the flame graph the rest (at 480 points, 8 points of flame graph were
+/// left beside a 400-point table).
+const SIDE_PANEL_SHARE: f32 = 0.6;
+
+/// The most the table beside the flame graphs takes of `room` points of width
+/// ([`SIDE_PANEL_SHARE`]).
+fn side_panel_most(room: f32) -> f32 {
+    room * SIDE_PANEL_SHARE
+}
+
+/// The height the plot panel leaves the flame graph and the table below it, where the
+/// window has room for it (at 640×400 the plot's 290 points left them none: this leaves
+/// a few rows of each, and the plot itself); else it takes at most half the height.
+const BELOW_PLOT_HEIGHT: f32 = 100.0;
+
+/// The most the plot panel takes of `room` points of height ([`BELOW_PLOT_HEIGHT`]).
+fn plot_panel_most(room: f32) -> f32 {
+    (room - BELOW_PLOT_HEIGHT).max(room * 0.5)
+}
+
 impl FlintApp {
     /// An empty window; [`FlintApp::open`] queues a file.
     pub fn new(decode: DecodeOptions) -> Self {
@@ -223,7 +244,9 @@ impl FlintApp {
                 .default_size(crate::gui::time::timeline::PANEL_HEIGHT)
                 .min_size(crate::gui::time::timeline::PANEL_MIN_HEIGHT);
             let mut size = self.panel_sizes.plot;
-            size.show(ui, PLOT_PANEL, true, panel, |ui| self.timeline_panel(ui));
+            size.show(ui, PLOT_PANEL, true, panel, plot_panel_most, |ui| {
+                self.timeline_panel(ui)
+            });
             self.panel_sizes.plot = size;
         }
         let comparing = self.comparing();
@@ -233,14 +256,16 @@ impl FlintApp {
             .is_some_and(crate::gui::time::timeline::Timeline::opening_anew);
         if comparing {
             let mut size = self.panel_sizes.diff_table;
-            size.show(ui, DIFF_PANEL, false, side_panel(DIFF_PANEL), |ui| {
+            let panel = side_panel(DIFF_PANEL);
+            size.show(ui, DIFF_PANEL, false, panel, side_panel_most, |ui| {
                 self.compare.diff_panel(ui)
             });
             self.panel_sizes.diff_table = size;
         } else if self.view.current().is_some() && !opening {
             // Not while a folder or a server is opened anew: the view is not of it.
             let mut size = self.panel_sizes.top_table;
-            size.show(ui, TOP_PANEL, false, side_panel(TOP_PANEL), |ui| {
+            let panel = side_panel(TOP_PANEL);
+            size.show(ui, TOP_PANEL, false, panel, side_panel_most, |ui| {
                 self.view.top_panel(ui)
             });
             self.panel_sizes.top_table = size;

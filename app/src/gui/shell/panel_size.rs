@@ -45,19 +45,24 @@ impl PanelSize {
 
     /// Shows `panel` (made with `id_salt`) in `ui` with its size kept as chosen
     /// ([`PanelSize::restore`], [`PanelSize::shown`]); `vertical` for a top or bottom
-    /// panel, whose size is its height.
+    /// panel, whose size is its height. `most` tells the most the panel may take of
+    /// the room it has (the rest is left to the panels beside it): a panel held there
+    /// is squeezed, not sized so by the user.
     pub fn show<R>(
         &mut self,
         ui: &mut Ui,
         id_salt: &str,
         vertical: bool,
         panel: Panel,
+        most: impl FnOnce(f32) -> f32,
         add_contents: impl FnOnce(&mut Ui) -> R,
     ) -> R {
         let along = |v: egui::Vec2| if vertical { v.y } else { v.x };
         let id: Id = ui.scope_id().with_salt(IdSalt::new(id_salt));
         let available = ui.available_rect_before_wrap();
-        let room = along(available.size());
+        let most = most(along(available.size()));
+        let panel = panel.max_size(most);
+        let room = along(available.size()).min(most);
         let stored = PanelState::load(ui.ctx(), id).map(|s| along(s.size()));
         if let Some(size) = self.restore(stored, room) {
             // Only the size of the rect is read back (the panel places itself).

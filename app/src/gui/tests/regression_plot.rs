@@ -208,3 +208,81 @@ fn while_the_demo_is_indexed_its_progress_replaces_the_old_flame_graph() {
     h.get_by_label(crate::gui::time::timeline::CLICK_HINT);
     close(h);
 }
+
+/// The part of the flame graph's canvas that can be seen (its scroll area clips it).
+fn visible_flame_graph(h: &Harness<'static, FlintApp>) -> egui::Rect {
+    let (canvas, params, _) = h
+        .state()
+        .view
+        .flame
+        .last
+        .as_ref()
+        .expect("a flame graph drawn");
+    canvas.intersect(params.visible)
+}
+
+#[test]
+fn a_small_window_keeps_the_plot_flame_graph_table_and_toolbar_usable() {
+    use egui::accesskit::Role;
+    for size in [vec2(640.0, 400.0), vec2(480.0, 320.0)] {
+        let dir = crate::gui::tests::fixtures::fixture_dir(&format!("small-{}", size.x));
+        let mut h = window_of(size);
+        let ctx = h.ctx.clone();
+        h.state_mut().open_dir(&ctx, dir.clone());
+        h.run_steps(4);
+        let span = h.state().timeline.as_ref().expect("time mode").span;
+        h.state_mut()
+            .select_time(&ctx, capture::QueryTime::Merge(span));
+        h.run_steps(6);
+        let window = egui::Rect::from_min_size(egui::Pos2::ZERO, size);
+        let inside = |r: egui::Rect| window.expand(0.5).contains_rect(r);
+        // The flame graph: at least about 40% of the width, and some rows of height
+        // (a few in the smallest window the window manager gives, two below it).
+        h.get_by_role_and_label(Role::Canvas, "flame graph");
+        let flame = visible_flame_graph(&h);
+        let rows = if size.y >= 400.0 { 3.0 } else { 2.0 };
+        assert!(
+            flame.width() >= 0.35 * size.x
+                && flame.height() >= rows * crate::gui::view::flame::ROW_HEIGHT,
+            "{size:?}: the flame graph gets {flame:?}"
+        );
+        // The table beside it: some rows, and its columns inside the window (every
+        // one in the smallest window the window manager gives; below it, the
+        // functions and their own values).
+        let columns: &[&str] = if size.x >= 640.0 {
+            &["function", "self", "self %", "total", "total %"]
+        } else {
+            &["function", "self"]
+        };
+        let table = (columns.iter())
+            .map(|c| h.get_by_role_and_label(Role::Button, c).rect())
+            .reduce(egui::Rect::union)
+            .unwrap();
+        let rows = (h.query_all_by_role(Role::Row))
+            .filter(|row| inside(row.rect()))
+            .count();
+        assert!(
+            inside(table) && table.width() >= 150.0 && rows >= 2,
+            "{size:?}: the table's columns {columns:?} are at {table:?}, {rows} rows shown"
+        );
+        assert!(table.left() >= flame.right(), "{size:?}: side by side");
+        // The toolbar wraps: search, Apply and Clear stay in the window.
+        for name in ["search", "regex", "Apply", "Clear"] {
+            let r = h.get_by_label(name).rect();
+            assert!(inside(r), "{size:?}: {name} at {r:?}, outside the window");
+        }
+        if size.x >= 640.0 {
+            // The smallest window the window manager gives: the plot is usable too.
+            let tl = h.state().timeline.as_ref().expect("time mode");
+            let plot = *tl.last_transform.expect("the plot drawn").frame();
+            assert!(
+                inside(plot)
+                    && plot.bottom() <= flame.top()
+                    && plot.height() >= 40.0
+                    && plot.width() >= 0.5 * size.x,
+                "{size:?}: the plot gets {plot:?}, above the flame graph at {flame:?}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -16,7 +16,9 @@ impl ProfileView {
     /// to tell yet) instead of in the view hidden.
     pub fn toolbar(&mut self, ui: &mut Ui, compared: Option<Option<String>>) {
         ui.add_space(2.0);
-        ui.horizontal(|ui| {
+        // Both rows wrap: a narrow window moves the rest of a row to a line of its own
+        // rather than cutting off search, Apply and Clear.
+        ui.horizontal_wrapped(|ui| {
             if let Some(cur) = self.current.clone() {
                 let names = cur.profile.sample_type_names();
                 let shown = self.sample_type.unwrap_or(cur.sample_type);
@@ -82,7 +84,7 @@ impl ProfileView {
                 ));
             }
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let mut apply = false;
             let mut field = |ui: &mut Ui, label: &str, text: &mut String, hint: &str| {
                 ui.label(label);
