@@ -12,6 +12,7 @@ use crate::gui::compare::{CompareState, Look};
 use crate::gui::shell::dialogs::Dialogs;
 use crate::gui::shell::panel_size::PanelSize;
 use crate::gui::shell::{input, menu_bar, status_bar};
+use crate::gui::time::queries::QueryRuntime;
 use crate::gui::view::loader::Source;
 use crate::gui::view::{ProfileView, ViewEvent};
 
@@ -33,7 +34,8 @@ pub struct FlintApp {
     pub view: ProfileView,
     /// Time mode (a directory opened), when active.
     pub timeline: Option<crate::gui::time::timeline::Timeline>,
-    pub(super) runtime: Option<tokio::runtime::Runtime>,
+    /// The runtime time mode's queries run on.
+    pub(super) queries: QueryRuntime,
     /// How much of a folder's samples indexing it keeps ([`KEPT_STACKS_BUDGET`]).
     pub kept_stacks_budget: usize,
     /// Last load error (shown in a red banner).
@@ -109,7 +111,7 @@ impl FlintApp {
             decode,
             view: ProfileView::new(decode),
             timeline: None,
-            runtime: None,
+            queries: QueryRuntime::default(),
             kept_stacks_budget: KEPT_STACKS_BUDGET,
             error: None,
             message: None,
@@ -308,6 +310,13 @@ impl FlintApp {
 }
 
 impl FlintApp {
+    /// The line under the plot: "selection: 12:01:00–12:05:00, 25 profiles, total 3 s".
+    /// None in compare mode, whose panel names A's and B's selections instead.
+    pub fn selection_text(&self) -> Option<String> {
+        let tl = self.timeline.as_ref().filter(|_| !self.comparing())?;
+        crate::gui::time::plot::selection_text(tl, self.view.current())
+    }
+
     /// Whether compare mode is shown (time mode with Compare on).
     pub fn comparing(&self) -> bool {
         self.compare.enabled && self.timeline.is_some()

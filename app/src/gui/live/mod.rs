@@ -3,18 +3,18 @@
 //! growing live — the plot gains a point per interval and, until the user selects
 //! something, the flame graph follows the latest interval.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use capture::recorder::{Recorder, RecorderOptions, SamplerOptions};
-use capture::{Labels, ProfileSource, QueryTime, Store, StoreOptions, TimeRange};
+use capture::{Labels, Store, StoreOptions, TimeRange};
 use egui::Context;
 
-use crate::gui::app::FlintApp;
-use crate::gui::time::jobs::instant_answer;
-use crate::gui::time::timeline::{Opened, Origin, TimeMsg};
+use crate::gui::time::queries::instant_answer;
+use crate::gui::time::timeline::{Opened, TimeMsg, Timeline};
 
 /// Length of one interval of a capture in the window.
 pub const INTERVAL: Duration = Duration::from_secs(5);
@@ -31,7 +31,7 @@ pub struct LiveCapture {
     pub dir: PathBuf,
     /// What time mode showed before the capture started, brought back if the capture
     /// fails before its first interval (e.g. without the privilege to sample).
-    previous: Option<crate::gui::time::timeline::Timeline>,
+    previous: Option<Timeline>,
 }
 
 impl Drop for LiveCapture {
@@ -48,31 +48,48 @@ pub enum LiveMsg {
     Failed(String),
 }
 
-impl FlintApp {
-    /// Starts capturing the local machine (all processes, 99 Hz, 5-second intervals).
-    /// Without the privilege, the error says what is missing and how to grant it.
-    pub fn start_capture(&mut self, ctx: &Context) {
-        self.stop_capture();
-        // Set aside, not cancelled: shown again if the capture cannot start.
-        let previous = self.timeline.take();
-        crate::gui::shell::temp_dirs::remove_stale(crate::gui::shell::temp_dirs::CAPTURE);
-        let dir = crate::gui::shell::temp_dirs::own_dir(crate::gui::shell::temp_dirs::CAPTURE);
-        let _ = std::fs::remove_dir_all(&dir);
-        self.made(dir.clone());
-        let store = match Store::open(
-            &dir,
-            StoreOptions {
-                retention_nanos: Some(RETENTION.as_nanos() as i64),
-                ..StoreOptions::default()
-            },
-        ) {
-            Ok(s) => Arc::new(s),
-            Err(e) => {
-                self.error = Some(format!("cannot capture: {e}"));
-                self.timeline = previous;
-                return;
-            }
-        };
+/// The store a capture in the window writes into, in `dir`: six hours kept.
+pub fn open_store(dir: &Path) -> Result<Arc<Store>, String> {
+    Store::open(
+        dir,
+        StoreOptions {
+            retention_nanos: Some(RETENTION.as_nanos() as i64),
+            ..StoreOptions::default()
+        },
+    )
+    .map(Arc::new)
+    .map_err(|e| format!("cannot capture: {e}"))
+}
+
+/// What time mode opens for a capture starting now over `store`: nothing to index
+/// (the store is empty and grows as intervals arrive).
+pub fn opened(store: Arc<Store>) -> Opened {
+    let now = capture::time::now_nanos();
+    Opened {
+        source: store,
+        span: TimeRange {
+            start_nanos: now,
+            end_nanos: now + INTERVAL.as_nanos() as i64,
+        },
+        types: Vec::new(),
+        type_spans: Vec::new(),
+        warnings: Vec::new(),
+        profiles: Some(0),
+    }
+}
+
+impl LiveCapture {
+    /// Starts capturing the local machine (all processes, 99 Hz, 5-second intervals)
+    /// on a thread of its own, writing into `store` (in `dir`) and telling `tx` of
+    /// each interval; `previous` is what time mode showed before. Without the
+    /// privilege, the message sent says what is missing and how to grant it.
+    pub fn start(
+        ctx: &Context,
+        tx: Sender<TimeMsg>,
+        store: Arc<Store>,
+        dir: PathBuf,
+        previous: Option<Timeline>,
+    ) -> Result<Self, String> {
         let options = RecorderOptions {
             sampler: SamplerOptions::interactive(),
             interval: INTERVAL,
@@ -80,29 +97,6 @@ impl FlintApp {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new("capture starting…".to_string()));
-        let now = capture::time::now_nanos();
-        // Nothing to index: the store is empty and grows as intervals arrive.
-        self.start_timeline(Origin::Capture);
-        if let Some(tl) = &mut self.timeline {
-            tl.indexing = None;
-            tl.live = true;
-        }
-        let source: Arc<dyn ProfileSource> = store.clone();
-        let Some(tl) = &self.timeline else {
-            return;
-        };
-        let tx = tl.tx.clone();
-        let _ = tx.send(TimeMsg::Indexed(Ok(Opened {
-            source,
-            span: TimeRange {
-                start_nanos: now,
-                end_nanos: now + INTERVAL.as_nanos() as i64,
-            },
-            types: Vec::new(),
-            type_spans: Vec::new(),
-            warnings: Vec::new(),
-            profiles: Some(0),
-        })));
         let (thread_status, thread_stop, ctx) = (status.clone(), stop.clone(), ctx.clone());
         std::thread::Builder::new()
             .name("flint-capture".into())
@@ -156,71 +150,41 @@ impl FlintApp {
                     ctx.request_repaint();
                 }
             })
-            .map_err(|e| self.error = Some(format!("cannot start the capture thread: {e}")))
-            .ok();
-        self.live = Some(LiveCapture {
+            .map_err(|e| format!("cannot start the capture thread: {e}"))?;
+        Ok(Self {
             stop,
             status,
             dir,
             previous,
-        });
+        })
     }
 
-    /// The capture failed (the message is shown): it stops, and if it never stored an
-    /// interval, the view from before it started comes back.
-    pub(crate) fn capture_failed(&mut self, message: String) {
-        self.error = Some(message);
-        let Some(mut live) = self.live.take() else {
-            return;
-        };
-        let nothing_captured = self
-            .timeline
-            .as_ref()
-            .is_some_and(|tl| tl.origin == Origin::Capture && tl.profiles.unwrap_or(0) == 0);
-        if nothing_captured {
-            self.timeline = live.previous.take();
-        }
+    /// What time mode showed before the capture started, while the capture has stored
+    /// nothing (taken: it comes back if the capture fails).
+    pub fn take_previous(&mut self) -> Option<Timeline> {
+        self.previous.take()
     }
+}
 
-    /// Stops the capture (the interval under way is finished and stored).
-    pub fn stop_capture(&mut self) {
-        if let Some(live) = self.live.take() {
-            live.stop.store(true, Ordering::Relaxed);
-        }
+/// A new interval of a capture was stored over `range`: `tl`'s plot grows to it (the
+/// first one tells the profile types); whether the flame graph follows it (the user
+/// selected nothing else).
+pub fn grow(tl: &mut Timeline, range: TimeRange) -> bool {
+    let follow = tl.selection.is_none_or(|s| Some(s) == tl.live_selection);
+    if tl.types.is_empty()
+        && let Some(source) = tl.source.clone()
+    {
+        // The first interval tells the profile types (the store's index answers at
+        // once).
+        // A capture's span grows with it: no type's own.
+        tl.set_types(
+            instant_answer(source.profile_types(TimeRange::ALL)),
+            Vec::new(),
+        );
+        tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
     }
-
-    /// A new interval was stored: the plot grows to now, and the flame graph follows
-    /// the latest interval unless the user selected something else.
-    pub(crate) fn live_interval(&mut self, ctx: &Context, range: TimeRange) {
-        let Some(tl) = &mut self.timeline else {
-            return;
-        };
-        if let Some(previous) = self.live.as_mut().and_then(|l| l.previous.take()) {
-            // The capture works: what was shown before is gone for good.
-            previous.cancel_jobs();
-        }
-        let follow = tl.selection.is_none_or(|s| Some(s) == tl.live_selection);
-        if tl.types.is_empty()
-            && let Some(source) = tl.source.clone()
-        {
-            // The first interval tells the profile types (the store's index answers at
-            // once).
-            // A capture's span grows with it: no type's own.
-            tl.set_types(
-                instant_answer(source.profile_types(TimeRange::ALL)),
-                Vec::new(),
-            );
-            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
-        }
-        tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);
-        tl.profiles = Some(tl.profiles.unwrap_or(0) + 1);
-        tl.pending_bounds = Some(tl.whole_bounds());
-        self.load_series(ctx);
-        if follow && !self.comparing() {
-            if let Some(tl) = &mut self.timeline {
-                tl.live_selection = Some(QueryTime::Merge(range));
-            }
-            self.select_time(ctx, QueryTime::Merge(range));
-        }
-    }
+    tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);
+    tl.profiles = Some(tl.profiles.unwrap_or(0) + 1);
+    tl.pending_bounds = Some(tl.whole_bounds());
+    follow
 }

@@ -7,7 +7,7 @@ use profile_model::{CallTree, FrameTable, units};
 
 use crate::gui::app::FlintApp;
 use crate::gui::apply::Action;
-use crate::gui::time::timeline::Timeline;
+use crate::gui::time::timeline::{Timeline, profiles_text};
 use crate::gui::view::flame;
 use crate::gui::view::loader::Loaded;
 
@@ -96,8 +96,8 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
             ui.weak(format!("{verb} in {}", took_text(took)))
                 .on_hover_text("from the start of the job until its result was installed");
         }
-        if timings {
-            app.merge_status(ui);
+        if let Some(tl) = app.timeline.as_ref().filter(|_| timings) {
+            merge_status(ui, tl, app.comparing());
         }
         if let Some((msg, is_error)) = &app.message {
             let color = if *is_error {
@@ -254,6 +254,27 @@ pub fn warnings_window(ctx: &Context, tl: &Timeline, shown: &mut bool) {
                 });
         });
     *shown = open;
+}
+
+/// How long the selection shown took to read and merge (outside compare mode), else
+/// how long indexing took, in the status bar (left of the time its view took).
+fn merge_status(ui: &mut Ui, tl: &Timeline, comparing: bool) {
+    let shown = tl.selection.is_some() && !tl.querying() && !comparing;
+    if let (Some(took), true) = (tl.selection_took, shown) {
+        ui.weak(format!(
+            "merged {} in {}",
+            profiles_text(tl.selection_profiles),
+            took_text(took)
+        ))
+        .on_hover_text("reading and merging the selection's profiles, before its view was built");
+    } else if let (Some(took), Some(n)) = (tl.opening_took, tl.profiles) {
+        ui.weak(format!(
+            "indexed {} in {}",
+            profiles_text(n),
+            took_text(took)
+        ))
+        .on_hover_text("reading every profile of the folder for the plot and its merges");
+    }
 }
 
 /// The status bar warning's tooltip: the first [`TOOLTIP_WARNINGS`] lines of what

@@ -7,12 +7,15 @@ use egui_plot::{Line, Plot, PlotPoints, Points, Span, Text, VLine};
 
 use crate::gui::app::FlintApp;
 use crate::gui::compare::Side;
+use crate::gui::time::axis::describe_time;
 use crate::gui::time::axis::{
     RangeFields, date_hms, time_grid_steps, time_label, value_grid_steps, value_label,
 };
 use crate::gui::time::lines::{PlotScale, PlotSeries};
+use crate::gui::time::pick::{PlotPick, drag_to_range};
 use crate::gui::time::selector_bar::series_matchers;
-use crate::gui::time::timeline::{MAX_SERIES, Origin, PlotPick, Timeline, drag_to_range};
+use crate::gui::time::timeline::{MAX_SERIES, Origin, Timeline, profiles_text};
+use crate::gui::view::loader::Loaded;
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
 const CLICK_SNAP_PX: f64 = 8.0;
@@ -177,6 +180,23 @@ pub fn pick_text(
     }
 }
 
+/// The line under the plot: "selection: 12:01:00–12:05:00, 25 profiles, total 3 s"
+/// of the selection of `tl` whose view `cur` is shown.
+pub fn selection_text(tl: &Timeline, cur: Option<&std::sync::Arc<Loaded>>) -> Option<String> {
+    let time = tl.selection?;
+    let cur = cur?;
+    let series = match crate::gui::compare::matchers_text(&tl.selection_series) {
+        text if text.is_empty() => text,
+        text => format!(" {text}"),
+    };
+    Some(format!(
+        "selection: {}{series}, {}, total {}",
+        describe_time(time, tl.step_nanos),
+        profiles_text(tl.selection_profiles),
+        profile_model::units::readable(cur.totals.first().copied().unwrap_or(0), cur.unit())
+    ))
+}
+
 impl FlintApp {
     /// The plot panel: type, presets, the plot and the selection line.
     pub(crate) fn timeline_panel(&mut self, ui: &mut Ui) {
@@ -271,8 +291,8 @@ impl FlintApp {
         // No early return after asking for new series: the panel must be drawn whole
         // every frame, or it would store a smaller size and shrink.
         if reload {
-            tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
-            self.plotted_type_changed(&ctx);
+            let index = tl.type_index;
+            self.plot_type(&ctx, index);
         }
         if reload || reload_range {
             self.load_series(&ctx);

@@ -19,7 +19,7 @@ use crate::gui::app::FlintApp;
 use crate::gui::shell::dialogs::ExportKind;
 use crate::gui::time::selector_bar::{self, SumBy};
 use crate::gui::time::timeline::{self, NO_DATA};
-use crate::gui::time::{axis, lines};
+use crate::gui::time::{axis, lines, pick};
 use crate::gui::view::SET_ASIDE_NODES;
 
 use crate::gui::tests::fixtures::{FILES, click_at, fixture, fixture_dir, shift_click_at, window};

@@ -79,12 +79,12 @@ fn empty_selection_keeps_the_view(set_aside_nodes: usize) {
 
 #[test]
 fn drag_and_click_convert_to_ranges() {
-    let r = timeline::drag_to_range(20.5, 10.0);
+    let r = pick::drag_to_range(20.5, 10.0);
     assert_eq!(r.start_nanos, 10_000_000_000);
     assert_eq!(r.end_nanos, 20_500_000_000);
-    let r = timeline::drag_to_range(5.0, 5.0);
+    let r = pick::drag_to_range(5.0, 5.0);
     assert_eq!(r.end_nanos, r.start_nanos + 1);
-    let r = timeline::click_to_range(125.3, 10_000_000_000);
+    let r = pick::click_to_range(125.3, 10_000_000_000);
     assert_eq!(
         (r.start_nanos, r.end_nanos),
         (120_000_000_000, 130_000_000_000)
@@ -106,7 +106,7 @@ fn a_click_beside_a_point_selects_that_points_bucket() {
     let (a, b) = (series(&[100.0, 102.0]), series(&[104.0]));
     let lines = [&a, &b];
     let snap = |x, px| {
-        let r = timeline::snap_click(&lines, x, px, 8.0, SEC);
+        let r = pick::snap_click(&lines, x, px, 8.0, SEC);
         (r.start_nanos / SEC, r.end_nanos / SEC)
     };
     // 5 px left of the point at 102 s (drawn at its bucket's start): its bucket, not
@@ -119,7 +119,7 @@ fn a_click_beside_a_point_selects_that_points_bucket() {
     assert_eq!(snap(101.5, 100.0), (101, 102));
     assert_eq!(snap(99.0, 100.0), (99, 100));
     // No series: the bucket under the click.
-    let r = timeline::snap_click(&[], 101.95, 100.0, 8.0, SEC);
+    let r = pick::snap_click(&[], 101.95, 100.0, 8.0, SEC);
     assert_eq!((r.start_nanos / SEC, r.end_nanos / SEC), (101, 102));
 }
 
