@@ -246,9 +246,17 @@ impl FlintApp {
                 .default_size(crate::gui::time::timeline::PANEL_HEIGHT)
                 .min_size(crate::gui::time::timeline::PANEL_MIN_HEIGHT);
             let mut size = self.panel_sizes.plot;
-            size.show(ui, PLOT_PANEL, true, panel, plot_panel_most, |ui| {
-                self.timeline_panel(ui)
+            let selection = self.selection_text();
+            let asked = size.show(ui, PLOT_PANEL, true, panel, plot_panel_most, |ui| {
+                let tl = self.timeline.as_mut()?;
+                Some(crate::gui::time::plot::panel(
+                    ui,
+                    tl,
+                    &self.compare,
+                    selection,
+                ))
             });
+            self.apply_all(&ctx, asked.unwrap_or_default());
             self.panel_sizes.plot = size;
         }
         let comparing = self.comparing();

@@ -1,6 +1,7 @@
-//! What the window's panels ask for ([`Action`]), and the one place that does it across
+//! The one place that does what the window's panels ask for ([`Action`]) across
 //! features ([`FlintApp::apply`]): what opening a path means, what a connection or a
-//! capture replaces, where a dialog's result goes.
+//! capture replaces, where a dialog's result or a selection's profile goes, what a
+//! type switch clears.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,10 +13,11 @@ use capture::{
 };
 use egui::Context;
 
+use crate::gui::action::Action;
 use crate::gui::app::FlintApp;
 use crate::gui::compare::{Picked, Side};
 use crate::gui::live::{self, LiveCapture, LiveMsg};
-use crate::gui::shell::dialogs::{self, Dialog, ExportKind};
+use crate::gui::shell::dialogs::{self, Dialog};
 use crate::gui::shell::temp_dirs;
 use crate::gui::time::answers::TimeEvent;
 use crate::gui::time::demo;
@@ -23,57 +25,10 @@ use crate::gui::time::open::open_folder;
 use crate::gui::time::queries::QueryRuntime;
 use crate::gui::time::selector_bar::SumBy;
 use crate::gui::time::timeline::{Origin, Selected, TimeMsg, Timeline, clamp_to, profiles_text};
-use crate::gui::view::colors::ColorMode;
 use crate::gui::view::loader::Source;
 
 /// How long to wait before asking an unavailable server again.
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Something a panel, a menu, a key or a dialog asks the window to do.
-pub enum Action {
-    /// File → Open…, Ctrl+O: ask for a profile or a folder of them.
-    OpenDialog,
-    /// Open what a path names: a folder in time mode, anything else as a profile.
-    OpenPath(PathBuf),
-    /// File → Demo: a fleet's last hour.
-    OpenDemo,
-    /// File → Reload folder, F5: index the folder again.
-    ReloadFolder,
-    /// File → Connect to a server…: show the Connect window.
-    ShowConnect,
-    /// Connect to the server at the URL (and remember it).
-    Connect(String, RemoteOptions),
-    /// File → Capture local machine.
-    StartCapture,
-    /// File → Stop capture.
-    StopCapture,
-    /// File → Export the current view.
-    Export(ExportKind),
-    /// File → Export diff (B − A).
-    ExportDiff,
-    /// Cancel the profile view's job.
-    CancelJob,
-    /// Cancel the comparison being computed.
-    CancelDiff,
-    /// Cancel time mode's indexing and selection queries.
-    CancelTimeJob,
-    /// Dismiss the error banner.
-    DismissError,
-    /// Show the window listing what opening reported.
-    ShowWarnings,
-    /// Esc: show the whole flame graph.
-    ResetZoom,
-    /// Backspace: back one zoom level.
-    Back,
-    /// Ctrl+F: focus the search field.
-    FocusSearch,
-    /// View → Icicle or Flame.
-    SetFlipped(bool),
-    /// View → Color by package or by binary.
-    SetColorMode(ColorMode),
-    /// A file dialog finished.
-    Dialog(Dialog),
-}
 
 impl FlintApp {
     /// Does what `action` asks, across features.
@@ -118,6 +73,26 @@ impl FlintApp {
                 Err(e) => self.message = Some((e, true)),
             },
             Action::Dialog(Dialog::Unavailable(prompt)) => self.dialogs.prompt = Some(prompt),
+            Action::SetCompare(on) => {
+                self.compare.enabled = on;
+                self.sync_side_selector(ctx);
+            }
+            Action::CompareTarget(side) => {
+                self.compare.target = side;
+                self.sync_side_selector(ctx);
+            }
+            Action::PlotType(index) => {
+                self.plot_type(ctx, index);
+                self.load_series(ctx);
+            }
+            Action::LoadSeries => self.load_series(ctx),
+            Action::Select(time) => self.select_time(ctx, time),
+            Action::SetMatchers(matchers) => self.set_matchers(ctx, matchers),
+            Action::AddMatchers(add) => self.add_matchers(ctx, add),
+            Action::SelectorText(text) => self.apply_selector_text(ctx, &text),
+            Action::SumBy(sum_by) => self.set_sum_by(ctx, sum_by),
+            Action::MergeVisible => self.merge_visible(ctx),
+            Action::RequestValues(name) => self.request_values(ctx, &name),
         }
     }
 

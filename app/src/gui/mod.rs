@@ -1,6 +1,7 @@
 //! The desktop window: a flame graph (icicle by default) with a top table, search,
 //! filters and export, over profiles loaded and recomputed on background threads.
 
+pub mod action;
 pub mod app;
 pub mod apply;
 pub mod compare;

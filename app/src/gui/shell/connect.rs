@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, Receiver};
 use capture::{ProfileSource as _, RemoteOptions, RemoteSource, ServerUrl, TimeRange};
 use egui::Context;
 
-use crate::gui::apply::Action;
+use crate::gui::action::Action;
 
 /// Key of the recent connections in eframe's storage.
 pub const RECENT_KEY: &str = "flint.recent_connections";

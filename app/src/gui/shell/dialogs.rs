@@ -12,7 +12,7 @@ use profile_model::codec;
 use profile_model::diff::{self, DiffMode};
 use profile_model::{Profile, View, export, fold};
 
-use crate::gui::apply::Action;
+use crate::gui::action::Action;
 use crate::gui::compare::CompareState;
 use crate::gui::time::timeline::Timeline;
 use crate::gui::view::ProfileView;

@@ -3,7 +3,7 @@
 
 use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
 
-use crate::gui::apply::Action;
+use crate::gui::action::Action;
 
 /// The shortcuts pressed and the files dropped in this frame, as actions.
 pub fn actions(ctx: &Context) -> Vec<Action> {

@@ -3,8 +3,8 @@
 
 use egui::{Ui, ViewportCommand};
 
+use crate::gui::action::Action;
 use crate::gui::app::FlintApp;
-use crate::gui::apply::Action;
 use crate::gui::shell::dialogs::ExportKind;
 use crate::gui::view::colors::ColorMode;
 

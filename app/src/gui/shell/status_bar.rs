@@ -5,8 +5,8 @@ use egui::{Align, Context, Layout, RichText, Ui};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, FrameTable, units};
 
+use crate::gui::action::Action;
 use crate::gui::app::FlintApp;
-use crate::gui::apply::Action;
 use crate::gui::time::timeline::{Timeline, profiles_text};
 use crate::gui::view::flame;
 use crate::gui::view::loader::Loaded;

@@ -5,7 +5,8 @@ use capture::{ProfileType, QueryTime, TimeRange};
 use egui::{Color32, PointerButton, Ui};
 use egui_plot::{Line, Plot, PlotPoints, Points, Span, Text, VLine};
 
-use crate::gui::app::FlintApp;
+use crate::gui::action::Action;
+use crate::gui::compare::CompareState;
 use crate::gui::compare::Side;
 use crate::gui::time::axis::describe_time;
 use crate::gui::time::axis::{
@@ -13,7 +14,7 @@ use crate::gui::time::axis::{
 };
 use crate::gui::time::lines::{PlotScale, PlotSeries};
 use crate::gui::time::pick::{PlotPick, drag_to_range};
-use crate::gui::time::selector_bar::series_matchers;
+use crate::gui::time::selector_bar::{selector_row, series_matchers};
 use crate::gui::time::timeline::{MAX_SERIES, Origin, Timeline, profiles_text};
 use crate::gui::view::loader::Loaded;
 
@@ -197,15 +198,19 @@ pub fn selection_text(tl: &Timeline, cur: Option<&std::sync::Arc<Loaded>>) -> Op
     ))
 }
 
-impl FlintApp {
-    /// The plot panel: type, presets, the plot and the selection line.
-    pub(crate) fn timeline_panel(&mut self, ui: &mut Ui) {
+/// The plot panel of `tl`: type, presets, Compare and its sides (of `compare`), the
+/// selector row, the plot and the selection line (`selection_text`); what it asks of
+/// the window.
+pub fn panel(
+    ui: &mut Ui,
+    tl: &mut Timeline,
+    compare: &CompareState,
+    selection_text: Option<String>,
+) -> Vec<Action> {
+    let mut actions = Vec::new();
+    {
         let ctx = ui.ctx().clone();
-        let selection_text = self.selection_text();
-        let Some(tl) = &mut self.timeline else {
-            return;
-        };
-        let mut reload = false;
+        let mut reload = None;
         let mut reload_range = false;
         // Wrapped: a narrow window moves the rest of the row to a second line rather
         // than cutting off Compare's sides and "show all".
@@ -214,7 +219,7 @@ impl FlintApp {
             if let Some(n) = tl.profiles {
                 ui.weak(crate::gui::time::timeline::profiles_text(n));
             }
-            let before = tl.type_index;
+            let mut index = tl.type_index;
             let shown = tl
                 .types
                 .get(tl.type_index)
@@ -223,13 +228,13 @@ impl FlintApp {
                 .selected_text(shown)
                 .show_ui(ui, |ui| {
                     for (i, t) in tl.types.iter().enumerate() {
-                        ui.selectable_value(&mut tl.type_index, i, t.friendly())
+                        ui.selectable_value(&mut index, i, t.friendly())
                             .on_hover_text(t.to_string());
                     }
                 })
                 .response
                 .on_hover_text("profile type plotted and selected");
-            reload = before != tl.type_index;
+            reload = (index != tl.type_index).then_some(index);
             ui.separator();
             let end = tl.span.end_nanos as f64 / 1e9;
             let start = tl.span.start_nanos as f64 / 1e9;
@@ -266,14 +271,24 @@ impl FlintApp {
             ui.separator();
             // Compare and its sides stay on one line when the row wraps.
             ui.horizontal(|ui| {
-                ui.toggle_value(&mut self.compare.enabled, "Compare")
+                let mut enabled = compare.enabled;
+                let toggled = ui
+                    .toggle_value(&mut enabled, "Compare")
                     .on_hover_text(
                         "compare two selections: A (before) and B (after), each with its own \
                          selector",
-                    );
-                if self.compare.enabled {
-                    ui.radio_value(&mut self.compare.target, Side::A, "select A");
-                    ui.radio_value(&mut self.compare.target, Side::B, "select B");
+                    )
+                    .changed();
+                if toggled {
+                    actions.push(Action::SetCompare(enabled));
+                }
+                if compare.enabled {
+                    let mut target = compare.target;
+                    ui.radio_value(&mut target, Side::A, "select A");
+                    ui.radio_value(&mut target, Side::B, "select B");
+                    if target != compare.target {
+                        actions.push(Action::CompareTarget(target));
+                    }
                 }
             });
             ui.separator();
@@ -290,19 +305,14 @@ impl FlintApp {
         });
         // No early return after asking for new series: the panel must be drawn whole
         // every frame, or it would store a smaller size and shrink.
-        if reload {
-            let index = tl.type_index;
-            self.plot_type(&ctx, index);
-        }
-        if reload || reload_range {
-            self.load_series(&ctx);
+        if let Some(index) = reload {
+            actions.push(Action::PlotType(index));
+        } else if reload_range {
+            actions.push(Action::LoadSeries);
         }
         // The selector row edits (and the plot shows) the selector of the side selected.
-        self.sync_side_selector(&ctx);
-        self.selector_row(ui);
-        let Some(tl) = &mut self.timeline else {
-            return;
-        };
+        let merge_into = compare.enabled.then_some(compare.target);
+        actions.extend(selector_row(ui, tl, merge_into));
         let unit = tl.y_unit();
         let scale = tl.scale;
         let sample_unit = tl
@@ -329,23 +339,23 @@ impl FlintApp {
         let selection = merging(None).or(tl.selection);
         let step = tl.step_nanos;
         let drag = tl.drag_start.zip(tl.drag_now);
-        let sides: Vec<(&str, QueryTime, Color32)> = if self.compare.enabled {
+        let sides: Vec<(&str, QueryTime, Color32)> = if compare.enabled {
             [
                 (
                     Side::A,
-                    &self.compare.a,
+                    &compare.a,
                     Color32::from_rgba_unmultiplied(255, 140, 0, 60),
                 ),
                 (
                     Side::B,
-                    &self.compare.b,
+                    &compare.b,
                     Color32::from_rgba_unmultiplied(170, 60, 255, 60),
                 ),
             ]
             .into_iter()
             .filter_map(|(side, p, c)| {
                 // The selection that becomes A once shown is drawn as A already.
-                let carried = selection.filter(|_| self.compare.waits_to_carry(side));
+                let carried = selection.filter(|_| compare.waits_to_carry(side));
                 let time = merging(Some(side))
                     .or(p.as_ref().map(|p| p.time))
                     .or(carried)?;
@@ -355,11 +365,7 @@ impl FlintApp {
         } else {
             Vec::new()
         };
-        let selection = if self.compare.enabled {
-            None
-        } else {
-            selection
-        };
+        let selection = if compare.enabled { None } else { selection };
         // The plot takes what the footer line leaves, so that the panel's content fills
         // it exactly: a smaller content would be stored as the panel's new size and the
         // panel would shrink a little with every frame.
@@ -622,10 +628,7 @@ impl FlintApp {
                 .unwrap_or_default();
             chosen = Some(QueryTime::Merge(pick.bucket));
         }
-        let indexing = self
-            .timeline
-            .as_ref()
-            .and_then(|tl| tl.indexing.as_ref().and(tl.progress_text()));
+        let indexing = tl.indexing.as_ref().and(tl.progress_text());
         ui.horizontal(|ui| {
             if let Some(text) = selection_text {
                 ui.strong(text);
@@ -641,13 +644,14 @@ impl FlintApp {
         // Fill the panel (see above): its stored size is the size of what it holds.
         ui.expand_to_include_rect(ui.max_rect());
         if !add.is_empty() {
-            self.add_matchers(&ctx, add);
+            actions.push(Action::AddMatchers(add));
         }
         if let Some(time) = chosen {
-            self.select_time(&ctx, time);
+            actions.push(Action::Select(time));
         }
         if refine {
-            self.load_series(&ctx);
+            actions.push(Action::LoadSeries);
         }
     }
+    actions
 }

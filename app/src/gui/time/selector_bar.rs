@@ -5,7 +5,9 @@ use capture::Matcher;
 use capture::selector::MatchOp;
 use egui::Ui;
 
-use crate::gui::app::FlintApp;
+use crate::gui::action::Action;
+use crate::gui::compare::Side;
+use crate::gui::time::timeline::Timeline;
 
 /// How the plotted series are summed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -222,7 +224,7 @@ pub fn nearest_series(
 }
 
 /// What the selector row asks for.
-enum Action {
+enum RowAction {
     Remove(usize),
     Add(Matcher),
     Text(String),
@@ -230,13 +232,13 @@ enum Action {
     Merge,
 }
 
-impl FlintApp {
-    /// The selector row under the plot's header.
-    pub(crate) fn selector_row(&mut self, ui: &mut Ui) {
-        let ctx = ui.ctx().clone();
-        // In compare mode Merge sets the side being selected, as a pick on the plot
-        // does (each side has its own selection, as in Parca): its button names it.
-        let (merge_text, merge_hint) = match self.comparing().then_some(self.compare.target) {
+/// The selector row under the plot's header, editing `tl`'s selector bar; what it asks
+/// of the window. In compare mode (`merge_into`: the side being selected) Merge sets
+/// that side, as a pick on the plot does (each side has its own selection, as in
+/// Parca): its button names it.
+pub fn selector_row(ui: &mut Ui, tl: &mut Timeline, merge_into: Option<Side>) -> Vec<Action> {
+    {
+        let (merge_text, merge_hint) = match merge_into {
             Some(side) => (
                 format!("Merge into {}", side.letter()),
                 format!(
@@ -250,9 +252,6 @@ impl FlintApp {
                 "Merge".to_string(),
                 "merge every profile matching the selector in the visible time range".to_string(),
             ),
-        };
-        let Some(tl) = &mut self.timeline else {
-            return;
         };
         let error_color = ui.visuals().error_fg_color;
         let selector_text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
@@ -276,7 +275,7 @@ impl FlintApp {
                         .font(egui::TextStyle::Monospace),
                 );
                 if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                    action = Some(Action::Text(bar.text.clone()));
+                    action = Some(RowAction::Text(bar.text.clone()));
                 }
                 if let Some(e) = &bar.text_error {
                     ui.colored_label(error_color, e);
@@ -293,7 +292,7 @@ impl FlintApp {
                                     .on_hover_text("remove this matcher")
                                     .clicked()
                                 {
-                                    action = Some(Action::Remove(i));
+                                    action = Some(RowAction::Remove(i));
                                 }
                             });
                         });
@@ -401,7 +400,7 @@ impl FlintApp {
                             bar.add_error = None;
                             // Ready for the next matcher, as Parca's bar is.
                             bar.add_value.clear();
-                            action = Some(Action::Add(m));
+                            action = Some(RowAction::Add(m));
                         }
                         Err(e) => bar.add_error = Some(e),
                     }
@@ -445,7 +444,7 @@ impl FlintApp {
                      each combination of their values apart",
                 );
             if sum_by != tl.sum_by {
-                action = Some(Action::SumBy(sum_by));
+                action = Some(RowAction::SumBy(sum_by));
             }
             ui.separator();
             if ui
@@ -456,7 +455,7 @@ impl FlintApp {
                 .on_hover_text(merge_hint)
                 .clicked()
             {
-                action = Some(Action::Merge);
+                action = Some(RowAction::Merge);
             }
         });
         // Values for the autocomplete of the label picked (asked for in the background).
@@ -473,20 +472,21 @@ impl FlintApp {
                 None => ask_values = Some(tl.bar.add_name.clone()),
             }
         }
-        match action {
-            Some(Action::Remove(i)) => {
+        let mut actions: Vec<Action> = match action {
+            Some(RowAction::Remove(i)) => {
                 let mut matchers = tl.matchers.clone();
                 matchers.remove(i);
-                self.set_matchers(&ctx, matchers);
+                vec![Action::SetMatchers(matchers)]
             }
-            Some(Action::Add(m)) => self.add_matchers(&ctx, vec![m]),
-            Some(Action::Text(text)) => self.apply_selector_text(&ctx, &text),
-            Some(Action::SumBy(s)) => self.set_sum_by(&ctx, s),
-            Some(Action::Merge) => self.merge_visible(&ctx),
-            None => {}
-        }
+            Some(RowAction::Add(m)) => vec![Action::AddMatchers(vec![m])],
+            Some(RowAction::Text(text)) => vec![Action::SelectorText(text)],
+            Some(RowAction::SumBy(s)) => vec![Action::SumBy(s)],
+            Some(RowAction::Merge) => vec![Action::MergeVisible],
+            None => Vec::new(),
+        };
         if let Some(name) = ask_values {
-            self.request_values(&ctx, &name);
+            actions.push(Action::RequestValues(name));
         }
+        actions
     }
 }
