@@ -7,7 +7,7 @@ use capture::{Matcher, QueryTime, RemoteOptions};
 
 use crate::gui::compare::Side;
 use crate::gui::shell::dialogs::{Dialog, ExportKind};
-use crate::gui::time::selector_bar::SumBy;
+use crate::gui::time::selector::SumBy;
 use crate::gui::view::colors::ColorMode;
 
 /// Something a panel, a menu, a key or a dialog asks the window to do.

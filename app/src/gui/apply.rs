@@ -16,15 +16,17 @@ use egui::Context;
 use crate::gui::action::Action;
 use crate::gui::app::FlintApp;
 use crate::gui::compare::{Picked, Side};
-use crate::gui::live::{self, LiveCapture, LiveMsg};
+use crate::gui::live::{self, LiveCapture};
 use crate::gui::shell::dialogs::{self, Dialog};
 use crate::gui::shell::temp_dirs;
 use crate::gui::time::answers::TimeEvent;
 use crate::gui::time::demo;
 use crate::gui::time::open::open_folder;
 use crate::gui::time::queries::QueryRuntime;
-use crate::gui::time::selector_bar::SumBy;
-use crate::gui::time::timeline::{Origin, Selected, TimeMsg, Timeline, clamp_to, profiles_text};
+use crate::gui::time::selector::SumBy;
+use crate::gui::time::timeline::{
+    LiveMsg, Origin, Selected, TimeMsg, Timeline, clamp_to, profiles_text,
+};
 use crate::gui::view::loader::Source;
 
 /// How long to wait before asking an unavailable server again.

@@ -14,7 +14,7 @@ use capture::{Labels, Store, StoreOptions, TimeRange};
 use egui::Context;
 
 use crate::gui::time::queries::instant_answer;
-use crate::gui::time::timeline::{Opened, TimeMsg, Timeline};
+use crate::gui::time::timeline::{LiveMsg, Opened, TimeMsg, Timeline};
 
 /// Length of one interval of a capture in the window.
 pub const INTERVAL: Duration = Duration::from_secs(5);
@@ -38,14 +38,6 @@ impl Drop for LiveCapture {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
-}
-
-/// A message from the capture thread.
-pub enum LiveMsg {
-    /// An interval was stored: its time range.
-    Interval(TimeRange),
-    /// The recorder could not start or failed.
-    Failed(String),
 }
 
 /// The store a capture in the window writes into, in `dir`: six hours kept.

@@ -14,7 +14,7 @@ use profile_model::{CallTree, codec, units};
 use crate::gui::app::FlintApp;
 use crate::gui::compare::Side;
 use crate::gui::tests::fixtures::{click_at, fixture, fixture_dir, window};
-use crate::gui::time::selector_bar::SumBy;
+use crate::gui::time::selector::SumBy;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput};
 

@@ -166,7 +166,7 @@ fn a_stopped_server_keeps_the_view_and_says_so() {
         Some(Arc::new(capture::RemoteSource::new(&url, options).unwrap()));
     let ctx = h.ctx.clone();
     h.state_mut()
-        .set_sum_by(&ctx, crate::gui::time::selector_bar::SumBy::Total);
+        .set_sum_by(&ctx, crate::gui::time::selector::SumBy::Total);
     h.run_steps(4);
     let tl = h.state().timeline.as_ref().unwrap();
     let notice = tl.notice.clone().unwrap_or_default();

@@ -6,9 +6,9 @@ use std::time::Instant;
 use capture::{Matcher, QueryTime, SourceError};
 
 use crate::gui::compare::Side;
-use crate::gui::live::LiveMsg;
 use crate::gui::time::axis::date_hms;
 use crate::gui::time::lines::{PlotScale, plot_series};
+use crate::gui::time::timeline::LiveMsg;
 use crate::gui::time::timeline::{NO_DATA, Origin, Selected, TimeMsg, Timeline};
 
 /// What an answer asks of the window beyond the timeline.

@@ -2,10 +2,12 @@
 //! point per pixel column of the plot (pure functions, benchmarked).
 
 use capture::{ProfileType, Series};
+use egui::Color32;
 use egui_plot::PlotPoint;
 use profile_model::units;
 
-use crate::gui::time::timeline::MAX_SERIES;
+/// Series drawn unless "show all" is ticked.
+pub const MAX_SERIES: usize = 20;
 
 /// One series ready to draw: its name, total and points (seconds, value per second).
 #[derive(Debug, Clone)]
@@ -296,4 +298,12 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
         .collect();
     out.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.name.cmp(&b.name)));
     out
+}
+
+/// The `i`th color of the series' palette: egui_plot's own sequence (hues a golden
+/// ratio apart), given explicitly so that a series' line and markers share it; each
+/// series keeps its place in it ([`Timeline::color_of`]).
+pub fn series_color(i: usize) -> Color32 {
+    let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
+    egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()
 }

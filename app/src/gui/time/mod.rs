@@ -9,5 +9,6 @@ pub mod open;
 pub mod pick;
 pub mod plot;
 pub mod queries;
+pub mod selector;
 pub mod selector_bar;
 pub mod timeline;

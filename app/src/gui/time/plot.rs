@@ -12,10 +12,11 @@ use crate::gui::time::axis::describe_time;
 use crate::gui::time::axis::{
     RangeFields, date_hms, time_grid_steps, time_label, value_grid_steps, value_label,
 };
-use crate::gui::time::lines::{PlotScale, PlotSeries};
+use crate::gui::time::lines::{MAX_SERIES, PlotScale, PlotSeries, series_color};
 use crate::gui::time::pick::{PlotPick, drag_to_range};
-use crate::gui::time::selector_bar::{selector_row, series_matchers};
-use crate::gui::time::timeline::{MAX_SERIES, Origin, Timeline, profiles_text};
+use crate::gui::time::selector::series_matchers;
+use crate::gui::time::selector_bar::selector_row;
+use crate::gui::time::timeline::{Origin, Timeline, profiles_text};
 use crate::gui::view::loader::Loaded;
 
 /// How far (in pixels) from a point a click still selects that point's bucket.
@@ -150,14 +151,6 @@ fn legend(
 /// A series drawn with this many points or fewer also gets a marker on each: a lone
 /// point draws no line, and a few points are easier to aim at.
 const MARKED_POINTS: usize = 64;
-
-/// The `i`th color of the series' palette: egui_plot's own sequence (hues a golden
-/// ratio apart), given explicitly so that a series' line and markers share it; each
-/// series keeps its place in it ([`Timeline::color_of`]).
-pub fn series_color(i: usize) -> Color32 {
-    let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
-    egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()
-}
 
 /// The plot's tooltip for what the pointer points at ([`PlotPick`]): on a line, its
 /// series' name, the time of the point a click selects and the point's value (in

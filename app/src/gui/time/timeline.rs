@@ -25,10 +25,8 @@ use capture::{
 use crate::gui::compare::Side;
 
 use crate::gui::time::lines::{DrawnLine, PlotSeries, drawn_points};
-use crate::gui::time::selector_bar::{SelectorBar, SumBy};
+use crate::gui::time::selector::{SelectorBar, SumBy};
 
-/// Series drawn unless "show all" is ticked.
-pub const MAX_SERIES: usize = 20;
 /// The message shown when a selection holds no profile.
 pub const NO_DATA: &str = "no data for this selection and range";
 /// What the plot says when its folder or server could not be opened (the window's
@@ -82,6 +80,14 @@ pub struct Opened {
     pub profiles: Option<usize>,
 }
 
+/// A message from a live capture's thread.
+pub enum LiveMsg {
+    /// An interval was stored: its time range.
+    Interval(TimeRange),
+    /// The recorder could not start or failed.
+    Failed(String),
+}
+
 /// What the background work sends back.
 pub enum TimeMsg {
     /// The directory was indexed, or the server answered.
@@ -92,7 +98,7 @@ pub enum TimeMsg {
     /// The values of a label (for the matcher autocomplete).
     Values(String, Vec<String>),
     /// News from a live capture.
-    Live(crate::gui::live::LiveMsg),
+    Live(LiveMsg),
     /// A selection's merged profile: the number of its [`Query`], the side it sets in
     /// compare mode and that side's matchers.
     Selected(
@@ -205,7 +211,7 @@ pub struct Timeline {
     /// Bumped whenever `series` is replaced, so the drawn lines are recomputed.
     series_version: u64,
     /// The color of each series seen, by name: the place in the palette
-    /// ([`crate::gui::time::plot::series_color`]) given to it when it was first plotted, so that
+    /// ([`crate::gui::time::lines::series_color`]) given to it when it was first plotted, so that
     /// a series keeps its color whichever others are plotted beside it.
     colors: HashMap<String, usize>,
     /// The lines last drawn and what they were computed for, reused while neither the
@@ -348,7 +354,7 @@ impl Timeline {
         let place = (self.series.get(i))
             .and_then(|s| self.colors.get(&s.name))
             .copied();
-        crate::gui::time::plot::series_color(place.unwrap_or(i))
+        crate::gui::time::lines::series_color(place.unwrap_or(i))
     }
 
     /// The points of the first `shown` series as drawn on a plot `width` points wide

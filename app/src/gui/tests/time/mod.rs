@@ -17,7 +17,7 @@ use profile_model::units;
 
 use crate::gui::app::FlintApp;
 use crate::gui::shell::dialogs::ExportKind;
-use crate::gui::time::selector_bar::{self, SumBy};
+use crate::gui::time::selector::{self as sel, SumBy};
 use crate::gui::time::timeline::{self, NO_DATA};
 use crate::gui::time::{axis, lines, pick};
 use crate::gui::view::SET_ASIDE_NODES;

@@ -184,15 +184,15 @@ fn shift_click_picks_the_nearest_line_and_its_labels() {
     let lines = [low.as_slice(), high.as_slice()];
     // One unit is 10 px along both axes.
     assert_eq!(
-        selector_bar::nearest_series(&lines, 5.0, 1.2, [10.0, 10.0], 12.0),
+        sel::nearest_series(&lines, 5.0, 1.2, [10.0, 10.0], 12.0),
         Some(0)
     );
     assert_eq!(
-        selector_bar::nearest_series(&lines, 5.0, 6.8, [10.0, 10.0], 12.0),
+        sel::nearest_series(&lines, 5.0, 6.8, [10.0, 10.0], 12.0),
         Some(1)
     );
     assert_eq!(
-        selector_bar::nearest_series(&lines, 5.0, 4.0, [10.0, 10.0], 12.0),
+        sel::nearest_series(&lines, 5.0, 4.0, [10.0, 10.0], 12.0),
         None
     );
     let labels = vec![
@@ -200,7 +200,7 @@ fn shift_click_picks_the_nearest_line_and_its_labels() {
         ("endpoint".to_string(), "/api/hash".to_string()),
     ];
     let existing = vec![endpoint("/api/hash")];
-    let add = selector_bar::series_matchers(&labels, &existing);
+    let add = sel::series_matchers(&labels, &existing);
     assert_eq!(add.len(), 1);
     assert_eq!(add[0].to_string(), r#"container="parca""#);
 }
@@ -292,7 +292,7 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
     type_value(&mut h, "/api/s");
     // The values with "/api/s" in them are listed under the field.
     let values = endpoint_values(&h);
-    let expected = selector_bar::suggestions(&values, "/api/s", 12);
+    let expected = sel::suggestions(&values, "/api/s", 12);
     assert!(expected.contains(&"/api/sort"), "{values:?}");
     assert!(!expected.contains(&"/api/hash"), "{expected:?}");
     assert!(
@@ -320,7 +320,7 @@ fn typing_a_value_lists_the_labels_values_that_contain_it() {
 fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
     let (mut h, dir) = adding_endpoint("suggest-keys");
     let values = endpoint_values(&h);
-    let listed = selector_bar::suggestions(&values, "/api/", 12);
+    let listed = sel::suggestions(&values, "/api/", 12);
     assert!(listed.len() >= 2, "{listed:?}");
     // A value typed in part: Enter takes the first suggestion, not the text typed
     // (which `=` would match with nothing).
@@ -361,16 +361,10 @@ fn enter_adds_the_highlighted_suggestion_and_arrows_move_it() {
 #[test]
 fn the_value_entered_is_the_highlighted_suggestion_or_the_text() {
     let listed = ["envoy".to_string(), "envoy-admin".to_string()];
-    assert_eq!(selector_bar::entered_value("env", &listed, 0), "envoy");
-    assert_eq!(
-        selector_bar::entered_value("env", &listed, 1),
-        "envoy-admin"
-    );
-    assert_eq!(
-        selector_bar::entered_value("env", &listed, 7),
-        "envoy-admin"
-    );
-    assert_eq!(selector_bar::entered_value("x.*", &[], 0), "x.*");
+    assert_eq!(sel::entered_value("env", &listed, 0), "envoy");
+    assert_eq!(sel::entered_value("env", &listed, 1), "envoy-admin");
+    assert_eq!(sel::entered_value("env", &listed, 7), "envoy-admin");
+    assert_eq!(sel::entered_value("x.*", &[], 0), "x.*");
 }
 
 #[test]
@@ -379,13 +373,13 @@ fn suggestions_ignore_case_and_stop_at_an_exact_value() {
         .map(String::from)
         .to_vec();
     assert_eq!(
-        selector_bar::suggestions(&values, "api", 12),
+        sel::suggestions(&values, "api", 12),
         ["api-server", "API-gateway"]
     );
     assert_eq!(
-        selector_bar::suggestions(&values, "", 2),
+        sel::suggestions(&values, "", 2),
         ["api-server", "API-gateway"]
     );
-    assert!(selector_bar::suggestions(&values, "envoy", 12).is_empty());
-    assert!(selector_bar::suggestions(&values, "zzz", 12).is_empty());
+    assert!(sel::suggestions(&values, "envoy", 12).is_empty());
+    assert!(sel::suggestions(&values, "zzz", 12).is_empty());
 }
