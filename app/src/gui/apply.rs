@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use capture::{
-    Matcher, ProfileSource, Progress, QueryTime, RemoteOptions, RemoteSource, Selector, ServerUrl,
-    TimeRange,
+    Matcher, ProfileSource, Progress, QueryTime, RemoteOptions, RemoteSource, ServerUrl, TimeRange,
 };
 use egui::Context;
 
@@ -24,9 +23,7 @@ use crate::gui::time::demo;
 use crate::gui::time::open::open_folder;
 use crate::gui::time::queries::QueryRuntime;
 use crate::gui::time::selector::SumBy;
-use crate::gui::time::timeline::{
-    LiveMsg, Origin, Selected, TimeMsg, Timeline, clamp_to, profiles_text,
-};
+use crate::gui::time::timeline::{LiveMsg, Origin, Selected, TimeMsg, Timeline, profiles_text};
 use crate::gui::view::loader::Source;
 
 /// How long to wait before asking an unavailable server again.
@@ -170,7 +167,7 @@ impl FlintApp {
         let Some(tl) = &self.timeline else {
             return;
         };
-        let tx = tl.tx.clone();
+        let tx = tl.sender();
         let open = move || {
             make()?;
             open_folder(&dir, decode, budget, &progress)
@@ -214,9 +211,7 @@ impl FlintApp {
             old.cancel_jobs();
         }
         self.compare.clear();
-        let mut tl = Timeline::new(origin);
-        let progress = Progress::default();
-        tl.indexing = Some(progress.clone());
+        let (tl, progress) = Timeline::opening(origin);
         self.timeline = Some(tl);
         progress
     }
@@ -235,19 +230,15 @@ impl FlintApp {
     /// written since appear (and removed ones go), keeping the selector, sum by, type,
     /// legend, view, selection and compare, and the flame graph shown.
     pub fn reload_dir(&mut self, ctx: &Context) {
-        let Some(tl) = &self.timeline else {
+        let Some((dir, kept)) = self.timeline.as_ref().and_then(Timeline::reloadable) else {
             return;
         };
-        let (Origin::Dir(dir), None) = (&tl.origin, &tl.indexing) else {
-            return;
-        };
-        let (dir, kept) = (dir.clone(), tl.kept());
         // Opening clears compare: its sides are profiles already merged, kept as they are.
         let compare = std::mem::take(&mut self.compare);
         self.open_dir(ctx, dir);
         self.compare = compare;
         if let Some(tl) = &mut self.timeline {
-            tl.kept = Some(kept);
+            tl.keep(kept);
         }
     }
 
@@ -281,16 +272,12 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        tl.matchers = matchers;
-        tl.notice = None;
         if let Some(selectors) = &mut self.compare.selectors {
             // Compare mode: the matchers are those of the side being selected.
-            selectors[self.compare.target as usize] = tl.matchers.clone();
+            selectors[self.compare.target as usize] = matchers.clone();
             self.compare.shown = self.compare.target;
         }
-        if let Some(sel) = tl.selector() {
-            tl.bar.text = sel.to_string();
-        }
+        tl.set_matchers(matchers);
         let selected = if self.compare.enabled {
             self.compare.picked(self.compare.target).map(|p| p.time)
         } else {
@@ -307,12 +294,7 @@ impl FlintApp {
         let Some(tl) = &self.timeline else {
             return;
         };
-        let mut matchers = tl.matchers.clone();
-        for m in add {
-            if !matchers.contains(&m) {
-                matchers.push(m);
-            }
-        }
+        let matchers = tl.with_matchers(add);
         if matchers != tl.matchers {
             self.set_matchers(ctx, matchers);
         }
@@ -324,23 +306,13 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        let parsed = Selector::parse(text).and_then(|sel| {
-            tl.types
-                .iter()
-                .position(|t| *t == sel.profile_type)
-                .map(|i| (i, sel.matchers))
-                .ok_or_else(|| format!("no profiles of type {} here", sel.profile_type))
-        });
-        match parsed {
-            Ok((index, matchers)) => {
-                tl.bar.text_error = None;
-                if index != tl.type_index {
-                    self.plot_type(ctx, index);
-                }
-                self.set_matchers(ctx, matchers);
-            }
-            Err(e) => tl.bar.text_error = Some(e),
+        let Some((index, matchers)) = tl.parse_selector(text) else {
+            return;
+        };
+        if index != tl.type_index {
+            self.plot_type(ctx, index);
         }
+        self.set_matchers(ctx, matchers);
     }
 
     /// Plots profile type `index`: what was selected in the type left, its comparison
@@ -351,9 +323,7 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        tl.type_index = index;
-        tl.type_changed();
-        tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
+        tl.plot_type(index);
         let name = tl.origin.name();
         self.compare.clear();
         self.view.drop_view();
@@ -364,7 +334,7 @@ impl FlintApp {
     /// Sets how the series are summed and plots again.
     pub fn set_sum_by(&mut self, ctx: &Context, sum_by: SumBy) {
         if let Some(tl) = &mut self.timeline {
-            tl.sum_by = sum_by;
+            tl.set_sum_by(sum_by);
             self.load_series(ctx);
         }
     }
@@ -373,9 +343,8 @@ impl FlintApp {
     /// mode, into the side being selected (its Merge button names it).
     pub fn merge_visible(&mut self, ctx: &Context) {
         if let Some(tl) = &mut self.timeline {
-            tl.selection_series.clear();
-            let range = clamp_to(tl.visible_range(), tl.span);
-            self.select_time(ctx, QueryTime::Merge(range));
+            let time = tl.visible_merge();
+            self.select_time(ctx, time);
         }
     }
 
@@ -384,9 +353,7 @@ impl FlintApp {
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
         self.sync_side_selector(ctx);
         let target = self.comparing().then_some(self.compare.target);
-        let ready = (self.timeline.as_ref())
-            .is_some_and(|tl| tl.source.is_some() && tl.selector().is_some());
-        if !ready {
+        if !self.timeline.as_ref().is_some_and(Timeline::can_select) {
             return;
         }
         // The merge's tables and the view it becomes are as large as the view shown: a
@@ -413,8 +380,8 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        let msgs: Vec<TimeMsg> = tl.rx.try_iter().collect();
-        if tl.indexing.is_some() || tl.querying() {
+        let msgs = tl.take_messages();
+        if tl.busy() {
             ctx.request_repaint_after(crate::gui::app::PROGRESS_REPAINT);
         }
         for msg in msgs {
@@ -426,14 +393,14 @@ impl FlintApp {
             }
         }
         self.sync_side_selector(ctx);
-        if let Some(tl) = &self.timeline
-            && let Some(since) = tl.unavailable_since
+        match self
+            .timeline
+            .as_ref()
+            .and_then(|tl| tl.retry_due(RETRY_AFTER))
         {
-            if since.elapsed() >= RETRY_AFTER && !tl.loading_series {
-                self.load_series(ctx);
-            } else {
-                ctx.request_repaint_after(RETRY_AFTER);
-            }
+            Some(true) => self.load_series(ctx),
+            Some(false) => ctx.request_repaint_after(RETRY_AFTER),
+            None => {}
         }
     }
 
@@ -480,7 +447,7 @@ impl FlintApp {
             if let Some(series) = c.selection_series.take() {
                 // The selection shown again is described by its own series, not by
                 // those of the last pick of a side.
-                tl.selection_series = series;
+                tl.set_selection_series(series);
             }
             // The comparison is made again if compare mode comes back: its trees are
             // not held beside the normal view, rebuilt now if it was set aside.
@@ -507,14 +474,7 @@ impl FlintApp {
             return;
         }
         c.shown = c.target;
-        let matchers = selectors[c.target as usize].clone();
-        if matchers != tl.matchers {
-            tl.matchers = matchers;
-            tl.notice = None;
-            if let Some(sel) = tl.selector() {
-                tl.bar.text = sel.to_string();
-            }
-            tl.bar.text_error = None;
+        if tl.show_side_matchers(selectors[c.target as usize].clone()) {
             self.load_series(ctx);
         }
     }
@@ -578,10 +538,7 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        tl.selection = Some(time);
-        tl.selection_profiles = got.count;
-        tl.selection_took = Some(got.took);
-        let name = tl.selection_name(time);
+        let name = tl.show_selection(time, got.count, got.took);
         // Shown in the type plotted, as Parca shows the profile type searched and as
         // compare mode compares it; the profile's other types stay one choice away.
         let plotted = tl.types.get(tl.type_index);
@@ -598,12 +555,8 @@ impl FlintApp {
 
     /// Cancels indexing and the selection queries under way.
     pub fn cancel_time_job(&mut self) {
-        if let Some(tl) = &mut self.timeline {
-            tl.cancel_jobs();
-            if tl.querying() {
-                self.message = Some(("cancelled".into(), false));
-            }
-            tl.queries.clear();
+        if self.timeline.as_mut().is_some_and(Timeline::cancel_all) {
+            self.message = Some(("cancelled".into(), false));
         }
     }
 
@@ -625,16 +578,11 @@ impl FlintApp {
                 return;
             }
         };
-        self.start_timeline(Origin::Capture);
-        let Some(tl) = &mut self.timeline else {
-            return;
-        };
-        tl.indexing = None;
-        tl.live = true;
-        let _ = tl
-            .tx
-            .send(TimeMsg::Indexed(Ok(live::opened(Arc::clone(&store)))));
-        match LiveCapture::start(ctx, tl.tx.clone(), store, dir, previous) {
+        self.compare.clear();
+        let tl = Timeline::capture(live::opened(Arc::clone(&store)));
+        let tx = tl.sender();
+        self.timeline = Some(tl);
+        match LiveCapture::start(ctx, tx, store, dir, previous) {
             Ok(capture) => self.live = Some(capture),
             Err(e) => self.error = Some(e),
         }
@@ -671,11 +619,11 @@ impl FlintApp {
             // The capture works: what was shown before is gone for good.
             previous.cancel_jobs();
         }
-        let follow = live::grow(tl, range);
+        let follow = tl.grow(range);
         self.load_series(ctx);
         if follow && !self.comparing() {
             if let Some(tl) = &mut self.timeline {
-                tl.live_selection = Some(QueryTime::Merge(range));
+                tl.follow(QueryTime::Merge(range));
             }
             self.select_time(ctx, QueryTime::Merge(range));
         }

@@ -13,7 +13,6 @@ use capture::recorder::{Recorder, RecorderOptions, SamplerOptions};
 use capture::{Labels, Store, StoreOptions, TimeRange};
 use egui::Context;
 
-use crate::gui::time::queries::instant_answer;
 use crate::gui::time::timeline::{LiveMsg, Opened, TimeMsg, Timeline};
 
 /// Length of one interval of a capture in the window.
@@ -156,27 +155,4 @@ impl LiveCapture {
     pub fn take_previous(&mut self) -> Option<Timeline> {
         self.previous.take()
     }
-}
-
-/// A new interval of a capture was stored over `range`: `tl`'s plot grows to it (the
-/// first one tells the profile types); whether the flame graph follows it (the user
-/// selected nothing else).
-pub fn grow(tl: &mut Timeline, range: TimeRange) -> bool {
-    let follow = tl.selection.is_none_or(|s| Some(s) == tl.live_selection);
-    if tl.types.is_empty()
-        && let Some(source) = tl.source.clone()
-    {
-        // The first interval tells the profile types (the store's index answers at
-        // once).
-        // A capture's span grows with it: no type's own.
-        tl.set_types(
-            instant_answer(source.profile_types(TimeRange::ALL)),
-            Vec::new(),
-        );
-        tl.bar.text = tl.selector().map(|s| s.to_string()).unwrap_or_default();
-    }
-    tl.span.end_nanos = tl.span.end_nanos.max(range.end_nanos);
-    tl.profiles = Some(tl.profiles.unwrap_or(0) + 1);
-    tl.pending_bounds = Some(tl.whole_bounds());
-    follow
 }

@@ -9,6 +9,7 @@ pub mod open;
 pub mod pick;
 pub mod plot;
 pub mod queries;
+pub mod selection;
 pub mod selector;
 pub mod selector_bar;
 pub mod timeline;

@@ -176,12 +176,12 @@ pub struct Timeline {
     /// How many profiles there are, when known (files).
     pub profiles: Option<usize>,
     /// Whether the source grows live (a capture of this machine).
-    pub live: bool,
+    pub(in crate::gui::time) live: bool,
     /// The selection made by following the latest interval of a live capture (a
     /// selection of the user's stops the following).
     pub live_selection: Option<QueryTime>,
     /// Values of each label name asked for so far (the autocomplete's).
-    pub(crate) values: HashMap<String, Vec<String>>,
+    pub(in crate::gui::time) values: HashMap<String, Vec<String>>,
     /// When the server was last found unavailable (retried a little later).
     pub unavailable_since: Option<Instant>,
     /// What opening reported, a line each: files skipped, or a store's records
@@ -218,11 +218,11 @@ pub struct Timeline {
     /// series nor the visible range change (a frame then only draws).
     drawn: Option<(DrawnKey, Vec<DrawnLine>)>,
     /// Draw every series, not only the largest [`MAX_SERIES`].
-    pub show_all: bool,
+    pub(in crate::gui::time) show_all: bool,
     /// The series switched off in the legend, by name.
     pub hidden: std::collections::BTreeSet<String>,
     /// The legend entry under the pointer last frame (its line is drawn highlighted).
-    pub legend_hovered: Option<usize>,
+    pub(in crate::gui::time) legend_hovered: Option<usize>,
     /// The selection shown (set when its profile arrived).
     pub selection: Option<QueryTime>,
     /// The labels of the series whose point was clicked, as matchers added to the
@@ -235,9 +235,9 @@ pub struct Timeline {
     /// was built); shown in the status bar.
     pub selection_took: Option<std::time::Duration>,
     /// Where a primary drag started (seconds).
-    pub drag_start: Option<f64>,
+    pub(in crate::gui::time) drag_start: Option<f64>,
     /// Where the pointer is during a drag (seconds).
-    pub drag_now: Option<f64>,
+    pub(in crate::gui::time) drag_now: Option<f64>,
     /// Plot x bounds to apply on the next frame (a time preset).
     pub pending_bounds: Option<(f64, f64)>,
     /// The typed time range (*range…* beside the presets).
@@ -247,7 +247,7 @@ pub struct Timeline {
     /// Indexing in progress.
     pub indexing: Option<Progress>,
     /// When opening (indexing a folder, asking a server) began.
-    pub opening_started: Instant,
+    pub(in crate::gui::time) opening_started: Instant,
     /// How long opening took, once done: shown in the status bar until a selection's
     /// merge is.
     pub opening_took: Option<std::time::Duration>,
@@ -255,13 +255,13 @@ pub struct Timeline {
     /// another): at most one outside compare mode, and one per side in it.
     pub queries: Vec<Query>,
     /// The number of the next [`Query`].
-    pub(crate) next_query: u64,
+    pub(in crate::gui::time) next_query: u64,
     /// Series query in progress.
-    pub loading_series: bool,
+    pub(in crate::gui::time) loading_series: bool,
     /// Notice shown above the plot ("no data …", errors).
     pub notice: Option<String>,
     /// Why the source could not be opened (shown where the flame graph goes).
-    pub failed: Option<String>,
+    pub(in crate::gui::time) failed: Option<String>,
     /// Label matchers every series and selection must satisfy.
     pub matchers: Vec<Matcher>,
     /// How the series are summed.
@@ -273,13 +273,13 @@ pub struct Timeline {
     /// The plot's transform in the last frame (plot values ↔ screen).
     pub last_transform: Option<egui_plot::PlotTransform>,
     /// What the plotted values are (set with the series).
-    pub scale: crate::gui::time::lines::PlotScale,
+    pub(in crate::gui::time) scale: crate::gui::time::lines::PlotScale,
     /// What to keep of the time mode this one reloads, until its index is in.
-    pub kept: Option<Kept>,
+    pub(in crate::gui::time) kept: Option<Kept>,
     /// Generation of the series query (older answers are dropped).
-    pub(crate) series_gen: u64,
-    pub(crate) tx: Sender<TimeMsg>,
-    pub(crate) rx: Receiver<TimeMsg>,
+    pub(in crate::gui::time) series_gen: u64,
+    pub(in crate::gui::time) tx: Sender<TimeMsg>,
+    pub(in crate::gui::time) rx: Receiver<TimeMsg>,
 }
 
 /// What a set of drawn lines was computed for: series version, visible range, width in

@@ -195,7 +195,7 @@ fn switched_on_while_merging(tag: &str) -> (Harness<'static, FlintApp>, PathBuf,
     h.state_mut().compare.enabled = false;
     h.run_steps(1);
     h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
-    let held: Vec<TimeMsg> = h.state().timeline.as_ref().unwrap().rx.try_iter().collect();
+    let held: Vec<TimeMsg> = h.state().timeline.as_ref().unwrap().take_messages();
     assert!(!held.is_empty(), "the merge answered");
     h.state_mut().compare.enabled = true;
     h.run_steps(2);
@@ -207,7 +207,7 @@ fn switched_on_while_merging(tag: &str) -> (Harness<'static, FlintApp>, PathBuf,
 
 /// Hands the held answers back to the window and runs it.
 fn answer(h: &mut Harness<'static, FlintApp>, held: Vec<TimeMsg>) {
-    let tx = h.state().timeline.as_ref().unwrap().tx.clone();
+    let tx = h.state().timeline.as_ref().unwrap().sender();
     for msg in held {
         tx.send(msg).unwrap();
     }
