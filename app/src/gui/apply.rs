@@ -73,11 +73,11 @@ impl FlintApp {
             },
             Action::Dialog(Dialog::Unavailable(prompt)) => self.dialogs.prompt = Some(prompt),
             Action::SetCompare(on) => {
-                self.compare.enabled = on;
+                self.compare.turn(on);
                 self.sync_side_selector(ctx);
             }
             Action::CompareTarget(side) => {
-                self.compare.target = side;
+                self.compare.aim(side);
                 self.sync_side_selector(ctx);
             }
             Action::PlotType(index) => {
@@ -222,8 +222,7 @@ impl FlintApp {
         if let Some(old) = self.timeline.take() {
             old.cancel_jobs();
         }
-        self.compare.clear();
-        self.compare.enabled = false;
+        self.compare.leave();
     }
 
     /// File → Reload folder (F5): indexes the folder shown again, so that profiles
@@ -272,14 +271,11 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        if let Some(selectors) = &mut self.compare.selectors {
-            // Compare mode: the matchers are those of the side being selected.
-            selectors[self.compare.target as usize] = matchers.clone();
-            self.compare.shown = self.compare.target;
-        }
+        // Compare mode: the matchers are those of the side being selected.
+        self.compare.edited(&matchers);
         tl.set_matchers(matchers);
         let selected = if self.compare.enabled {
-            self.compare.picked(self.compare.target).map(|p| p.time)
+            self.compare.target_time()
         } else {
             tl.selection
         };
@@ -361,15 +357,12 @@ impl FlintApp {
         // is for a compare side, which the view would outlast hidden (a merged day
         // shown, then two half-days compared, held 1.34 GB): it comes back when
         // compare mode is left.
-        if target.is_some() {
+        if let Some(side) = target {
             // A side picked: the selection being merged no longer becomes A.
-            self.compare.carry_waiting = false;
+            self.compare.picking(side);
             self.view.hide_large_view();
         } else {
             self.view.set_aside_large_view();
-        }
-        if target == Some(Side::A) {
-            self.compare.target = Side::B;
         }
         self.query(|tl, rt| tl.start_selection(rt, ctx, time, target));
     }
@@ -426,7 +419,7 @@ impl FlintApp {
             TimeEvent::OpenFailed(e) => self.error = Some(e),
             TimeEvent::Cancelled => self.message = Some(("cancelled".into(), false)),
             TimeEvent::Selected(time, side, got) => self.selected(time, side, got),
-            TimeEvent::NoA => self.compare.target = Side::A,
+            TimeEvent::NoA => self.compare.aim(Side::A),
             TimeEvent::Live(LiveMsg::Interval(range)) => self.live_interval(ctx, range),
             TimeEvent::Live(LiveMsg::Failed(e)) => self.capture_failed(e),
         }
@@ -440,41 +433,26 @@ impl FlintApp {
         let Some(tl) = &mut self.timeline else {
             return;
         };
-        let c = &mut self.compare;
-        if !c.enabled {
-            c.selectors = None;
-            c.carry_waiting = false;
-            if let Some(series) = c.selection_series.take() {
+        if !self.compare.enabled {
+            if let Some(series) = self.compare.off() {
                 // The selection shown again is described by its own series, not by
                 // those of the last pick of a side.
                 tl.set_selection_series(series);
             }
-            // The comparison is made again if compare mode comes back: its trees are
-            // not held beside the normal view, rebuilt now if it was set aside.
-            c.drop_result();
             return;
         }
-        if c.selectors.is_none() {
-            c.selectors = Some([tl.matchers.clone(), tl.matchers.clone()]);
-            c.selection_series = Some(tl.selection_series.clone());
-            c.shown = c.target;
-            c.carry_waiting = true;
-        }
-        if c.carry_waiting {
+        self.compare.on(&tl.matchers, &tl.selection_series);
+        if self.compare.carrying() {
             self.carry_selection_into_a();
         }
-        let Some(tl) = &mut self.timeline else {
+        let Some(matchers) = self.compare.switched() else {
             return;
         };
-        let c = &mut self.compare;
-        let Some(selectors) = &c.selectors else {
-            return;
-        };
-        if c.shown == c.target {
-            return;
-        }
-        c.shown = c.target;
-        if tl.show_side_matchers(selectors[c.target as usize].clone()) {
+        if self
+            .timeline
+            .as_mut()
+            .is_some_and(|tl| tl.show_side_matchers(matchers))
+        {
             self.load_series(ctx);
         }
     }
@@ -483,20 +461,16 @@ impl FlintApp {
     /// keeps the view's selection on the left, so that what was being looked at is
     /// not lost and needs no second merge. A selection still being merged, or its view
     /// still being made, is carried once it is shown (asked again each frame while
-    /// [`crate::gui::compare::CompareState::carry_waiting`]), unless a side is picked
+    /// [`crate::gui::compare::CompareState::is_carrying`]), unless a side is picked
     /// first; nothing is carried when compare mode comes back to sides it kept.
     fn carry_selection_into_a(&mut self) {
         let Some(tl) = &self.timeline else {
             return;
         };
-        if self.compare.a.is_some() || self.compare.b.is_some() {
-            self.compare.carry_waiting = false;
-            return;
-        }
         if tl.querying() || self.view.is_loading() {
             return;
         }
-        self.compare.carry_waiting = false;
+        self.compare.stop_carrying();
         let (Some(cur), Some(time)) = (self.view.current(), tl.selection) else {
             return;
         };

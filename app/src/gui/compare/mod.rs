@@ -202,36 +202,36 @@ pub struct CompareState {
     /// until it is switched on: both start as the selector then in force).
     pub selectors: Option<[Vec<Matcher>; 2]>,
     /// The side whose matchers the timeline holds (and plots).
-    pub(crate) shown: Side,
+    pub(in crate::gui::compare) shown: Side,
     /// The series of the selection shown outside compare mode
     /// ([`crate::gui::time::timeline::Timeline::selection_series`]), kept while compare mode's
     /// picks set the timeline's own, and given back when compare mode is left.
-    pub(crate) selection_series: Option<Vec<Matcher>>,
+    pub(in crate::gui::compare) selection_series: Option<Vec<Matcher>>,
     /// Compare mode was switched on while the selection shown was still being merged
     /// (or its view made): it becomes A once it is shown, unless a side is picked
     /// first or compare mode is left.
-    pub(crate) carry_waiting: bool,
+    pub(in crate::gui::compare) carry_waiting: bool,
     /// Selection A, once its profile arrived.
     pub a: Option<Picked>,
     /// Selection B, once its profile arrived.
     pub b: Option<Picked>,
     generation: u64,
-    pub(crate) a_generation: u64,
-    pub(crate) b_generation: u64,
+    pub(in crate::gui::compare) a_generation: u64,
+    pub(in crate::gui::compare) b_generation: u64,
     /// Relative or absolute comparison.
     pub mode: DiffMode,
     /// Widths from A instead of B.
     pub widths_from_a: bool,
     /// The comparison shown.
     pub result: Option<Arc<DiffLoaded>>,
-    pub(crate) result_key: Option<DiffKey>,
-    pub(crate) result_generation: u64,
+    pub(in crate::gui::compare) result_key: Option<DiffKey>,
+    pub(in crate::gui::compare) result_generation: u64,
     /// The comparison being computed.
     pub job: Option<DiffJob>,
     /// The last comparison error.
     pub error: Option<String>,
-    pub(crate) colors: Vec<Color32>,
-    pub(crate) colors_key: Option<(u64, DiffMode, bool)>,
+    pub(in crate::gui::compare) colors: Vec<Color32>,
+    pub(in crate::gui::compare) colors_key: Option<(u64, DiffMode, bool)>,
     /// The row (frame) selected in the diff table: outlined in the graph.
     pub selected: Option<FrameId>,
     /// Diff table sort column.
@@ -243,7 +243,7 @@ pub struct CompareState {
     /// Diff table row order (indices into the result's rows that `show` and the search
     /// keep).
     pub order: Vec<usize>,
-    pub(crate) order_key: Option<(u64, DiffSort, bool, DiffMode, DiffShow)>,
+    pub(in crate::gui::compare) order_key: Option<(u64, DiffSort, bool, DiffMode, DiffShow)>,
     /// The rectangle under the pointer (last frame).
     pub hovered: Option<FlameRect>,
     /// Last canvas, parameters and rectangles of the diff graph (for tests).
@@ -255,12 +255,12 @@ pub struct CompareState {
     /// Last canvas, parameters and rectangles of A's and B's flame graphs (for tests).
     pub side_last: [Option<Drawn>; 2],
     /// The fill of each frame in A's and B's flame graphs (by package or binary).
-    pub(crate) side_colors: Vec<Color32>,
-    pub(crate) side_colors_key: Option<(u64, bool, ColorMode)>,
+    pub(in crate::gui::compare) side_colors: Vec<Color32>,
+    pub(in crate::gui::compare) side_colors_key: Option<(u64, bool, ColorMode)>,
     /// Search matches per frame of the comparison's tree, which A's, B's and the diff
     /// graph share (when searching).
     pub matches: Option<Vec<bool>>,
-    pub(crate) matches_key: Option<(String, bool, u64)>,
+    pub(in crate::gui::compare) matches_key: Option<(String, bool, u64)>,
     /// Totals of A's and of B's samples with a matching frame (each counted once), while
     /// searching: what the search box tells in compare mode.
     pub matched: [i64; 2],
@@ -363,5 +363,100 @@ impl CompareState {
             )
         };
         Some(format!("matched {} · {}", share(Side::A), share(Side::B)))
+    }
+}
+
+/// Compare mode's rules for its sides' selectors and picks, kept by its methods.
+impl CompareState {
+    /// Turns compare mode on or off (the window then syncs the selector row).
+    pub fn turn(&mut self, on: bool) {
+        self.enabled = on;
+    }
+
+    /// Sets the side the next selection sets.
+    pub fn aim(&mut self, side: Side) {
+        self.target = side;
+    }
+
+    /// Leaves compare mode and forgets its sides (a file opened on its own).
+    pub fn leave(&mut self) {
+        self.clear();
+        self.enabled = false;
+    }
+
+    /// While compare mode is off: forgets the sides' selectors and the comparison (made
+    /// again if compare mode comes back: its trees are not held beside the normal
+    /// view); the series of the selection shown before compare mode, to give back to
+    /// it, once.
+    pub fn off(&mut self) -> Option<Vec<Matcher>> {
+        self.selectors = None;
+        self.carry_waiting = false;
+        self.drop_result();
+        self.selection_series.take()
+    }
+
+    /// Compare mode was switched on (its sides have no selectors yet): both start with
+    /// `matchers`, the selector in force, and the selection shown (with its `series`)
+    /// waits to become A.
+    pub fn on(&mut self, matchers: &[Matcher], series: &[Matcher]) {
+        if self.selectors.is_some() {
+            return;
+        }
+        self.selectors = Some([matchers.to_vec(), matchers.to_vec()]);
+        self.selection_series = Some(series.to_vec());
+        self.shown = self.target;
+        self.carry_waiting = true;
+    }
+
+    /// The selector of the side being selected was set to `matchers`.
+    pub fn edited(&mut self, matchers: &[Matcher]) {
+        if let Some(selectors) = &mut self.selectors {
+            selectors[self.target as usize] = matchers.to_vec();
+            self.shown = self.target;
+        }
+    }
+
+    /// The time picked for the side being selected, which a new selector merges again.
+    pub fn target_time(&self) -> Option<QueryTime> {
+        self.picked(self.target).map(|p| p.time)
+    }
+
+    /// The side the selector row shows changed to the side being selected: its
+    /// matchers, to show.
+    pub fn switched(&mut self) -> Option<Vec<Matcher>> {
+        if self.shown == self.target {
+            return None;
+        }
+        let matchers = self.selectors.as_ref()?[self.target as usize].clone();
+        self.shown = self.target;
+        Some(matchers)
+    }
+
+    /// Whether the selection shown is still to become A: `false` once a side is
+    /// picked (nothing is then carried).
+    pub fn carrying(&mut self) -> bool {
+        if self.a.is_some() || self.b.is_some() {
+            self.carry_waiting = false;
+        }
+        self.carry_waiting
+    }
+
+    /// Whether the selection shown waits to become A.
+    pub fn is_carrying(&self) -> bool {
+        self.carry_waiting
+    }
+
+    /// Nothing (more) is carried into A.
+    pub fn stop_carrying(&mut self) {
+        self.carry_waiting = false;
+    }
+
+    /// `side` is being picked: nothing is carried into A any more; after A, the next
+    /// pick is B.
+    pub fn picking(&mut self, side: Side) {
+        self.carry_waiting = false;
+        if side == Side::A {
+            self.target = Side::B;
+        }
     }
 }

@@ -201,7 +201,7 @@ fn switched_on_while_merging(tag: &str) -> (Harness<'static, FlintApp>, PathBuf,
     h.run_steps(2);
     let app = h.state();
     assert!(app.timeline.as_ref().unwrap().querying());
-    assert!(app.compare.a.is_none() && app.compare.carry_waiting);
+    assert!(app.compare.a.is_none() && app.compare.is_carrying());
     (h, dir, held)
 }
 
@@ -230,7 +230,7 @@ fn a_selection_still_merging_becomes_a_once_shown() {
     let a = app.compare.a.as_ref().expect("A carried over once shown");
     assert_eq!(a.time, range_of("cpu-1.pb.gz"));
     assert!(Arc::ptr_eq(&a.profile, shown));
-    assert!(!app.compare.carry_waiting);
+    assert!(!app.compare.is_carrying());
     assert_eq!(app.compare.target, Side::A);
     h.get_by_label(&crate::gui::compare::diff_view::pick_hint(Side::A, true));
     let _ = std::fs::remove_dir_all(dir);
@@ -242,7 +242,7 @@ fn a_side_picked_first_is_not_replaced_by_the_selection_merging() {
     let ctx = h.ctx.clone();
     h.state_mut().compare.target = Side::B;
     h.state_mut().select_time(&ctx, range_of("cpu-3.pb.gz"));
-    assert!(!h.state().compare.carry_waiting);
+    assert!(!h.state().compare.is_carrying());
     answer(&mut h, held);
     let app = h.state();
     assert!(app.compare.a.is_none(), "nothing carried after a pick");
