@@ -12,6 +12,7 @@ mod cli_fold;
 mod cli_series;
 mod cli_top;
 mod gui_smoke;
+mod layout;
 mod record;
 mod serve;
 

@@ -302,7 +302,7 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
 
 /// The `i`th color of the series' palette: egui_plot's own sequence (hues a golden
 /// ratio apart), given explicitly so that a series' line and markers share it; each
-/// series keeps its place in it ([`Timeline::color_of`]).
+/// series keeps its place in it ([`crate::gui::time::timeline::Timeline::color_of`]).
 pub fn series_color(i: usize) -> Color32 {
     let hue = i as f32 * (std::f32::consts::GOLDEN_RATIO - 1.0);
     egui::ecolor::Hsva::new(hue, 0.85, 0.5, 1.0).into()

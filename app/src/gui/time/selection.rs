@@ -5,11 +5,11 @@
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use capture::{Matcher, Progress, QueryTime, Selector, TimeRange};
+use capture::{Matcher, ProfileType, Progress, QueryTime, Selector, TimeRange};
 
 use crate::gui::time::queries::instant_answer;
 use crate::gui::time::selector::SumBy;
-use crate::gui::time::timeline::{Kept, Opened, Origin, TimeMsg, Timeline, clamp_to};
+use crate::gui::time::timeline::{Opened, Origin, TimeMsg, Timeline, clamp_to};
 
 impl Timeline {
     /// A timeline for `origin` being opened, and the progress of opening it.
@@ -198,4 +198,66 @@ impl Timeline {
         self.pending_bounds = Some(self.whole_bounds());
         follow
     }
+
+    /// What a reload keeps of this time mode ([`Kept`]).
+    pub fn kept(&self) -> Kept {
+        let whole = self.whole_bounds();
+        let view = self
+            .last_view
+            .map(|(a, b, _)| (a, b))
+            .filter(|&(a, b)| a > whole.0 + 1e-6 || b < whole.1 - 1e-6);
+        Kept {
+            matchers: self.matchers.clone(),
+            sum_by: self.sum_by.clone(),
+            profile_type: self.types.get(self.type_index).cloned(),
+            hidden: self.hidden.clone(),
+            show_all: self.show_all,
+            view,
+            selection: self.selection,
+            selection_series: self.selection_series.clone(),
+            selection_profiles: self.selection_profiles,
+            selection_took: self.selection_took,
+        }
+    }
+
+    /// Takes back what a reload kept (once the new index, its span and types, is in):
+    /// the type plotted by name where it is still there, and the view unless it showed
+    /// everything.
+    pub fn restore(&mut self, kept: Kept) {
+        if let Some(i) = kept
+            .profile_type
+            .and_then(|t| self.types.iter().position(|x| *x == t))
+        {
+            self.type_index = i;
+        }
+        self.fit_span_to_type();
+        self.pending_bounds = Some(kept.view.unwrap_or_else(|| self.whole_bounds()));
+        self.matchers = kept.matchers;
+        self.sum_by = kept.sum_by;
+        self.hidden = kept.hidden;
+        self.show_all = kept.show_all;
+        self.selection = kept.selection;
+        self.selection_series = kept.selection_series;
+        self.selection_profiles = kept.selection_profiles;
+        self.selection_took = kept.selection_took;
+        self.bar.text = self.selector().map(|s| s.to_string()).unwrap_or_default();
+    }
+}
+
+/// What a reload of a folder keeps of the time mode it replaces
+/// ([`crate::gui::app::FlintApp::reload_dir`]): the selector, how series are summed, the
+/// type plotted, the legend, the view and the selection shown.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    matchers: Vec<Matcher>,
+    sum_by: SumBy,
+    profile_type: Option<ProfileType>,
+    hidden: std::collections::BTreeSet<String>,
+    show_all: bool,
+    /// The view's bounds; `None` when it showed everything (the whole new span then).
+    view: Option<(f64, f64)>,
+    selection: Option<QueryTime>,
+    selection_series: Vec<Matcher>,
+    selection_profiles: usize,
+    selection_took: Option<std::time::Duration>,
 }

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use super::axis::{RangeFields, describe_time};
 use super::pick::{PlotPick, drag_to_range, pick_point};
+use super::selection::Kept;
 use capture::{
     Matcher, ProfileSource, ProfileType, Progress, QueryTime, Selector, Series, SourceError,
     TimeRange,
@@ -148,24 +149,6 @@ pub struct Selected {
 
 /// How to select profiles, said where the flame graph goes until something is selected.
 pub const CLICK_HINT: &str = "click a point or drag a range on the plot to select profiles";
-
-/// What a reload of a folder keeps of the time mode it replaces
-/// ([`crate::gui::app::FlintApp::reload_dir`]): the selector, how series are summed, the
-/// type plotted, the legend, the view and the selection shown.
-#[derive(Debug, Clone)]
-pub struct Kept {
-    matchers: Vec<Matcher>,
-    sum_by: SumBy,
-    profile_type: Option<ProfileType>,
-    hidden: std::collections::BTreeSet<String>,
-    show_all: bool,
-    /// The view's bounds; `None` when it showed everything (the whole new span then).
-    view: Option<(f64, f64)>,
-    selection: Option<QueryTime>,
-    selection_series: Vec<Matcher>,
-    selection_profiles: usize,
-    selection_took: Option<std::time::Duration>,
-}
 
 /// The state of time mode.
 pub struct Timeline {
@@ -465,50 +448,6 @@ impl Timeline {
         }
     }
 
-    /// What a reload keeps of this time mode ([`Kept`]).
-    pub fn kept(&self) -> Kept {
-        let whole = self.whole_bounds();
-        let view = self
-            .last_view
-            .map(|(a, b, _)| (a, b))
-            .filter(|&(a, b)| a > whole.0 + 1e-6 || b < whole.1 - 1e-6);
-        Kept {
-            matchers: self.matchers.clone(),
-            sum_by: self.sum_by.clone(),
-            profile_type: self.types.get(self.type_index).cloned(),
-            hidden: self.hidden.clone(),
-            show_all: self.show_all,
-            view,
-            selection: self.selection,
-            selection_series: self.selection_series.clone(),
-            selection_profiles: self.selection_profiles,
-            selection_took: self.selection_took,
-        }
-    }
-
-    /// Takes back what a reload kept (once the new index, its span and types, is in):
-    /// the type plotted by name where it is still there, and the view unless it showed
-    /// everything.
-    pub fn restore(&mut self, kept: Kept) {
-        if let Some(i) = kept
-            .profile_type
-            .and_then(|t| self.types.iter().position(|x| *x == t))
-        {
-            self.type_index = i;
-        }
-        self.fit_span_to_type();
-        self.pending_bounds = Some(kept.view.unwrap_or_else(|| self.whole_bounds()));
-        self.matchers = kept.matchers;
-        self.sum_by = kept.sum_by;
-        self.hidden = kept.hidden;
-        self.show_all = kept.show_all;
-        self.selection = kept.selection;
-        self.selection_series = kept.selection_series;
-        self.selection_profiles = kept.selection_profiles;
-        self.selection_took = kept.selection_took;
-        self.bar.text = self.selector().map(|s| s.to_string()).unwrap_or_default();
-    }
-
     /// The range and step to ask the series for: the whole span at the plot's
     /// resolution or, after a zoom, the view's resolution over the view widened by its
     /// own length on each side (so that panning that far needs nothing new).
@@ -615,7 +554,7 @@ impl Timeline {
 
     /// Makes the span the plotted type's own, where the source tells it; whether it
     /// changed (a zoom into the span left is then forgotten).
-    fn fit_span_to_type(&mut self) -> bool {
+    pub(in crate::gui::time) fn fit_span_to_type(&mut self) -> bool {
         let Some(&span) = self.type_spans.get(self.type_index) else {
             return false;
         };
