@@ -16,7 +16,7 @@ use crate::gui::compare::Side;
 use crate::gui::tests::fixtures::{click_at, fixture, fixture_dir, window};
 use crate::gui::time::selector::SumBy;
 use crate::gui::view::filters::SearchState;
-use crate::gui::view::flame::{self, FlameInput};
+use crate::gui::view::flame;
 
 /// A window in time mode over `dir`; jobs and queries run synchronously.
 fn time_window(dir: PathBuf) -> Harness<'static, FlintApp> {
@@ -206,18 +206,7 @@ fn the_selection_keeps_its_series_after_compare_mode() {
         .set_sum_by(&ctx, SumBy::Labels(vec!["endpoint".to_string()]));
     h.run_steps(4);
     // A click on one endpoint's line: that series' profile at the point.
-    let (pos, value) = {
-        let tl = h.state().timeline.as_ref().unwrap();
-        let series = tl
-            .series
-            .iter()
-            .find(|s| s.labels.iter().any(|(k, _)| k == "endpoint"))
-            .expect("a series by endpoint");
-        let p = series.points[series.points.len() / 2];
-        let transform = tl.last_transform.expect("the plot was drawn");
-        let pos = transform.position_from_point(&egui_plot::PlotPoint::new(p[0], p[1]));
-        (pos, series.labels[0].1.clone())
-    };
+    let (pos, value) = crate::gui::tests::time::endpoint_point(&h);
     click_at(&mut h, pos);
     h.run_steps(4);
     let before = h.state().selection_text().expect("a selection");
@@ -256,15 +245,7 @@ fn an_inverted_tree_tells_the_self_of_its_leaf_functions_as_the_top_table() {
     let app = h.state();
     let cur = app.view.current().expect("a view");
     assert!(cur.settings.invert, "bottom-up");
-    let input = FlameInput {
-        tree: &cur.tree,
-        frames: &cur.frames,
-        totals: &cur.totals,
-        colors: &[],
-        matches: None,
-        selected: None,
-        unit: cur.unit(),
-    };
+    let input = cur.flame_input();
     // The roots of a bottom-up tree are the leaf functions: each one's self is the
     // top table's.
     let mut checked = 0;

@@ -85,18 +85,7 @@ fn hover_names_function_and_value() {
     );
     h.get_by_label(&expected);
     // The tooltip describes the frame with its file and values.
-    let lines = flame::describe(
-        &FlameInput {
-            tree: &cur.tree,
-            frames: &cur.frames,
-            totals: &cur.totals,
-            colors: &[],
-            matches: None,
-            selected: None,
-            unit: cur.unit(),
-        },
-        &fr,
-    );
+    let lines = flame::describe(&cur.flame_input(), &fr);
     assert_eq!(lines[0], "main.fib");
     assert!(lines.iter().any(|l| l.ends_with("main.go")), "{lines:?}");
     assert!(lines.iter().any(|l| l.starts_with("total: ")), "{lines:?}");

@@ -13,6 +13,8 @@ use profile_model::codec::{self, DecodeOptions};
 use profile_model::top::Top;
 use profile_model::{CallTree, FrameTable, Profile, View, ViewOptions};
 
+use crate::gui::view::flame::FlameInput;
+
 /// Where the profile of a job comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -104,6 +106,20 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// What the flame graph draws of this view: no colors, no search, no selection
+    /// (set them with struct update syntax).
+    pub fn flame_input(&self) -> FlameInput<'_> {
+        FlameInput {
+            tree: &self.tree,
+            frames: &self.frames,
+            totals: &self.totals,
+            colors: &[],
+            matches: None,
+            selected: None,
+            unit: self.unit(),
+        }
+    }
+
     /// Unit of the shown sample type.
     pub fn unit(&self) -> &str {
         self.profile

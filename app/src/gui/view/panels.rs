@@ -58,13 +58,10 @@ impl ProfileView {
         }
         self.breadcrumb(ui, &cur);
         let input = FlameInput {
-            tree: &cur.tree,
-            frames: &cur.frames,
-            totals: &cur.totals,
             colors: &self.colors,
             matches: self.search.matches.as_deref(),
             selected: self.flame.selected,
-            unit: cur.unit(),
+            ..cur.flame_input()
         };
         if cur.totals.first().copied().unwrap_or(0) <= 0 {
             ui.centered_and_justified(|ui| ui.label("no samples match the filters"));

@@ -102,7 +102,7 @@ pub(super) fn by_endpoint(dir: &std::path::Path) -> Harness<'static, FlintApp> {
 
 /// Where on the screen the middle point of the first series with an `endpoint` label
 /// is drawn, and that label's value.
-pub(super) fn endpoint_point(h: &Harness<'_, FlintApp>) -> (egui::Pos2, String) {
+pub(crate) fn endpoint_point(h: &Harness<'_, FlintApp>) -> (egui::Pos2, String) {
     let tl = h.state().timeline.as_ref().expect("time mode");
     let series = tl
         .series
