@@ -9,7 +9,7 @@ use std::sync::Arc;
 use profile_model::codec::{self, DecodeOptions};
 use profile_model::merge::LabelValue;
 use profile_model::stack_index::{
-    Cancelled, MergeInput, ProfileStacks, StackIndex, StackIndexBuilder,
+    self, Cancelled, MergeInput, ProfileStacks, StackIndex, StackIndexBuilder,
 };
 use profile_model::{Profile, ProfileError};
 
@@ -384,7 +384,7 @@ impl FileSource {
             let mut stacks = None;
             let decoded = read_with(&files[i], decode, |bytes| match &builder {
                 Some(builder) => {
-                    codec::decode_keeping_stacks(bytes, decode, builder).map(|(p, s)| {
+                    stack_index::decode_keeping_stacks(bytes, decode, builder).map(|(p, s)| {
                         stacks = s;
                         p
                     })
