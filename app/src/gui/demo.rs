@@ -9,8 +9,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 use profile_model::proto::Profile;
+use profile_model::synthetic::{
+    SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile,
+};
 
 use super::temp_dirs;
 
