@@ -18,7 +18,7 @@ use clap::Args;
 use profile_model::codec::{DecodeOptions, encode_gzip};
 
 use super::remote::{ConnectArgs, runtime};
-use super::spool::Spool;
+use super::spool::{Spool, parent_dir};
 
 /// Arguments of `flint record`.
 #[derive(Debug, Args)]
@@ -379,14 +379,6 @@ fn check_output_path(path: &Path) -> Result<(), String> {
         return Err(format!("-o {}: is a directory", path.display()));
     }
     Ok(())
-}
-
-/// The directory of `path` (`.` for a bare file name).
-pub(super) fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Writes `bytes` to a temporary file next to `path`, then renames it over `path`.
