@@ -105,9 +105,9 @@ impl ViewArgs {
     fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), String> {
         let options = self.view_options()?;
         let merged = if self.diff_base.is_empty() {
-            crate::load::read_merged(&self.files, decode)?
+            capture::read::read_merged(&self.files, decode)?
         } else {
-            crate::load::read_diff(&self.diff_base, &self.files, decode)?
+            capture::read::read_diff(&self.diff_base, &self.files, decode)?
         };
         warn_skipped(&merged.skipped);
         let sample_type = self.sample_type_of(&merged.profile)?;
@@ -139,18 +139,10 @@ impl ViewArgs {
 
     /// The sample type asked for (by name or index), else pprof's default.
     fn sample_type_of(&self, profile: &Profile) -> Result<usize, String> {
-        if profile.sample_types.is_empty() {
-            return Err("the profile has no sample types".into());
-        }
-        match &self.sample_type {
-            None => Ok(profile.default_sample_index()),
-            Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {
-                format!(
-                    "no sample type {spec:?} in the profile (it has: {})",
-                    profile.sample_type_names().join(", ")
-                )
-            }),
-        }
+        Ok(capture::read::top::sample_type_of(
+            profile,
+            self.sample_type.as_deref(),
+        )?)
     }
 }
 

@@ -147,7 +147,7 @@ pub fn parse_labels(flags: &[String]) -> Result<capture::Labels, String> {
 
 /// Whether a command-line input names a server rather than a file.
 fn is_url(input: &Path) -> bool {
-    capture::ServerUrl::names_server(&input.to_string_lossy())
+    capture::PathKind::of(input) == capture::PathKind::Server
 }
 
 /// What the inputs of a command name: one server, one flint store, or files and
@@ -163,7 +163,7 @@ pub enum Input {
 }
 
 /// The inputs opened as one source ([`Input::open`]).
-pub struct Opened {
+pub struct OpenedInput {
     /// Where the profiles are.
     pub source: Box<dyn capture::ProfileSource>,
     /// The range asked for: --from/--to, by default the last hour of a server and
@@ -198,14 +198,14 @@ impl Input {
         connect: &ConnectArgs,
         range: &RangeArgs,
         decode: profile_model::codec::DecodeOptions,
-    ) -> Result<Opened, String> {
+    ) -> Result<OpenedInput, String> {
         let first = || paths.first().map_or_else(PathBuf::new, PathBuf::clone);
         Ok(match self {
             Self::Server => {
                 let range = range.range()?;
                 let server =
                     connect.connect(&first().to_string_lossy(), decode.max_decompressed_bytes)?;
-                Opened {
+                OpenedInput {
                     source: Box::new(server),
                     range,
                     held: None,
@@ -214,7 +214,7 @@ impl Input {
             }
             Self::Store => {
                 let store = capture::Store::open(&first(), capture::StoreOptions::default())?;
-                Opened {
+                OpenedInput {
                     range: range.range_or(TimeRange::ALL)?,
                     held: Some(store.span()),
                     source: Box::new(store),
@@ -224,7 +224,7 @@ impl Input {
             Self::Files => {
                 let (files, skipped) =
                     capture::FileSource::open(paths, decode, &capture::Progress::default())?;
-                Opened {
+                OpenedInput {
                     range: range.range_or(TimeRange::ALL)?,
                     held: Some(files.span()),
                     source: Box::new(files),
@@ -237,13 +237,8 @@ impl Input {
 
 /// A runtime for the requests of one command; its threads are named as the recorder
 /// counts them (`flint record --push` sends from them).
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(capture::recorder::NETWORK_THREAD)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the network runtime: {e}"))
+pub fn runtime() -> Result<tokio::runtime::Runtime, capture::RuntimeError> {
+    capture::runtime(capture::RuntimeUse::Network)
 }
 
 /// The selector `query` asks for, else the server's CPU profile type (else its first).

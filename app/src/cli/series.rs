@@ -10,7 +10,7 @@ use clap::Args;
 use profile_model::codec::DecodeOptions;
 use profile_model::units;
 
-use super::remote::{ConnectArgs, Input, Opened, RangeArgs, runtime, selector_or_default};
+use super::remote::{ConnectArgs, Input, OpenedInput, RangeArgs, runtime, selector_or_default};
 use super::write_stdout;
 
 /// Arguments of `flint series`.
@@ -74,7 +74,7 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
             .map_err(|e| format!("--step: {e}"))?
             .max(1),
     };
-    let Opened {
+    let OpenedInput {
         source,
         range,
         held,

@@ -35,12 +35,7 @@ pub(super) fn instant_answer<T: Default>(fut: impl Future<Output = Result<T, Sou
 
 /// The tokio runtime the app runs its queries on (one worker thread).
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("flint-query")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the query runtime: {e}"))
+    Ok(capture::runtime(capture::RuntimeUse::Query)?)
 }
 
 impl FlintApp {

@@ -32,6 +32,7 @@ use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, SourceFuture,
     TimeRange,
 };
+use crate::time::now_nanos;
 use ingest::Prepared;
 use record::Header;
 
@@ -249,7 +250,7 @@ impl Store {
         shared.enforce_retention(&mut active)?;
         let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
-            .name("flint-store-writer".into())
+            .name(crate::threads::STORE_WRITER.into())
             .spawn(move || writer_shared.run_writer(active))
             .map_err(|e| format!("cannot start the store's writer thread: {e}"))?;
         Ok(Store {
@@ -263,7 +264,7 @@ impl Store {
     /// durable; see [`ingest::prepare`] for what is checked. Blocks: call it from a plain
     /// thread, or use [`ProfileSink::write_raw`] from async code.
     pub fn write(&self, labels: Labels, raw_profile: &[u8]) -> Result<(), SourceError> {
-        let prepared = ingest::prepare(labels, raw_profile, ingest::now_nanos())?;
+        let prepared = ingest::prepare(labels, raw_profile, now_nanos())?;
         self.submit(vec![prepared])?
             .blocking_recv()
             .map_err(|_| stopped())?
@@ -272,7 +273,7 @@ impl Store {
     /// Stores several profiles with one sync; all are checked first, and none is stored
     /// when one is invalid. Blocks like [`Store::write`].
     pub fn write_batch(&self, profiles: &[(Labels, Vec<u8>)]) -> Result<(), SourceError> {
-        let now = ingest::now_nanos();
+        let now = now_nanos();
         let prepared = profiles
             .iter()
             .map(|(labels, raw)| ingest::prepare(labels.clone(), raw, now))
@@ -715,7 +716,7 @@ impl ProfileSink for Store {
     /// blocking the executor) for the writer thread to make it durable.
     fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()> {
         Box::pin(async move {
-            let now = ingest::now_nanos();
+            let now = now_nanos();
             let prepared =
                 tokio::task::spawn_blocking(move || ingest::prepare(labels, &raw_profile, now))
                     .await
