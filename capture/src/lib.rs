@@ -33,4 +33,4 @@ pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
 };
 pub use sources::path_kind::PathKind;
-pub use store::{Store, StoreOptions, StoreStats};
+pub use store::{Store, StoreError, StoreOptions, StoreStats};

@@ -10,6 +10,7 @@ use capture::{Labels, ProfileSink as _};
 use clap::Args;
 use profile_model::codec::DecodeOptions;
 
+use super::CliError;
 use super::remote::{ConnectArgs, runtime};
 
 /// Arguments of `flint push`.
@@ -103,12 +104,12 @@ impl Fold for Uploads<'_> {
 /// Runs `flint push`: every file is read and checked first, so a broken file named on
 /// the command line sends nothing; broken files found in directories are skipped with
 /// a warning.
-pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let common = super::remote::parse_labels(&args.labels)?;
     if let Some(name) = &args.name
         && !is_label_name(name)
     {
-        return Err(format!("--name {name:?} is not a valid profile name"));
+        return Err(format!("--name {name:?} is not a valid profile name").into());
     }
     let fold = Uploads {
         common: &common,

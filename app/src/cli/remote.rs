@@ -7,6 +7,8 @@ use capture::time::{now_nanos, parse_time};
 use capture::{ProfileType, RemoteOptions, RemoteSource, Selector, TimeRange};
 use clap::Args;
 
+use super::CliError;
+
 /// How to reach a server: `grpc://HOST:PORT` (cleartext HTTP/2) or `https://HOST`.
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
@@ -26,7 +28,7 @@ pub struct ConnectArgs {
 
 impl ConnectArgs {
     /// The client options these flags ask for.
-    pub fn options(&self, max_decompressed_bytes: u64) -> Result<RemoteOptions, String> {
+    pub fn options(&self, max_decompressed_bytes: u64) -> Result<RemoteOptions, CliError> {
         let token = match (&self.token, &self.token_file) {
             (Some(t), _) => Some(t.trim().to_string()),
             (None, Some(file)) => Some(read_token(file)?),
@@ -52,8 +54,15 @@ impl ConnectArgs {
     }
 
     /// A client of the server at `url`.
-    pub fn connect(&self, url: &str, max_decompressed_bytes: u64) -> Result<RemoteSource, String> {
-        RemoteSource::new(url, self.options(max_decompressed_bytes)?)
+    pub fn connect(
+        &self,
+        url: &str,
+        max_decompressed_bytes: u64,
+    ) -> Result<RemoteSource, CliError> {
+        Ok(RemoteSource::new(
+            url,
+            self.options(max_decompressed_bytes)?,
+        )?)
     }
 }
 
@@ -84,7 +93,7 @@ pub struct RangeArgs {
 
 impl RangeArgs {
     /// The range asked for, the last hour by default (a server).
-    pub fn range(&self) -> Result<TimeRange, String> {
+    pub fn range(&self) -> Result<TimeRange, CliError> {
         let now = now_nanos();
         let end = match &self.to {
             Some(t) => parse_time(t, now).map_err(|e| format!("--to: {e}"))?,
@@ -103,7 +112,7 @@ impl RangeArgs {
     }
 
     /// The range asked for, `all` by default (a store).
-    pub fn range_or(&self, all: TimeRange) -> Result<TimeRange, String> {
+    pub fn range_or(&self, all: TimeRange) -> Result<TimeRange, CliError> {
         let now = now_nanos();
         let start = match &self.from {
             Some(t) => parse_time(t, now).map_err(|e| format!("--from: {e}"))?,
@@ -117,7 +126,7 @@ impl RangeArgs {
     }
 }
 
-fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, String> {
+fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, CliError> {
     if end_nanos <= start_nanos {
         return Err("--from is not before --to".into());
     }
@@ -177,7 +186,7 @@ pub struct OpenedInput {
 
 impl Input {
     /// What `paths` name; a server given together with other inputs is an error.
-    pub fn of(paths: &[PathBuf]) -> Result<Self, String> {
+    pub fn of(paths: &[PathBuf]) -> Result<Self, CliError> {
         match paths {
             [url] if is_url(url) => Ok(Self::Server),
             [dir] if capture::Store::is_store_dir(dir) => Ok(Self::Store),
@@ -185,7 +194,8 @@ impl Input {
                 Some(url) => Err(format!(
                     "{}: a server is queried alone, not together with files",
                     url.display()
-                )),
+                )
+                .into()),
                 None => Ok(Self::Files),
             },
         }
@@ -198,7 +208,7 @@ impl Input {
         connect: &ConnectArgs,
         range: &RangeArgs,
         decode: profile_model::codec::DecodeOptions,
-    ) -> Result<OpenedInput, String> {
+    ) -> Result<OpenedInput, CliError> {
         let first = || paths.first().map_or_else(PathBuf::new, PathBuf::clone);
         Ok(match self {
             Self::Server => {
@@ -251,15 +261,15 @@ pub async fn selector_or_default(
     query: Option<&str>,
     range: TimeRange,
     held: Option<TimeRange>,
-) -> Result<Selector, String> {
+) -> Result<Selector, CliError> {
     let asked = query.map(Selector::parse).transpose()?;
     let types = source.profile_types(range).await;
     if let Some(selector) = asked {
         // Types that cannot be listed leave the query to say what is wrong.
         return match types {
-            Ok(types) if types.is_empty() => Err(no_profiles(range, held)),
+            Ok(types) if types.is_empty() => Err(no_profiles(range, held).into()),
             Ok(types) if !types.contains(&selector.profile_type) => {
-                Err(unknown_type(&selector, &types))
+                Err(unknown_type(&selector, &types).into())
             }
             _ => Ok(selector),
         };

@@ -13,6 +13,7 @@ use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
 use capture::read::top::{TopHeader, TopSummed, sum_top, top_of_profile};
 use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
+use super::CliError;
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
 
@@ -57,7 +58,7 @@ impl ServerQueryArgs {
         files: &[PathBuf],
         diff_base: &[PathBuf],
         decode: DecodeOptions,
-    ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, String> {
+    ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, CliError> {
         if self.takes_whole(files) {
             return Ok(None);
         }
@@ -93,7 +94,7 @@ impl ServerQueryArgs {
         source: &dyn ProfileSource,
         range: TimeRange,
         held: Option<TimeRange>,
-    ) -> Result<Profile, String> {
+    ) -> Result<Profile, CliError> {
         runtime()?.block_on(async {
             let selector = selector_or_default(source, self.query.as_deref(), range, held).await?;
             let progress = Progress::default();
@@ -102,7 +103,7 @@ impl ServerQueryArgs {
                 .await
                 .map_err(|e| format!("{selector}: {e}"));
             super::warn_skipped(&progress.skipped());
-            merged
+            Ok(merged?)
         })
     }
 }
@@ -127,7 +128,7 @@ struct Row<'a> {
 
 /// Runs `flint top`: every input's top table is summed, file by file, which is
 /// exactly the top table of their merge (and of their difference with `--diff-base`).
-pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
     let summed = match args.server.selected(files, &args.view.diff_base, decode)? {
@@ -158,7 +159,7 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
         } else {
             "no readable profiles"
         };
-        return Err(format!("{what} in {}", names.join(", ")));
+        return Err(format!("{what} in {}", names.join(", ")).into());
     };
     let (named, total) = sum.finish();
     let limit = args.limit.unwrap_or(usize::MAX);
