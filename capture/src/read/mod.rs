@@ -354,3 +354,114 @@ impl Files {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each file's profile type count, in file order.
+    struct Count;
+
+    impl Fold for Count {
+        type Run = Vec<usize>;
+
+        fn run(&self) -> Self::Run {
+            Vec::new()
+        }
+
+        fn add(
+            &self,
+            run: &mut Self::Run,
+            file: FileRef<'_>,
+            bytes: FileBytes<'_>,
+        ) -> Result<(), NotAdded> {
+            let profile = bytes.profile().map_err(|e| file.broken(e))?;
+            run.push(profile.sample_types.len());
+            Ok(())
+        }
+
+        fn absorb(&self, run: &mut Self::Run, later: Self::Run) -> Result<(), ReadError> {
+            run.extend(later);
+            Ok(())
+        }
+    }
+
+    /// A folder of `good` Go CPU profiles and `broken` files that are none.
+    fn folder(tag: &str, good: usize, broken: usize) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("flint-read-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("made");
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/go/cpu.pb.gz");
+        for i in 0..good {
+            std::fs::copy(&fixture, dir.join(format!("good-{i}.pb.gz"))).expect("copied");
+        }
+        for i in 0..broken {
+            std::fs::write(dir.join(format!("broken-{i}.pb.gz")), b"not a profile")
+                .expect("written");
+        }
+        dir
+    }
+
+    #[test]
+    fn broken_files_in_a_folder_are_skipped_and_a_named_one_is_the_error() {
+        let dir = folder("skip", 6, 2);
+        let files = Files::list(&[std::slice::from_ref(&dir)]).expect("listed");
+        let read = files.read(&Count, ReadOptions::default()).expect("read");
+        assert_eq!(read.folded, [2; 6]);
+        assert_eq!(
+            read.added,
+            [2, 3, 4, 5, 6, 7],
+            "broken-* come first by name"
+        );
+        assert_eq!(read.skipped.len(), 2, "{:?}", read.skipped);
+        // Named before its folder, it counts as named (the first path that reaches a
+        // file counts).
+        let named = dir.join("broken-1.pb.gz");
+        let files = Files::list(&[&[named.clone(), dir.clone()]]).expect("listed");
+        let e = files
+            .read(&Count, ReadOptions::default())
+            .expect_err("named");
+        assert!(
+            e.to_string().starts_with(&named.display().to_string()),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+
+    #[test]
+    fn a_folder_without_a_profile_is_an_error_unless_folders_may_hold_none() {
+        let dir = folder("none", 0, 2);
+        let files = Files::list(&[std::slice::from_ref(&dir)]).expect("listed");
+        let e = files
+            .read(&Count, ReadOptions::default())
+            .expect_err("no profile");
+        assert!(
+            e.to_string()
+                .contains("neither of its 2 files is a pprof profile"),
+            "{e}"
+        );
+        let lenient = ReadOptions {
+            folders_may_hold_none: true,
+            ..ReadOptions::default()
+        };
+        let read = files.read(&Count, lenient).expect("passed over");
+        assert!(read.added.is_empty());
+        assert_eq!(read.skipped.len(), 2);
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+
+    #[test]
+    fn prefetched_bytes_are_read_in_place_of_the_file() {
+        let dir = folder("prefetched", 2, 0);
+        let files = Files::list(&[std::slice::from_ref(&dir)]).expect("listed");
+        let options = ReadOptions {
+            prefetched: vec![Ok(b"not a profile".to_vec())],
+            ..ReadOptions::default()
+        };
+        let read = files.read(&Count, options).expect("the other reads");
+        assert_eq!(read.added, [1]);
+        assert_eq!(read.skipped.len(), 1, "{:?}", read.skipped);
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+}

@@ -30,3 +30,28 @@ impl PathKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_names_a_server_a_folder_or_a_file() {
+        let dir = std::env::temp_dir();
+        assert_eq!(PathKind::of(&dir), PathKind::Dir);
+        assert_eq!(
+            PathKind::of(Path::new("grpc://localhost:7070")),
+            PathKind::Server
+        );
+        assert_eq!(
+            PathKind::of(Path::new("https://parca.example.com")),
+            PathKind::Server
+        );
+        assert_eq!(
+            PathKind::of(&dir.join("no such file.pb.gz")),
+            PathKind::File
+        );
+        // A scheme flint does not speak is a file that reading says is missing.
+        assert_eq!(PathKind::of(Path::new("ftp://host")), PathKind::File);
+    }
+}
