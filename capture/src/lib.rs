@@ -1,23 +1,36 @@
-//! Where flint's profiles come from: the [`ProfileSource`] interface every source
-//! implements, Parca's selector language, the file source, flint's on-disk store
-//! ([`store`]), the gRPC layer ([`grpc`]): a Parca-compatible server over any source
-//! and [`RemoteSource`], a client of Parca's query API; and the live recorder's
-//! user-space half ([`symbols`], [`recorder`]).
+//! Where flint's profiles come from, in four parts:
+//!
+//! - [`sources`]: the [`ProfileSource`] interface every source implements, Parca's
+//!   selector language, times, what a path names ([`PathKind`]), and the local
+//!   sources: profile files and folders ([`FileSource`]) and flint's on-disk store
+//!   ([`Store`]), both answering from one index;
+//! - [`read`]: reading profile files, and the one place where many are read and added
+//!   up on all cores ([`read::Files::read`]), for the CLI, the window and `push`;
+//! - [`grpc`]: Parca's gRPC API, a server over any source and [`RemoteSource`], a
+//!   client of it;
+//! - [`live`]: the live recorder's user-space half, and symbolization.
+//!
+//! Beside them: the names of the threads flint starts ([`threads`]) and the runtime
+//! its requests run on ([`runtime()`]).
 
-pub mod files;
 pub mod grpc;
-pub mod index;
-pub mod recorder;
-pub mod selector;
-pub mod source;
-pub mod store;
-pub mod symbols;
-pub mod time;
+pub mod live;
+pub mod read;
+mod runtime;
+pub mod sources;
+pub mod threads;
+
+// The modules of each part, also by their short names (`capture::time`,
+// `capture::recorder`), as the window and the tests name them.
+pub use live::{recorder, symbols};
+pub use sources::{files, index, selector, source, store, time};
 
 pub use files::FileSource;
 pub use grpc::{RemoteOptions, RemoteSource, ServerOptions, ServerUrl};
+pub use runtime::{RuntimeError, RuntimeUse, runtime};
 pub use selector::{Matcher, ProfileType, Selector};
 pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
 };
-pub use store::{Store, StoreOptions, StoreStats};
+pub use sources::path_kind::PathKind;
+pub use store::{Store, StoreError, StoreOptions, StoreStats};

@@ -130,13 +130,13 @@ fn a_file_larger_than_the_cap_is_refused_unread_and_skipped() {
         max_decompressed_bytes: good.len() as u64,
     };
     let mut buf = Vec::new();
-    capture::index::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, at_cap).expect("at the cap");
+    capture::read::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, at_cap).expect("at the cap");
     assert_eq!(buf, good);
     let under = DecodeOptions {
         max_decompressed_bytes: good.len() as u64 - 1,
     };
-    let refused = capture::index::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, under);
-    assert!(refused.is_err_and(|e| e.contains("exceeds the limit")));
+    let refused = capture::read::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, under);
+    assert!(refused.is_err_and(|e| e.to_string().contains("exceeds the limit")));
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
@@ -333,7 +333,7 @@ fn directories_are_searched_through_links_and_without_hidden_entries() {
     std::os::unix::fs::symlink(elsewhere.join("linked-dir"), real.join("linked"))
         .expect("dir link");
     std::os::unix::fs::symlink(dir.join("missing"), real.join("dangling")).expect("dangling link");
-    let found = capture::files::files_under(&real).expect("listed").files;
+    let found = capture::read::files_under(&real).expect("listed").files;
     let names: Vec<String> = found
         .iter()
         .map(|p| p.strip_prefix(&real).expect("under").display().to_string())
@@ -357,7 +357,7 @@ fn a_link_loop_or_a_second_path_to_a_file_lists_it_once() {
     std::os::unix::fs::symlink(dir.join("day/sub"), dir.join("day/again")).expect("dir link");
     std::os::unix::fs::symlink(dir.join("day/b.pb.gz"), dir.join("day/sub/b-link.pb.gz"))
         .expect("file link");
-    let found = capture::files::files_under(&dir.join("day"))
+    let found = capture::read::files_under(&dir.join("day"))
         .expect("listed")
         .files;
     let names: Vec<String> = found

@@ -440,7 +440,8 @@ fn a_folder_of_other_files_is_not_made_a_store() {
     std::fs::write(&profile, bytes("cpu-1.pb.gz")).expect("write");
     let err = Store::open(&dir, StoreOptions::default())
         .err()
-        .expect("refused");
+        .expect("refused")
+        .to_string();
     assert!(
         err.contains("is not a flint store and is not empty (it holds cpu.pb.gz)"),
         "{err}"
@@ -458,7 +459,8 @@ fn a_folder_of_other_files_is_not_made_a_store() {
     let open = Store::open(&empty, StoreOptions::default()).expect("the store made there");
     let err = Store::open(&empty, StoreOptions::default())
         .err()
-        .expect("one opener at a time");
+        .expect("one opener at a time")
+        .to_string();
     assert!(err.contains("is open in another process"), "{err}");
     drop(open);
     let new = Scratch::adopt(dir.with_extension("new"));

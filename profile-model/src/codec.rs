@@ -8,7 +8,6 @@ use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
 use crate::proto;
-use crate::stack_index::{ProfileStacks, StackIndexBuilder};
 use crate::wire::tables::{RawTables, ReadSamples, Tables};
 
 /// Default cap on the decompressed size of one profile: 2 GiB.
@@ -142,25 +141,19 @@ pub fn decode_without_stacks(
     bytes: &[u8],
     options: DecodeOptions,
 ) -> Result<Profile, ProfileError> {
-    decode_for_index(bytes, options, None).map(|(p, _)| p)
+    decode_for_index(bytes, options, false, |_, _| ()).map(|(p, ())| p)
 }
 
-/// [`decode_without_stacks`], and the profile's samples kept in `stacks`
-/// ([`StackIndexBuilder::add`]; `None` when its budget is spent). The profile
-/// returned then has its stacks.
-pub fn decode_keeping_stacks(
+/// [`decode_without_stacks`] with a look at the message's tables and samples as read:
+/// `keep(tables, samples)` is called once they are (the samples' stacks read only
+/// with `read_stacks`), and what it returns comes back with the profile. For a
+/// caller that keeps what the profile's own model leaves out (the stack index).
+pub(crate) fn decode_for_index<T>(
     bytes: &[u8],
     options: DecodeOptions,
-    stacks: &StackIndexBuilder,
-) -> Result<(Profile, Option<ProfileStacks>), ProfileError> {
-    decode_for_index(bytes, options, Some(stacks))
-}
-
-fn decode_for_index(
-    bytes: &[u8],
-    options: DecodeOptions,
-    stacks: Option<&StackIndexBuilder>,
-) -> Result<(Profile, Option<ProfileStacks>), ProfileError> {
+    read_stacks: bool,
+    keep: impl FnOnce(&Tables<'_>, &ReadSamples) -> T,
+) -> Result<(Profile, T), ProfileError> {
     let mut buf = Vec::new();
     let body = message_bytes(bytes, options, &mut buf)?;
     let mut spare = Vec::new();
@@ -208,8 +201,8 @@ fn decode_for_index(
         ..Profile::default()
     };
     let mut read = ReadSamples::default();
-    tables.read_samples(body, &mut read, stacks.is_some())?;
-    let kept_stacks = stacks.and_then(|stacks| stacks.add_read(&tables, &read));
+    tables.read_samples(body, &mut read, read_stacks)?;
+    let seen = keep(&tables, &read);
     profile.samples = read.samples;
     profile.label_sets = read
         .label_sets
@@ -226,7 +219,7 @@ fn decode_for_index(
         })
         .collect();
     profile.strings = kept.strings;
-    Ok((profile, kept_stacks))
+    Ok((profile, seen))
 }
 
 /// The strings of a message that a profile without stacks keeps, numbered in the

@@ -34,6 +34,7 @@ mod sample_table;
 mod slot_table;
 pub mod stack_index;
 mod string_index;
+pub mod synthetic;
 pub mod top;
 pub mod topsum;
 pub mod units;

@@ -13,6 +13,8 @@ use std::sync::{Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
+use crate::codec::{self, DecodeOptions};
+use crate::error::ProfileError;
 use crate::merge::{Interned, LabelValue, Merger, widen_span};
 use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Mapping, Profile, Samples, StrId,
@@ -20,6 +22,19 @@ use crate::profile::{
 };
 use crate::sample_table::hash_of;
 use crate::wire::tables::{ReadSamples, Tables};
+
+/// [`codec::decode_without_stacks`], and the profile's samples kept in `stacks`
+/// ([`StackIndexBuilder::add`]; `None` when its budget is spent). The profile
+/// returned then has its stacks.
+pub fn decode_keeping_stacks(
+    bytes: &[u8],
+    options: DecodeOptions,
+    stacks: &StackIndexBuilder,
+) -> Result<(Profile, Option<ProfileStacks>), ProfileError> {
+    codec::decode_for_index(bytes, options, true, |tables, read| {
+        stacks.add_read(tables, read)
+    })
+}
 
 /// `log2` of the number of shards of the stack set, each behind its own lock, so
 /// that the threads that index files rarely wait on one another.

@@ -7,6 +7,7 @@ use profile_model::View;
 use profile_model::codec::DecodeOptions;
 use profile_model::fold::write_folded;
 
+use super::CliError;
 use super::top::ServerQueryArgs;
 use super::{ViewArgs, output_result, warn_skipped};
 
@@ -20,7 +21,7 @@ pub struct FoldArgs {
 }
 
 /// Runs `flint fold`: the folded stacks of what `flint top` would read.
-pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let view = &args.view;
     let (profile, sample_type, options) =
         match args.server.selected(&view.files, &view.diff_base, decode)? {

@@ -1,5 +1,6 @@
 //! The command line: argument definitions and the dispatch of each subcommand.
 
+mod error;
 mod fold;
 mod push;
 mod record;
@@ -13,6 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+
+pub use error::CliError;
 use profile_model::codec::DecodeOptions;
 use profile_model::filter::compile_regex;
 use profile_model::{Filters, Granularity, Profile, TagFilter, ViewOptions};
@@ -102,12 +105,12 @@ impl ViewArgs {
     }
 
     /// Reads and merges the files, and resolves the sample type and view options.
-    fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), String> {
+    fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), CliError> {
         let options = self.view_options()?;
         let merged = if self.diff_base.is_empty() {
-            crate::load::read_merged(&self.files, decode)?
+            capture::read::read_merged(&self.files, decode)?
         } else {
-            crate::load::read_diff(&self.diff_base, &self.files, decode)?
+            capture::read::read_diff(&self.diff_base, &self.files, decode)?
         };
         warn_skipped(&merged.skipped);
         let sample_type = self.sample_type_of(&merged.profile)?;
@@ -115,7 +118,7 @@ impl ViewArgs {
     }
 
     /// The filters and granularity asked for.
-    fn view_options(&self) -> Result<ViewOptions, String> {
+    fn view_options(&self) -> Result<ViewOptions, CliError> {
         let filters = Filters {
             focus: compile_regex("--focus", self.focus.as_deref().unwrap_or(""))?,
             ignore: compile_regex("--ignore", self.ignore.as_deref().unwrap_or(""))?,
@@ -138,19 +141,11 @@ impl ViewArgs {
     }
 
     /// The sample type asked for (by name or index), else pprof's default.
-    fn sample_type_of(&self, profile: &Profile) -> Result<usize, String> {
-        if profile.sample_types.is_empty() {
-            return Err("the profile has no sample types".into());
-        }
-        match &self.sample_type {
-            None => Ok(profile.default_sample_index()),
-            Some(spec) => profile.find_sample_type(spec).ok_or_else(|| {
-                format!(
-                    "no sample type {spec:?} in the profile (it has: {})",
-                    profile.sample_type_names().join(", ")
-                )
-            }),
-        }
+    fn sample_type_of(&self, profile: &Profile) -> Result<usize, CliError> {
+        Ok(capture::read::top::sample_type_of(
+            profile,
+            self.sample_type.as_deref(),
+        )?)
     }
 }
 
@@ -246,7 +241,7 @@ fn usage_line(rendered: &str) -> String {
 }
 
 /// Runs the chosen subcommand, or the window.
-pub fn run(cli: Cli) -> Result<(), String> {
+pub fn run(cli: Cli) -> Result<(), CliError> {
     let decode = DecodeOptions {
         max_decompressed_bytes: cli.max_decompressed,
     };
@@ -265,7 +260,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
                         .into(),
                 );
             }
-            crate::gui::run(cli.files, decode)
+            Ok(crate::gui::run(cli.files, decode)?)
         }
     }
 }
@@ -281,7 +276,7 @@ fn has_display() -> bool {
 }
 
 /// Writes to stdout, treating a closed pipe (`flint top … | head`) as success.
-fn write_stdout(text: &str) -> Result<(), String> {
+fn write_stdout(text: &str) -> Result<(), CliError> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     output_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
@@ -289,9 +284,11 @@ fn write_stdout(text: &str) -> Result<(), String> {
 
 /// The outcome of writing to stdout: a reader that stopped reading (`| head`) is no
 /// error, any other failure is.
-fn output_result(written: std::io::Result<()>) -> Result<(), String> {
+fn output_result(written: std::io::Result<()>) -> Result<(), CliError> {
     match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing output: {e}")),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("writing output: {e}").into())
+        }
         _ => Ok(()),
     }
 }

@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 
 use capture::files::default_profile_name;
+use capture::read::{FileBytes, FileRef, Files, Fold, NotAdded, ReadError, ReadOptions};
 use capture::selector::is_label_name;
 use capture::{Labels, ProfileSink as _};
 use clap::Args;
-use profile_model::codec::{self, DecodeOptions};
+use profile_model::codec::DecodeOptions;
 
+use super::CliError;
 use super::remote::{ConnectArgs, runtime};
 
 /// Arguments of `flint push`.
@@ -58,43 +60,70 @@ struct Upload {
     labels: Labels,
 }
 
+/// Each file checked (decoded whole) and kept as it was read, with its labels.
+struct Uploads<'a> {
+    /// The labels of every profile.
+    common: &'a Labels,
+    /// `--name`, else each profile's own ([`default_profile_name`]).
+    name: Option<&'a str>,
+}
+
+impl Fold for Uploads<'_> {
+    type Run = Vec<Upload>;
+
+    fn run(&self) -> Self::Run {
+        Vec::new()
+    }
+
+    fn add(
+        &self,
+        uploads: &mut Self::Run,
+        file: FileRef<'_>,
+        bytes: FileBytes<'_>,
+    ) -> Result<(), NotAdded> {
+        let profile = bytes.profile().map_err(|e| file.broken(e))?;
+        let mut labels = self.common.clone();
+        let name = self
+            .name
+            .map_or_else(|| default_profile_name(&profile), str::to_string);
+        labels.insert("__name__".to_string(), name);
+        uploads.push(Upload {
+            path: file.path.to_path_buf(),
+            bytes: bytes.stored.to_vec(),
+            labels,
+        });
+        Ok(())
+    }
+
+    fn absorb(&self, uploads: &mut Self::Run, later: Self::Run) -> Result<(), ReadError> {
+        uploads.extend(later);
+        Ok(())
+    }
+}
+
 /// Runs `flint push`: every file is read and checked first, so a broken file named on
 /// the command line sends nothing; broken files found in directories are skipped with
 /// a warning.
-pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &PushArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let common = super::remote::parse_labels(&args.labels)?;
     if let Some(name) = &args.name
         && !is_label_name(name)
     {
-        return Err(format!("--name {name:?} is not a valid profile name"));
+        return Err(format!("--name {name:?} is not a valid profile name").into());
     }
-    let mut uploads = Vec::new();
-    let inputs = capture::files::Inputs::list(&args.files)?;
-    super::warn_skipped(&inputs.unreadable);
-    for (path, dir) in inputs.files {
-        let mut bytes = Vec::new();
-        let profile = match capture::index::read_into(&path, &mut bytes, decode).and_then(|()| {
-            codec::decode_with(&bytes, decode).map_err(|e| format!("{}: {e}", path.display()))
-        }) {
-            Ok(p) => p,
-            Err(e) if dir.is_some() => {
-                super::warn_skipped(&[e]);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let mut labels = common.clone();
-        let name = args
-            .name
-            .clone()
-            .unwrap_or_else(|| default_profile_name(&profile));
-        labels.insert("__name__".to_string(), name);
-        uploads.push(Upload {
-            path,
-            bytes,
-            labels,
-        });
-    }
+    let fold = Uploads {
+        common: &common,
+        name: args.name.as_deref(),
+    };
+    let read = Files::list(&[&args.files])?.read(
+        &fold,
+        ReadOptions {
+            folders_may_hold_none: true,
+            ..ReadOptions::new(decode)
+        },
+    )?;
+    super::warn_skipped(&read.skipped);
+    let uploads = read.folded;
     if uploads.is_empty() {
         return Err("no profiles to push".into());
     }

@@ -17,8 +17,9 @@ use capture::{Labels, ProfileSink as _, RemoteSource};
 use clap::Args;
 use profile_model::codec::{DecodeOptions, encode_gzip};
 
+use super::CliError;
 use super::remote::{ConnectArgs, runtime};
-use super::spool::Spool;
+use super::spool::{Spool, parent_dir};
 
 /// Arguments of `flint record`.
 #[derive(Debug, Args)]
@@ -90,7 +91,7 @@ struct Outputs {
 
 /// Runs `flint record` until `--duration`, Ctrl-C or SIGTERM (the interval under way
 /// is finished and written), or until every `--pid` has exited.
-pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String> {
+pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliError> {
     let options = recorder_options(args)?;
     let labels = series_labels(args)?;
     if args.output.is_none() && args.store.is_none() && args.push.is_none() {
@@ -149,7 +150,7 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
         Ok(started) => started,
         Err(e) => {
             outputs.discard();
-            return Err(e);
+            return Err(e.into());
         }
     };
     let backend = backend_name(recorder.backend());
@@ -203,14 +204,15 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), String>
         profile_model::units::thousands(samples),
     );
     if let Some(e) = failed {
-        return Err(e);
+        return Err(e.into());
     }
     if outputs.failures > 0 {
         return Err(format!(
             "{} of {intervals} intervals could not be written: {}",
             outputs.failures,
             outputs.first_failure.unwrap_or_default()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -379,14 +381,6 @@ fn check_output_path(path: &Path) -> Result<(), String> {
         return Err(format!("-o {}: is a directory", path.display()));
     }
     Ok(())
-}
-
-/// The directory of `path` (`.` for a bare file name).
-pub(super) fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Writes `bytes` to a temporary file next to `path`, then renames it over `path`.

@@ -7,6 +7,8 @@ use capture::time::{now_nanos, parse_time};
 use capture::{ProfileType, RemoteOptions, RemoteSource, Selector, TimeRange};
 use clap::Args;
 
+use super::CliError;
+
 /// How to reach a server: `grpc://HOST:PORT` (cleartext HTTP/2) or `https://HOST`.
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
@@ -26,7 +28,7 @@ pub struct ConnectArgs {
 
 impl ConnectArgs {
     /// The client options these flags ask for.
-    pub fn options(&self, max_decompressed_bytes: u64) -> Result<RemoteOptions, String> {
+    pub fn options(&self, max_decompressed_bytes: u64) -> Result<RemoteOptions, CliError> {
         let token = match (&self.token, &self.token_file) {
             (Some(t), _) => Some(t.trim().to_string()),
             (None, Some(file)) => Some(read_token(file)?),
@@ -52,8 +54,15 @@ impl ConnectArgs {
     }
 
     /// A client of the server at `url`.
-    pub fn connect(&self, url: &str, max_decompressed_bytes: u64) -> Result<RemoteSource, String> {
-        RemoteSource::new(url, self.options(max_decompressed_bytes)?)
+    pub fn connect(
+        &self,
+        url: &str,
+        max_decompressed_bytes: u64,
+    ) -> Result<RemoteSource, CliError> {
+        Ok(RemoteSource::new(
+            url,
+            self.options(max_decompressed_bytes)?,
+        )?)
     }
 }
 
@@ -84,7 +93,7 @@ pub struct RangeArgs {
 
 impl RangeArgs {
     /// The range asked for, the last hour by default (a server).
-    pub fn range(&self) -> Result<TimeRange, String> {
+    pub fn range(&self) -> Result<TimeRange, CliError> {
         let now = now_nanos();
         let end = match &self.to {
             Some(t) => parse_time(t, now).map_err(|e| format!("--to: {e}"))?,
@@ -103,7 +112,7 @@ impl RangeArgs {
     }
 
     /// The range asked for, `all` by default (a store).
-    pub fn range_or(&self, all: TimeRange) -> Result<TimeRange, String> {
+    pub fn range_or(&self, all: TimeRange) -> Result<TimeRange, CliError> {
         let now = now_nanos();
         let start = match &self.from {
             Some(t) => parse_time(t, now).map_err(|e| format!("--from: {e}"))?,
@@ -117,7 +126,7 @@ impl RangeArgs {
     }
 }
 
-fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, String> {
+fn checked(start_nanos: i64, end_nanos: i64) -> Result<TimeRange, CliError> {
     if end_nanos <= start_nanos {
         return Err("--from is not before --to".into());
     }
@@ -147,7 +156,7 @@ pub fn parse_labels(flags: &[String]) -> Result<capture::Labels, String> {
 
 /// Whether a command-line input names a server rather than a file.
 fn is_url(input: &Path) -> bool {
-    capture::ServerUrl::names_server(&input.to_string_lossy())
+    capture::PathKind::of(input) == capture::PathKind::Server
 }
 
 /// What the inputs of a command name: one server, one flint store, or files and
@@ -163,7 +172,7 @@ pub enum Input {
 }
 
 /// The inputs opened as one source ([`Input::open`]).
-pub struct Opened {
+pub struct OpenedInput {
     /// Where the profiles are.
     pub source: Box<dyn capture::ProfileSource>,
     /// The range asked for: --from/--to, by default the last hour of a server and
@@ -177,7 +186,7 @@ pub struct Opened {
 
 impl Input {
     /// What `paths` name; a server given together with other inputs is an error.
-    pub fn of(paths: &[PathBuf]) -> Result<Self, String> {
+    pub fn of(paths: &[PathBuf]) -> Result<Self, CliError> {
         match paths {
             [url] if is_url(url) => Ok(Self::Server),
             [dir] if capture::Store::is_store_dir(dir) => Ok(Self::Store),
@@ -185,7 +194,8 @@ impl Input {
                 Some(url) => Err(format!(
                     "{}: a server is queried alone, not together with files",
                     url.display()
-                )),
+                )
+                .into()),
                 None => Ok(Self::Files),
             },
         }
@@ -198,14 +208,14 @@ impl Input {
         connect: &ConnectArgs,
         range: &RangeArgs,
         decode: profile_model::codec::DecodeOptions,
-    ) -> Result<Opened, String> {
+    ) -> Result<OpenedInput, CliError> {
         let first = || paths.first().map_or_else(PathBuf::new, PathBuf::clone);
         Ok(match self {
             Self::Server => {
                 let range = range.range()?;
                 let server =
                     connect.connect(&first().to_string_lossy(), decode.max_decompressed_bytes)?;
-                Opened {
+                OpenedInput {
                     source: Box::new(server),
                     range,
                     held: None,
@@ -214,7 +224,7 @@ impl Input {
             }
             Self::Store => {
                 let store = capture::Store::open(&first(), capture::StoreOptions::default())?;
-                Opened {
+                OpenedInput {
                     range: range.range_or(TimeRange::ALL)?,
                     held: Some(store.span()),
                     source: Box::new(store),
@@ -224,7 +234,7 @@ impl Input {
             Self::Files => {
                 let (files, skipped) =
                     capture::FileSource::open(paths, decode, &capture::Progress::default())?;
-                Opened {
+                OpenedInput {
                     range: range.range_or(TimeRange::ALL)?,
                     held: Some(files.span()),
                     source: Box::new(files),
@@ -237,13 +247,8 @@ impl Input {
 
 /// A runtime for the requests of one command; its threads are named as the recorder
 /// counts them (`flint record --push` sends from them).
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(capture::recorder::NETWORK_THREAD)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the network runtime: {e}"))
+pub fn runtime() -> Result<tokio::runtime::Runtime, capture::RuntimeError> {
+    capture::runtime(capture::RuntimeUse::Network)
 }
 
 /// The selector `query` asks for, else the server's CPU profile type (else its first).
@@ -256,15 +261,15 @@ pub async fn selector_or_default(
     query: Option<&str>,
     range: TimeRange,
     held: Option<TimeRange>,
-) -> Result<Selector, String> {
+) -> Result<Selector, CliError> {
     let asked = query.map(Selector::parse).transpose()?;
     let types = source.profile_types(range).await;
     if let Some(selector) = asked {
         // Types that cannot be listed leave the query to say what is wrong.
         return match types {
-            Ok(types) if types.is_empty() => Err(no_profiles(range, held)),
+            Ok(types) if types.is_empty() => Err(no_profiles(range, held).into()),
             Ok(types) if !types.contains(&selector.profile_type) => {
-                Err(unknown_type(&selector, &types))
+                Err(unknown_type(&selector, &types).into())
             }
             _ => Ok(selector),
         };

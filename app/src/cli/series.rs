@@ -10,7 +10,8 @@ use clap::Args;
 use profile_model::codec::DecodeOptions;
 use profile_model::units;
 
-use super::remote::{ConnectArgs, Input, Opened, RangeArgs, runtime, selector_or_default};
+use super::CliError;
+use super::remote::{ConnectArgs, Input, OpenedInput, RangeArgs, runtime, selector_or_default};
 use super::write_stdout;
 
 /// Arguments of `flint series`.
@@ -50,7 +51,7 @@ enum Format {
 }
 
 /// Runs `flint series`.
-pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), CliError> {
     if let [_, _, ..] = args.sum_by.as_slice()
         && args.sum_by.iter().any(|l| l == "*")
     {
@@ -63,7 +64,8 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
     {
         return Err(format!(
             "--sum-by {bad:?} is not a label name (letters, digits and _, not first a digit)"
-        ));
+        )
+        .into());
     }
     let runtime = runtime()?;
     let input = Input::of(&args.paths)?;
@@ -74,7 +76,7 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
             .map_err(|e| format!("--step: {e}"))?
             .max(1),
     };
-    let Opened {
+    let OpenedInput {
         source,
         range,
         held,
@@ -131,7 +133,7 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), String> {
                 };
             }
         }
-        Ok::<String, String>(out)
+        Ok::<String, CliError>(out)
     })?;
     write_stdout(&text)
 }

@@ -10,6 +10,7 @@ use capture::time::parse_duration;
 use capture::{ProfileSink, ProfileSource};
 use clap::Args;
 
+use super::CliError;
 use super::parse_size;
 
 /// Arguments of `flint serve`.
@@ -39,7 +40,7 @@ pub struct ServeArgs {
 }
 
 /// Runs `flint serve` until Ctrl-C (or SIGTERM), then finishes the requests in flight.
-pub fn run(args: &ServeArgs) -> Result<(), String> {
+pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     let retention_nanos = args
         .retention
         .as_deref()
@@ -50,7 +51,8 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
     if let (Some(0), Some(text)) = (retention_nanos, &args.retention) {
         return Err(format!(
             "--retention {text}: must be longer than zero (leave it out to keep every profile)"
-        ));
+        )
+        .into());
     }
     if args.max_size == Some(0) {
         return Err("--max-size 0: must be more than zero (leave it out for no limit)".into());

@@ -24,8 +24,7 @@ impl Spool {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "profile".into());
-        let dir =
-            super::record::parent_dir(output).join(format!(".{name}.spool-{}", std::process::id()));
+        let dir = parent_dir(output).join(format!(".{name}.spool-{}", std::process::id()));
         std::fs::create_dir(&dir)
             .map_err(|e| format!("-o {}: creating {}: {e}", output.display(), dir.display()))?;
         Ok(Self { dir, intervals: 0 })
@@ -71,6 +70,15 @@ impl Spool {
     pub fn remove(self) -> Result<(), String> {
         std::fs::remove_dir_all(&self.dir)
             .map_err(|e| format!("removing {}: {e}", self.dir.display()))
+    }
+}
+
+/// The directory of `path` (`.` for a bare file name): where the output file, its
+/// spool and its temporary copy go.
+pub(super) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 

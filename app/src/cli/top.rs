@@ -1,19 +1,19 @@
 //! `flint top`: the top table, in pprof's text layout, as TSV or as JSON.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use std::ops::ControlFlow;
 
-use profile_model::codec::{DecodeOptions, message_bytes};
+use profile_model::Profile;
+use profile_model::codec::DecodeOptions;
 use profile_model::top::InlineMark;
-use profile_model::topsum::TopSum;
 use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
-use profile_model::{Profile, ProfileError, View, ViewOptions};
 
+use capture::read::top::{TopHeader, TopSummed, sum_top, top_of_profile};
 use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
+use super::CliError;
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
 use super::{ViewArgs, write_stdout};
 
@@ -58,7 +58,7 @@ impl ServerQueryArgs {
         files: &[PathBuf],
         diff_base: &[PathBuf],
         decode: DecodeOptions,
-    ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, String> {
+    ) -> Result<Option<(PathBuf, Profile, Vec<String>)>, CliError> {
         if self.takes_whole(files) {
             return Ok(None);
         }
@@ -94,7 +94,7 @@ impl ServerQueryArgs {
         source: &dyn ProfileSource,
         range: TimeRange,
         held: Option<TimeRange>,
-    ) -> Result<Profile, String> {
+    ) -> Result<Profile, CliError> {
         runtime()?.block_on(async {
             let selector = selector_or_default(source, self.query.as_deref(), range, held).await?;
             let progress = Progress::default();
@@ -103,7 +103,7 @@ impl ServerQueryArgs {
                 .await
                 .map_err(|e| format!("{selector}: {e}"));
             super::warn_skipped(&progress.skipped());
-            merged
+            Ok(merged?)
         })
     }
 }
@@ -126,134 +126,40 @@ struct Row<'a> {
     inline: InlineMark,
 }
 
-/// What the header of the text output says about the inputs.
-struct Inputs {
-    /// `type/unit` of every sample type, from the first profile.
-    sample_type_names: Vec<String>,
-    /// Name of the first profile, for errors.
-    first: String,
-    /// The first profile's chosen type as `--query` takes it, for errors.
-    profile_type: String,
-    /// The chosen sample type's kind and unit.
-    kind: String,
-    unit: String,
-    /// The first profile's main binary (its first mapping): file name and build id.
-    binary: (String, String),
-    /// Every profile's comments, each once, in the order read.
-    comments: Vec<String>,
-    /// As pprof merges headers: the earliest start of the profiles that have one, and
-    /// the sum of their durations.
-    time_nanos: i64,
-    duration_nanos: i64,
-}
-
-impl Inputs {
-    /// What the first profile read says: its sample types, the chosen one's kind and
-    /// unit, and its main binary. Its time and comments are added by [`Inputs::add`],
-    /// as every profile's.
-    fn of_first(path: &Path, profile: &Profile, sample_type: usize) -> Self {
-        let kind_unit = profile.sample_types[sample_type];
-        let binary = profile.mappings.first().map_or_else(Default::default, |m| {
-            let file = profile.str(m.filename);
-            let base = file.rsplit('/').next().unwrap_or(file);
-            (base.to_string(), profile.str(m.build_id).to_string())
-        });
-        Inputs {
-            sample_type_names: profile.sample_type_names(),
-            first: path.display().to_string(),
-            profile_type: capture::files::profile_types_of(profile)
-                .get(sample_type)
-                .map_or_else(String::new, ToString::to_string),
-            kind: profile.str(kind_unit.kind).to_string(),
-            unit: profile.str(kind_unit.unit).to_string(),
-            binary,
-            comments: Vec::new(),
-            time_nanos: 0,
-            duration_nanos: 0,
-        }
-    }
-
-    /// Adds a profile's header: its start (the earliest counts), its duration (they
-    /// add up) and its comments.
-    fn add(&mut self, header: &Header) {
-        if header.time_nanos != 0 && (self.time_nanos == 0 || header.time_nanos < self.time_nanos) {
-            self.time_nanos = header.time_nanos;
-        }
-        self.duration_nanos = self.duration_nanos.saturating_add(header.duration_nanos);
-        for c in &header.comments {
-            if !self.comments.contains(c) {
-                self.comments.push(c.clone());
-            }
-        }
-    }
-
-    /// The error for a later profile whose sample types differ from the first's; for
-    /// one found in a folder (not `named` on the command line), how to take one type
-    /// of a folder's profiles.
-    fn mismatch(&self, path: &Path, names: Vec<String>, named: bool) -> String {
-        let error = ProfileError::IncompatibleSampleTypes {
-            first: self.first.clone(),
-            first_types: self.sample_type_names.join(", "),
-            second: path.display().to_string(),
-            second_types: names.join(", "),
-        };
-        if named || self.profile_type.is_empty() {
-            return error.to_string();
-        }
-        format!(
-            "{error} (to merge the profiles of one type in a folder: --query, e.g. -q '{}')",
-            self.profile_type
-        )
-    }
-}
-
-/// What one or several profiles' headers add up to (see [`Inputs::add`]).
-#[derive(Debug, Default)]
-struct Header {
-    time_nanos: i64,
-    duration_nanos: i64,
-    comments: Vec<String>,
-}
-
-impl Header {
-    fn of(profile: &Profile) -> Self {
-        Header {
-            time_nanos: profile.time_nanos,
-            duration_nanos: profile.duration_nanos,
-            comments: profile
-                .comments
-                .iter()
-                .map(|c| profile.str(*c).to_string())
-                .collect(),
-        }
-    }
-}
-
-/// The summed top table, what the header says about the inputs (`None` when no
-/// profile was read), and the files skipped in directories.
-type Summed = (TopSum, Option<Inputs>, Vec<String>);
-
 /// Runs `flint top`: every input's top table is summed, file by file, which is
 /// exactly the top table of their merge (and of their difference with `--diff-base`).
-pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let options = args.view.view_options()?;
     let files = args.view.files.as_slice();
-    let (sum, inputs, skipped) = match args.server.selected(files, &args.view.diff_base, decode)? {
+    let summed = match args.server.selected(files, &args.view.diff_base, decode)? {
         Some((name, profile, unreadable)) => {
-            let (sum, inputs) = sum_one(args, &options, &name, &profile)?;
-            (sum, Some(inputs), unreadable)
+            let sample_type = args.view.sample_type_of(&profile)?;
+            let (sum, header) = top_of_profile(&name, &profile, sample_type, &options);
+            TopSummed {
+                sum,
+                header: Some(header),
+                skipped: unreadable,
+            }
         }
-        None => sum_from_wire(args, &options, decode)?,
+        None => {
+            let sample_type = args.view.sample_type.as_deref();
+            sum_top(files, &args.view.diff_base, sample_type, &options, decode)?
+        }
     };
+    let TopSummed {
+        sum,
+        header,
+        skipped,
+    } = summed;
     super::warn_skipped(&skipped);
-    let Some(inputs) = inputs else {
+    let Some(header) = header else {
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let what = if skipped.is_empty() {
             "no profiles found"
         } else {
             "no readable profiles"
         };
-        return Err(format!("{what} in {}", names.join(", ")));
+        return Err(format!("{what} in {}", names.join(", ")).into());
     };
     let (named, total) = sum.finish();
     let limit = args.limit.unwrap_or(usize::MAX);
@@ -269,202 +175,16 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), String> {
         .collect();
     let text = match args.format {
         Format::Text => text(
-            &inputs,
+            &header,
             &args.view.describe_filters(),
             &rows,
             named.len(),
             total,
         ),
         Format::Tsv => tsv(&rows, total),
-        Format::Json => json(&inputs.kind, &inputs.unit, &rows, total),
+        Format::Json => json(&header.kind, &header.unit, &rows, total),
     };
     write_stdout(&text)
-}
-
-/// The top table of one profile named `name`, seen through the view options: the
-/// merged profile of a server, a store or a selection of files (--query, --from,
-/// --to), or a lone file.
-fn sum_one(
-    args: &TopArgs,
-    options: &ViewOptions,
-    name: &Path,
-    profile: &Profile,
-) -> Result<(TopSum, Inputs), String> {
-    let sample_type = args.view.sample_type_of(profile)?;
-    let mut inputs = Inputs::of_first(name, profile, sample_type);
-    inputs.add(&Header::of(profile));
-    let mut sum = TopSum::new();
-    let view = View::new(profile, options);
-    sum.add(&view.top(profile, sample_type), &view.frames, 1);
-    Ok((sum, inputs))
-}
-
-/// One thread's part of [`sum_from_wire`].
-#[derive(Default)]
-struct WireWorker {
-    sum: TopSum,
-    /// Reused buffers: the file as read, and its inflated message.
-    file: Vec<u8>,
-    body: Vec<u8>,
-    /// Files that could not be read: (index, why).
-    failed: Vec<(usize, String)>,
-    /// The first file whose sample types differ from the first profile's.
-    mismatch: Option<(usize, Vec<String>)>,
-    /// The headers of the files read, by file index (kept in that order for the
-    /// comments).
-    headers: Vec<(usize, Header)>,
-}
-
-/// Sums the top tables of local files (and subtracts those of `--diff-base`) seen
-/// through the view options, reading each file's samples straight from its bytes on
-/// every core, without building profiles: the same table and the same errors as
-/// decoding each file and summing the top tables of their views (the model's tests
-/// compare both), a few times faster.
-fn sum_from_wire(
-    args: &TopArgs,
-    options: &ViewOptions,
-    decode: DecodeOptions,
-) -> Result<Summed, String> {
-    let sets = [
-        capture::files::Inputs::list(&args.view.files)?,
-        capture::files::Inputs::list(&args.view.diff_base)?,
-    ];
-    let all: Vec<(&Path, i64, bool)> = sets
-        .iter()
-        .zip([1, -1])
-        .flat_map(|(set, sign)| {
-            set.files
-                .iter()
-                .map(move |(f, dir)| (f.as_path(), sign, dir.is_none()))
-        })
-        .collect();
-    // The sample type and the header come from the first file that reads, as when
-    // profiles are decoded one by one (checked as decoding checks it, but without its
-    // stacks, which the workers read). What the files tried for it held (or why they
-    // could not be read) is kept for the workers: a pipe (`/dev/stdin`, `<(…)`) gives
-    // its bytes only once. A lone file that reads is decoded whole instead, and its
-    // top table made from its view: one read of it, where the workers would read it
-    // again (a 300,000-sample file: 349 ms against 398 ms).
-    let lone = all.len() == 1;
-    let mut tried: Vec<Result<Vec<u8>, String>> = Vec::new();
-    let mut first = None;
-    for (path, _, _) in &all {
-        let mut bytes = Vec::new();
-        let read = capture::index::read_into(path, &mut bytes, decode);
-        let profile = read.as_ref().ok().and_then(|()| {
-            let decoded = if lone {
-                profile_model::codec::decode_with(&bytes, decode)
-            } else {
-                profile_model::codec::decode_without_stacks(&bytes, decode)
-            };
-            decoded.ok()
-        });
-        if let (true, Some(profile)) = (lone, &profile) {
-            let (sum, inputs) = sum_one(args, options, path, profile)?;
-            // Folders that could not be read are still named.
-            let mut skipped = sets[0].judge(Vec::new())?;
-            skipped.extend(sets[1].judge(Vec::new())?);
-            return Ok((sum, Some(inputs), skipped));
-        }
-        tried.push(read.map(|()| bytes));
-        if let Some(profile) = profile {
-            first = Some((*path, profile));
-            break;
-        }
-    }
-    let (inputs, sample_type) = match &first {
-        Some((path, profile)) => {
-            let t = args.view.sample_type_of(profile)?;
-            (Some(Inputs::of_first(path, profile, t)), t)
-        }
-        None => (None, 0),
-    };
-    let reference = inputs.as_ref().map(|i| i.sample_type_names.clone());
-    let worker = || WireWorker {
-        sum: TopSum::for_view(options),
-        ..WireWorker::default()
-    };
-    let workers = capture::index::fold_in_parallel(all.len(), worker, |w, i| {
-        let (path, sign, named) = all[i];
-        let bytes = match tried.get(i) {
-            Some(tried) => tried.as_deref().map_err(String::clone),
-            None => capture::index::read_into(path, &mut w.file, decode).map(|()| &w.file[..]),
-        };
-        let added = bytes.and_then(|bytes| {
-            message_bytes(bytes, decode, &mut w.body)
-                .and_then(|body| w.sum.add_pprof(body, sample_type, sign))
-                .map_err(|e| format!("{}: {e}", path.display()))
-        });
-        match added {
-            Ok(summary) => {
-                if reference
-                    .as_ref()
-                    .is_some_and(|r| *r != summary.sample_types)
-                {
-                    w.mismatch.get_or_insert((i, summary.sample_types));
-                    return ControlFlow::Break(());
-                }
-                w.headers.push((
-                    i,
-                    Header {
-                        time_nanos: summary.time_nanos,
-                        duration_nanos: summary.duration_nanos,
-                        comments: summary.comments,
-                    },
-                ));
-            }
-            Err(e) => {
-                w.failed.push((i, e));
-                if named {
-                    return ControlFlow::Break(());
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    });
-    let mut sum = TopSum::new();
-    let mut failed = Vec::new();
-    let mut mismatch: Option<(usize, Vec<String>)> = None;
-    let mut inputs = inputs;
-    let mut headers = Vec::new();
-    for w in workers {
-        sum.absorb(w.sum);
-        failed.extend(w.failed);
-        if let Some((i, names)) = w.mismatch
-            && mismatch.as_ref().is_none_or(|(j, _)| i < *j)
-        {
-            mismatch = Some((i, names));
-        }
-        headers.extend(w.headers);
-    }
-    headers.sort_by_key(|(i, _)| *i);
-    if let Some(inputs) = &mut inputs {
-        for (_, header) in &headers {
-            inputs.add(header);
-        }
-    }
-    failed.sort_by_key(|(i, _)| *i);
-    // Stop where decoding in order would have stopped: at the first named file that
-    // does not read, or the first profile of other sample types.
-    let first_failed_named = failed.iter().find(|(i, _)| all[*i].2).map(|(i, _)| *i);
-    if let (Some((i, names)), Some(inputs)) = (mismatch, &inputs)
-        && first_failed_named.is_none_or(|f| i < f)
-    {
-        return Err(inputs.mismatch(all[i].0, names, all[i].2));
-    }
-    let n_files = sets[0].files.len();
-    let (files_failed, base_failed): (Vec<_>, Vec<_>) =
-        failed.into_iter().partition(|(i, _)| *i < n_files);
-    let mut skipped = sets[0].judge(files_failed)?;
-    skipped.extend(
-        sets[1].judge(
-            base_failed
-                .into_iter()
-                .map(|(i, e)| (i - n_files, e))
-                .collect(),
-        )?,
-    );
-    Ok((sum, inputs, skipped))
 }
 
 fn pct(value: i64, total: i64) -> f64 {
@@ -495,13 +215,13 @@ fn pprof_time(nanos: i64) -> String {
 
 /// pprof's `-top` layout: a header, then `flat flat% sum% cum cum% name` rows.
 fn text(
-    inputs: &Inputs,
+    header: &TopHeader,
     filters: &[String],
     rows: &[Row<'_>],
     all_rows: usize,
     total: i64,
 ) -> String {
-    let unit = inputs.unit.as_str();
+    let unit = header.unit.as_str();
     let min_value = rows
         .iter()
         .map(|r| {
@@ -517,21 +237,21 @@ fn text(
     let out_unit = pprof_output_unit(min_value, total, unit);
     let value = |v: i64| pprof_value(v, unit, &out_unit);
     let mut out = String::new();
-    let (file, build_id) = &inputs.binary;
+    let (file, build_id) = &header.binary;
     if !file.is_empty() {
         let _ = writeln!(out, "File: {file}");
     }
     if !build_id.is_empty() {
         let _ = writeln!(out, "Build ID: {build_id}");
     }
-    for c in inputs.comments.iter().filter(|c| !c.starts_with('#')) {
+    for c in header.comments.iter().filter(|c| !c.starts_with('#')) {
         let _ = writeln!(out, "{c}");
     }
-    let _ = writeln!(out, "Type: {}", inputs.kind);
-    if inputs.time_nanos != 0 {
-        let _ = writeln!(out, "Time: {}", pprof_time(inputs.time_nanos));
+    let _ = writeln!(out, "Type: {}", header.kind);
+    if header.time_nanos != 0 {
+        let _ = writeln!(out, "Time: {}", pprof_time(header.time_nanos));
     }
-    let d = inputs.duration_nanos;
+    let d = header.duration_nanos;
     if d != 0 {
         let duration = pprof_value(d, "nanoseconds", &pprof_output_unit(d, d, "nanoseconds"));
         // pprof adds the total's share of the duration when the total is a time.

@@ -20,7 +20,6 @@ use profile_model::codec::DecodeOptions;
 
 use self::app::FlintApp;
 use self::shell::{allocator, connect};
-use self::time::timeline;
 use self::view::loader::{Job, Settings, Source};
 
 /// The profile shown when the window is opened without a file.
@@ -35,11 +34,9 @@ pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
 pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
     let launched = std::time::Instant::now();
-    let names_server = |p: &PathBuf| capture::ServerUrl::names_server(&p.to_string_lossy());
+    let kind = |p: &PathBuf| capture::PathKind::of(p);
     if let [_, _, ..] = initial.as_slice()
-        && let Some(alone) = initial
-            .iter()
-            .find(|p| names_server(p) || timeline::is_time_dir(p))
+        && let Some(alone) = initial.iter().find(|p| kind(p) != capture::PathKind::File)
     {
         return Err(format!(
             "{}: a folder or a server is opened alone; several profile files are merged",
@@ -48,11 +45,11 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
     }
     allocator::map_large_blocks();
     let server = match initial.as_slice() {
-        [one] if names_server(one) => Some(one.to_string_lossy().into_owned()),
+        [one] if kind(one) == capture::PathKind::Server => Some(one.to_string_lossy().into_owned()),
         _ => None,
     };
     let dir = match initial.as_slice() {
-        [one] if timeline::is_time_dir(one) => Some(one.clone()),
+        [one] if kind(one) == capture::PathKind::Dir => Some(one.clone()),
         _ => None,
     };
     let source = match <[PathBuf; 1]>::try_from(initial) {

@@ -108,21 +108,37 @@ pub fn label_set(labels: &Labels) -> profilestore::LabelSet {
     }
 }
 
+/// Why the labels of a written profile are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WrittenLabelsError {
+    /// Not a valid Prometheus label name.
+    #[error("invalid label name {0:?}")]
+    InvalidName(String),
+    /// A name given twice.
+    #[error("duplicate label name {0:?}")]
+    Duplicate(String),
+    /// No profile name.
+    #[error("missing __name__ label")]
+    MissingName,
+}
+
 /// Labels from Parca's label set, as a store must accept them: valid Prometheus names,
 /// none repeated, `__name__` present.
-pub fn labels_of_written(set: Option<profilestore::LabelSet>) -> Result<Labels, String> {
+pub fn labels_of_written(
+    set: Option<profilestore::LabelSet>,
+) -> Result<Labels, WrittenLabelsError> {
     let mut labels = Labels::new();
     for label in set.map(|s| s.labels).unwrap_or_default() {
         if !is_label_name(&label.name) {
-            return Err(format!("invalid label name {:?}", label.name));
+            return Err(WrittenLabelsError::InvalidName(label.name));
         }
         if labels.contains_key(&label.name) {
-            return Err(format!("duplicate label name {:?}", label.name));
+            return Err(WrittenLabelsError::Duplicate(label.name));
         }
         labels.insert(label.name, label.value);
     }
     if !labels.contains_key("__name__") {
-        return Err("missing __name__ label".to_string());
+        return Err(WrittenLabelsError::MissingName);
     }
     Ok(labels)
 }
@@ -213,15 +229,15 @@ mod tests {
         assert!(labels_of_written(set(&[("__name__", "cpu"), ("job", "x")])).is_ok());
         assert_eq!(
             labels_of_written(set(&[("job", "x")])),
-            Err("missing __name__ label".to_string())
+            Err(WrittenLabelsError::MissingName)
         );
         assert!(
             labels_of_written(set(&[("__name__", "a"), ("job", "x"), ("job", "y")]))
-                .is_err_and(|e| e.contains("duplicate"))
+                .is_err_and(|e| e.to_string().contains("duplicate"))
         );
         assert!(
             labels_of_written(set(&[("__name__", "a"), ("bad-name", "x")]))
-                .is_err_and(|e| e.contains("invalid label name"))
+                .is_err_and(|e| e.to_string().contains("invalid label name"))
         );
     }
 

@@ -10,5 +10,5 @@ pub mod server;
 pub mod url;
 
 pub use remote::{RemoteOptions, RemoteSource};
-pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, TlsIdentity, bind, serve};
+pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServeError, ServerOptions, TlsIdentity, bind, serve};
 pub use url::ServerUrl;

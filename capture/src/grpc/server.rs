@@ -72,12 +72,34 @@ impl Default for ServerOptions {
     }
 }
 
+/// Why a server could not listen or stopped serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The TLS certificate or key was refused.
+    #[error("TLS certificate or key not usable: {0}")]
+    Tls(tonic::transport::Error),
+    /// The server stopped on an error.
+    #[error("gRPC server failed: {0}")]
+    Failed(tonic::transport::Error),
+}
+
 /// Binds a TCP listener for [`serve`], e.g. `"0.0.0.0:7070"` or `"127.0.0.1:0"`; its
 /// `local_addr()` tells the port that was chosen.
-pub async fn bind(address: &str) -> Result<TcpListener, String> {
+pub async fn bind(address: &str) -> Result<TcpListener, ServeError> {
     TcpListener::bind(address)
         .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))
+        .map_err(|source| ServeError::Bind {
+            address: address.to_string(),
+            source,
+        })
 }
 
 /// Serves `source` (and `sink`, for WriteRaw; without one WriteRaw is Unimplemented)
@@ -89,7 +111,7 @@ pub async fn serve(
     sink: Option<Arc<dyn ProfileSink>>,
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let auth = Auth::new(options.bearer_token.as_deref());
     let query = QueryServiceServer::new(QueryServer {
         source,
@@ -105,14 +127,14 @@ pub async fn serve(
         let identity = tonic::transport::Identity::from_pem(&id.cert_pem, &id.key_pem);
         builder = builder
             .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-            .map_err(|e| format!("TLS certificate or key not usable: {e}"))?;
+            .map_err(ServeError::Tls)?;
     }
     builder
         .add_service(query)
         .add_service(store)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await
-        .map_err(|e| format!("gRPC server failed: {e}"))
+        .map_err(ServeError::Failed)
 }
 
 /// The bearer token check.
@@ -498,7 +520,7 @@ impl ProfileStoreService for StoreServer {
             .series
             .into_iter()
             .map(|s| {
-                let labels = labels_of_written(s.labels).map_err(invalid)?;
+                let labels = labels_of_written(s.labels).map_err(|e| invalid(e.to_string()))?;
                 Ok((
                     labels,
                     s.samples.into_iter().map(|x| x.raw_profile).collect(),

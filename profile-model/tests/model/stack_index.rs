@@ -1,9 +1,10 @@
 //! A merge of samples kept when indexed equals merging the profiles themselves.
 
-use profile_model::codec::{DecodeOptions, decode_keeping_stacks, encode, message_bytes};
+use profile_model::codec::{DecodeOptions, encode, message_bytes};
 use profile_model::merge::{KeepLabels, LabelValue, Merger, Selection};
 use profile_model::stack_index::{
     Cancelled, KeepOf, MergeInput, ProfileStacks, StackIndex, StackIndexBuilder,
+    decode_keeping_stacks,
 };
 use profile_model::{Profile, proto};
 

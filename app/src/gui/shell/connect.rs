@@ -93,10 +93,7 @@ pub fn env_token() -> Option<String> {
 /// Asks the server for its profile types of the last week: "ok: 3 profile types".
 fn test_connection(url: &str, options: RemoteOptions) -> Result<String, String> {
     let source = RemoteSource::new(url, options)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the network runtime: {e}"))?;
+    let runtime = capture::runtime(capture::RuntimeUse::Network)?;
     let now = capture::time::now_nanos();
     let week = TimeRange {
         start_nanos: now - 7 * 86_400_000_000_000,

@@ -1,6 +1,6 @@
 //! The demo of time mode: an hour of a made-up fleet (four services on eight
 //! binaries, a profile every 10 seconds) written into a temporary folder by flint's
-//! fixture generator, ending now, so that the plot, Merge and Compare can be tried
+//! synthetic profiles (`profile_model::synthetic`), ending now, so that the plot, Merge and Compare can be tried
 //! without profiles of one's own; a deploy 20 minutes before the end makes one
 //! function three times as costly, for Compare to show in red. The folder is removed
 //! when the window closes (or, when the process was killed, by the next demo).
@@ -9,8 +9,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flint_fixture_gen::{SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile};
 use profile_model::proto::Profile;
+use profile_model::synthetic::{
+    SERIES_UNIVERSE, SeriesParams, Universe, encode_gz_level, series_profile,
+};
 
 use crate::gui::shell::temp_dirs;
 

@@ -40,14 +40,7 @@ impl QueryRuntime {
         fut: impl Future<Output = TimeMsg> + Send + 'static,
     ) -> Result<(), String> {
         if self.runtime.is_none() {
-            self.runtime = Some(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name("flint-query")
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("cannot start the query runtime: {e}"))?,
-            );
+            self.runtime = Some(capture::runtime(capture::RuntimeUse::Query)?);
         }
         let Some(rt) = &self.runtime else {
             return Ok(());

@@ -700,7 +700,7 @@ impl Timeline {
 
 /// Whether `path` opens in time mode.
 pub fn is_time_dir(path: &Path) -> bool {
-    path.is_dir()
+    capture::PathKind::of(path) == capture::PathKind::Dir
 }
 
 /// The step of a series query over `span`: for a server, about one bucket per 10

@@ -44,19 +44,46 @@ impl std::fmt::Debug for ElfSymbols {
     }
 }
 
+/// Why a binary could not be opened for its symbols.
+#[derive(Debug, thiserror::Error)]
+pub enum ElfError {
+    /// The file could not be opened.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The binary.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not an object file `object` reads.
+    #[error("{}: {source}", path.display())]
+    Parse {
+        /// The binary.
+        path: PathBuf,
+        /// What `object` said.
+        source: object::Error,
+    },
+}
+
 impl ElfSymbols {
     /// Opens the binary at `path` (as this process sees it, e.g. through
     /// `/proc/PID/root`); `debug_root` is where separate debug files live (normally
     /// `/usr/lib/debug`).
-    pub fn open(path: &Path) -> Result<Self, String> {
+    pub fn open(path: &Path) -> Result<Self, ElfError> {
         Self::open_with_debug_root(path, Path::new(DEBUG_ROOT))
     }
 
     /// [`Self::open`] with another directory of debug files.
-    pub fn open_with_debug_root(path: &Path, debug_root: &Path) -> Result<Self, String> {
-        let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn open_with_debug_root(path: &Path, debug_root: &Path) -> Result<Self, ElfError> {
+        let file = File::open(path).map_err(|source| ElfError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let cache = ReadCache::new(file);
-        let obj = object::File::parse(&cache).map_err(|e| format!("{}: {e}", path.display()))?;
+        let obj = object::File::parse(&cache).map_err(|source| ElfError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let segments = obj
             .segments()
             .map(|s| {

@@ -2,17 +2,17 @@
 //! semantics) and queried through [`ProfileSource`], as [`crate::FileSource`] answers.
 //!
 //! The store is a directory of append-only segment files (`0000000000000001.seg`, …) of
-//! checksummed records (see [`record`]). Each record holds the index data of one profile
+//! checksummed records (see `record`). Each record holds the index data of one profile
 //! (time, duration, profile types, value sums per series) ahead of the pprof bytes as
 //! written, so opening the store reads the records but decodes no pprof. Writers queue
 //! their records; one writer thread appends a whole queue to the active segment, syncs it
 //! once (group commit) and only then adds the profiles to the index and acknowledges
 //! them. A crash can only tear the unacknowledged tail, which opening truncates away.
 
-pub mod ingest;
-pub mod record;
-pub mod retention;
-pub mod segment;
+mod ingest;
+mod record;
+mod retention;
+mod segment;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
@@ -32,6 +32,7 @@ use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, SourceFuture,
     TimeRange,
 };
+use crate::time::now_nanos;
 use ingest::Prepared;
 use record::Header;
 
@@ -148,8 +149,60 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!("{what} {}: {e}", path.display())
+/// Why a store could not be opened, or a segment written or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or the directory could not be used.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was tried: "cannot open", "cannot sync", ….
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The directory holds other files: a folder of profiles would open as the store
+    /// and hide them.
+    #[error(
+        "{} is not a flint store and is not empty (it holds {holds}): give a new or \
+         empty folder",
+        dir.display()
+    )]
+    NotAStore {
+        /// The directory.
+        dir: PathBuf,
+        /// One of the files it holds.
+        holds: String,
+    },
+    /// Another process has the store open.
+    #[error(
+        "store {} is open in another process (a flint serve or flint record): ask \
+         that server (flint top grpc://HOST:PORT), or stop it first",
+        dir.display()
+    )]
+    Locked {
+        /// The store's directory.
+        dir: PathBuf,
+    },
+    /// The writer thread could not be started.
+    #[error("cannot start the store's writer thread: {0}")]
+    WriterThread(std::io::Error),
+}
+
+/// The message, for callers that carry errors as text.
+impl From<StoreError> for String {
+    fn from(e: StoreError) -> Self {
+        e.to_string()
+    }
+}
+
+fn io_error(what: &'static str, path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl Store {
@@ -164,18 +217,16 @@ impl Store {
     /// [`Store::warnings`]) and applies retention. Fails when the directory cannot be
     /// used, holds other files (a folder of profiles would then open as the store and
     /// hide them), or another process has the store open.
-    pub fn open(dir: &Path, options: StoreOptions) -> Result<Store, String> {
+    pub fn open(dir: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         if !Self::is_store_dir(dir)
             && let Ok(mut items) = std::fs::read_dir(dir)
             && let Some(item) = items.next()
         {
             let name = item.map_or_else(|_| "files".into(), |i| i.file_name());
-            return Err(format!(
-                "{} is not a flint store and is not empty (it holds {}): give a new or \
-                 empty folder",
-                dir.display(),
-                name.to_string_lossy()
-            ));
+            return Err(StoreError::NotAStore {
+                dir: dir.to_path_buf(),
+                holds: name.to_string_lossy().into_owned(),
+            });
         }
         std::fs::create_dir_all(dir).map_err(|e| io_error("cannot create", dir, e))?;
         let lock_path = dir.join("LOCK");
@@ -186,11 +237,9 @@ impl Store {
             .open(&lock_path)
             .map_err(|e| io_error("cannot open", &lock_path, e))?;
         lock_file.try_lock().map_err(|e| match e {
-            std::fs::TryLockError::WouldBlock => format!(
-                "store {} is open in another process (a flint serve or flint record): ask \
-                 that server (flint top grpc://HOST:PORT), or stop it first",
-                dir.display()
-            ),
+            std::fs::TryLockError::WouldBlock => StoreError::Locked {
+                dir: dir.to_path_buf(),
+            },
             std::fs::TryLockError::Error(e) => io_error("cannot lock", &lock_path, e),
         })?;
 
@@ -249,9 +298,9 @@ impl Store {
         shared.enforce_retention(&mut active)?;
         let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
-            .name("flint-store-writer".into())
+            .name(crate::threads::STORE_WRITER.into())
             .spawn(move || writer_shared.run_writer(active))
-            .map_err(|e| format!("cannot start the store's writer thread: {e}"))?;
+            .map_err(StoreError::WriterThread)?;
         Ok(Store {
             shared,
             writer: Some(writer),
@@ -263,7 +312,7 @@ impl Store {
     /// durable; see [`ingest::prepare`] for what is checked. Blocks: call it from a plain
     /// thread, or use [`ProfileSink::write_raw`] from async code.
     pub fn write(&self, labels: Labels, raw_profile: &[u8]) -> Result<(), SourceError> {
-        let prepared = ingest::prepare(labels, raw_profile, ingest::now_nanos())?;
+        let prepared = ingest::prepare(labels, raw_profile, now_nanos())?;
         self.submit(vec![prepared])?
             .blocking_recv()
             .map_err(|_| stopped())?
@@ -272,7 +321,7 @@ impl Store {
     /// Stores several profiles with one sync; all are checked first, and none is stored
     /// when one is invalid. Blocks like [`Store::write`].
     pub fn write_batch(&self, profiles: &[(Labels, Vec<u8>)]) -> Result<(), SourceError> {
-        let now = ingest::now_nanos();
+        let now = now_nanos();
         let prepared = profiles
             .iter()
             .map(|(labels, raw)| ingest::prepare(labels.clone(), raw, now))
@@ -408,7 +457,7 @@ fn recover_segment(
     interner: &mut Interner,
     entries: &mut Vec<Entry<RecordRef>>,
     warnings: &mut Vec<String>,
-) -> Result<u64, String> {
+) -> Result<u64, StoreError> {
     let bytes = std::fs::read(path).map_err(|e| io_error("cannot read", path, e))?;
     let found = segment::scan(&bytes);
     for range in &found.damaged {
@@ -477,7 +526,7 @@ impl Shared {
     }
 
     /// Creates segment `id` and makes its directory entry durable.
-    fn new_segment(&self, id: u64) -> Result<Active, String> {
+    fn new_segment(&self, id: u64) -> Result<Active, StoreError> {
         let path = self.dir.join(segment::file_name(id));
         let file = OpenOptions::new()
             .create_new(true)
@@ -503,7 +552,7 @@ impl Shared {
         })
     }
 
-    fn sync_dir(&self) -> Result<(), String> {
+    fn sync_dir(&self) -> Result<(), StoreError> {
         File::open(&self.dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| io_error("cannot sync", &self.dir, e))
@@ -551,7 +600,7 @@ impl Shared {
                 self.append(active, &mut buffer)?;
                 *active = self
                     .new_segment(active.id + 1)
-                    .map_err(SourceError::Failed)?;
+                    .map_err(|e| SourceError::Failed(e.to_string()))?;
             }
             placed.push((
                 RecordRef {
@@ -607,7 +656,7 @@ impl Shared {
     /// Drops what retention says to: profiles past the age limit, and the oldest
     /// segments while over the size limit. Segment files left without profiles are
     /// deleted (the active one is first replaced by a new one).
-    fn enforce_retention(&self, active: &mut Active) -> Result<(), String> {
+    fn enforce_retention(&self, active: &mut Active) -> Result<(), StoreError> {
         let sizes: BTreeMap<u64, u64> = self
             .segments
             .read()
@@ -715,7 +764,7 @@ impl ProfileSink for Store {
     /// blocking the executor) for the writer thread to make it durable.
     fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()> {
         Box::pin(async move {
-            let now = ingest::now_nanos();
+            let now = now_nanos();
             let prepared =
                 tokio::task::spawn_blocking(move || ingest::prepare(labels, &raw_profile, now))
                     .await

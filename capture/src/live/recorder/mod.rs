@@ -7,5 +7,5 @@ pub mod to_profile;
 
 pub use capture_ebpf::{Backend, CaptureError, LossStats, PRIVILEGE_HINT, SamplerOptions, Target};
 pub use process_info::ProcessInfo;
-pub use session::{IntervalProfile, NETWORK_THREAD, Recorder, RecorderOptions};
+pub use session::{IntervalProfile, Recorder, RecorderOptions};
 pub use to_profile::{BuildReport, CapturedStack, Interval, PROFILE_NAME, build_profile};

@@ -1,7 +1,7 @@
 //! Word lists and name generators that make synthetic functions, files and
 //! binaries look like real Go, Rust, C++ and C code.
 
-use crate::SplitMix64;
+use super::SplitMix64;
 
 /// Source language of a binary; decides how its functions are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

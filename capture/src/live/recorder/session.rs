@@ -28,6 +28,7 @@ use profile_model::Profile;
 use super::process_info::ProcessInfo;
 use super::to_profile::{BuildReport, CapturedStack, Interval, build_profile};
 use crate::symbols::Symbolizer;
+use crate::threads;
 
 /// How often a sleeping [`Recorder`] looks at its stop flag and its targets.
 const POLL: Duration = Duration::from_millis(100);
@@ -331,18 +332,11 @@ pub fn process_cpu_nanos() -> u64 {
     schedstat_nanos(|_| true).unwrap_or_else(stat_nanos)
 }
 
-/// The name of the threads that send what the recorder pushes to a server.
-pub const NETWORK_THREAD: &str = "flint-net";
-
-/// Names (as `comm` shows them, cut to 15 bytes) that the threads working for the
-/// recorder begin with: the symbolizer's, the store's writer, and the network threads.
-const RECORDER_THREADS: [&str; 3] = ["flint-symbols", "flint-store-w", NETWORK_THREAD];
-
 /// CPU time used so far by the recorder: the calling thread (the one that runs the
 /// session) and the threads the recorder starts, so that in the window drawing is not
 /// counted as the recorder's.
 pub fn recorder_cpu_nanos() -> u64 {
-    threads_cpu_nanos(&RECORDER_THREADS)
+    threads_cpu_nanos(&threads::RECORDER)
 }
 
 /// CPU time used so far by the calling thread and the threads whose names begin with
@@ -356,7 +350,7 @@ fn threads_cpu_nanos(names: &[&str]) -> u64 {
     schedstat_nanos(|task| {
         task.file_name().map(std::ffi::OsStr::to_owned) == me
             || std::fs::read_to_string(task.join("comm"))
-                .is_ok_and(|comm| names.iter().any(|t| comm.starts_with(t)))
+                .is_ok_and(|comm| names.iter().any(|t| threads::comm_is(&comm, t)))
     })
     .unwrap_or_else(process_cpu_nanos)
 }

@@ -20,10 +20,35 @@ pub fn rfc3339(nanos: i64) -> String {
     }
 }
 
+/// A time or a duration that could not be parsed; the message quotes it as typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    /// Not a duration such as `90s` or `1h30m`.
+    #[error("invalid duration {0:?} (expected e.g. 90s, 15m, 1h30m, 7d)")]
+    Duration(String),
+    /// `now` followed by something other than a sign and a duration.
+    #[error("invalid time {0:?} (expected e.g. now-1h)")]
+    Relative(String),
+    /// `now-…` with a duration that could not be parsed.
+    #[error("invalid time {text:?}: {source}")]
+    Offset {
+        /// The time as typed.
+        text: String,
+        /// Why its duration could not be parsed.
+        source: Box<TimeError>,
+    },
+    /// Nanoseconds past what an `i64` holds.
+    #[error("invalid time {0:?} (out of range)")]
+    OutOfRange(String),
+    /// Neither `now`, nanoseconds nor an RFC 3339 time.
+    #[error("invalid time {0:?} (expected now, now-1h, 2026-11-30T12:00:00Z or nanoseconds)")]
+    Unknown(String),
+}
+
 /// Parses a duration: a number with a unit `ns`, `us`, `ms`, `s`, `m`, `h`, `d` or `w`,
 /// or several such (`1h30m`), into nanoseconds.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
-    let bad = || format!("invalid duration {text:?} (expected e.g. 90s, 15m, 1h30m, 7d)");
+pub fn parse_duration(text: &str) -> Result<i64, TimeError> {
+    let bad = || TimeError::Duration(text.to_string());
     let mut rest = text.trim();
     if rest.is_empty() {
         return Err(bad());
@@ -62,7 +87,7 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
 /// Parses a time as a user types it: `now`, `now-1h` (any [`parse_duration`] after the
 /// sign, `+` too), an RFC 3339 time (`2026-11-30T12:00:00Z`, `…+01:00`, fractions
 /// allowed), or nanoseconds since the epoch. `now_nanos` is what `now` means.
-pub fn parse_time(text: &str, now_nanos: i64) -> Result<i64, String> {
+pub fn parse_time(text: &str, now_nanos: i64) -> Result<i64, TimeError> {
     let t = text.trim();
     if let Some(rest) = t.strip_prefix("now") {
         if rest.is_empty() {
@@ -71,19 +96,20 @@ pub fn parse_time(text: &str, now_nanos: i64) -> Result<i64, String> {
         let (sign, d) = match (rest.strip_prefix('-'), rest.strip_prefix('+')) {
             (Some(d), _) => (-1, d),
             (_, Some(d)) => (1, d),
-            _ => return Err(format!("invalid time {text:?} (expected e.g. now-1h)")),
+            _ => return Err(TimeError::Relative(text.to_string())),
         };
-        let d = parse_duration(d).map_err(|e| format!("invalid time {text:?}: {e}"))?;
+        let d = parse_duration(d).map_err(|e| TimeError::Offset {
+            text: text.to_string(),
+            source: Box::new(e),
+        })?;
         return Ok(now_nanos.saturating_add(sign * d));
     }
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return t
             .parse()
-            .map_err(|_| format!("invalid time {text:?} (out of range)"));
+            .map_err(|_| TimeError::OutOfRange(text.to_string()));
     }
-    parse_rfc3339(t).ok_or_else(|| {
-        format!("invalid time {text:?} (expected now, now-1h, 2026-11-30T12:00:00Z or nanoseconds)")
-    })
+    parse_rfc3339(t).ok_or_else(|| TimeError::Unknown(text.to_string()))
 }
 
 /// Parses an RFC 3339 time into nanoseconds since the epoch.
@@ -214,7 +240,7 @@ mod tests {
             "",
         ] {
             let e = parse_time(bad, now).unwrap_err();
-            assert!(e.contains("invalid time"), "{bad:?}: {e}");
+            assert!(e.to_string().contains("invalid time"), "{bad:?}: {e}");
         }
     }
 

@@ -64,12 +64,3 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
         header,
     })
 }
-
-/// Wall-clock time in nanoseconds since the Unix epoch.
-pub fn now_nanos() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .and_then(|d| i64::try_from(d.as_nanos()).ok())
-        .unwrap_or(0)
-}

@@ -102,7 +102,7 @@ impl Preloader {
         let (done, results) = mpsc::channel();
         let shared = queue.clone();
         std::thread::Builder::new()
-            .name("flint-symbols".into())
+            .name(crate::threads::SYMBOLS.into())
             .spawn(move || {
                 while let Some((key, candidates)) = next_request(&shared) {
                     if done.send((key, open_binary(&candidates))).is_err() {

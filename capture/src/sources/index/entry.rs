@@ -1,0 +1,87 @@
+//! What the index keeps of one profile: its [`Entry`], and the value sums of each of
+//! its label sets ([`Group`]).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::selector::{ProfileType, Selector};
+use crate::source::Labels;
+
+/// The samples of one label set of one profile, summed per profile type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The series labels, or only the sample labels when the entry's groups are over
+    /// its base labels ([`Entry::groups_over_base`]); [`Entry::label`] reads them.
+    pub labels: Arc<Labels>,
+    /// One sum per profile type of the entry.
+    pub values: Vec<i64>,
+}
+
+/// What the index keeps of one profile; `L` says where its bytes are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry<L> {
+    /// Where the profile's bytes are.
+    pub locator: L,
+    /// Start of the profile.
+    pub time_nanos: i64,
+    /// Profiled time, 0 when unknown.
+    pub duration_nanos: i64,
+    /// One profile type per pprof sample type, in pprof order.
+    pub types: Arc<[ProfileType]>,
+    /// Labels every sample of the profile has (a file's path, a write's labels).
+    pub base_labels: Arc<Labels>,
+    /// Value sums per distinct series label set.
+    pub groups: Vec<Group>,
+    /// Whether the groups hold only their sample labels, the series labels being the
+    /// base labels with those over them: a file's, so that the groups of every file
+    /// with the same sample labels share one copy (a file's base labels name its
+    /// path). Else the groups hold the series labels whole (a store's).
+    pub groups_over_base: bool,
+}
+
+impl<L> Entry<L> {
+    /// Index of profile type `t` among the entry's types.
+    pub fn type_index(&self, t: &ProfileType) -> Option<usize> {
+        self.types.iter().position(|x| x == t)
+    }
+
+    /// Series label `name` of `group` (one of this entry's groups).
+    pub fn label<'a>(&'a self, group: &'a Group, name: &str) -> Option<&'a String> {
+        let own = group.labels.get(name);
+        if self.groups_over_base {
+            own.or_else(|| self.base_labels.get(name))
+        } else {
+            own
+        }
+    }
+
+    /// Series label names of `group` (one of this entry's groups), perhaps repeated.
+    pub(super) fn label_names<'a>(
+        &'a self,
+        group: &'a Group,
+    ) -> impl Iterator<Item = &'a String> + 'a {
+        let base = self.groups_over_base.then(|| self.base_labels.keys());
+        group.labels.keys().chain(base.into_iter().flatten())
+    }
+
+    /// The series labels of `group` (one of this entry's groups).
+    pub fn series_labels<'a>(&'a self, group: &'a Group) -> Cow<'a, Labels> {
+        if !self.groups_over_base {
+            return Cow::Borrowed(&group.labels);
+        }
+        let mut labels = self.base_labels.as_ref().clone();
+        labels.extend(group.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Cow::Owned(labels)
+    }
+
+    /// Whether the selector selects `group` (one of this entry's groups).
+    pub(super) fn selects(&self, selector: &Selector, group: &Group) -> bool {
+        selector.matches(|name| self.label(group, name).map(String::as_str))
+    }
+
+    /// Whether the selector selects any group of this entry.
+    pub(super) fn any_selected(&self, selector: &Selector) -> bool {
+        self.type_index(&selector.profile_type).is_some()
+            && self.groups.iter().any(|g| self.selects(selector, g))
+    }
+}
