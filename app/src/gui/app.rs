@@ -219,7 +219,8 @@ impl FlintApp {
             .inner;
         self.apply_all(&ctx, picked);
         let compared = self.comparing().then(|| self.compare.matched_text());
-        egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui, compared));
+        let opening = self.opening();
+        egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui, compared, opening));
         if self.error.is_some() {
             let dismissed = egui::Panel::top("flint error")
                 .frame(
@@ -260,10 +261,6 @@ impl FlintApp {
             self.panel_sizes.plot = size;
         }
         let comparing = self.comparing();
-        // A folder or a server being opened: the view of what was open before is not
-        // of it.
-        let opening = (self.timeline.as_ref())
-            .is_some_and(crate::gui::time::timeline::Timeline::opening_anew);
         if comparing {
             let mut size = self.panel_sizes.diff_table;
             let panel = side_panel(DIFF_PANEL);
@@ -323,6 +320,12 @@ impl FlintApp {
     pub fn selection_text(&self) -> Option<String> {
         let tl = self.timeline.as_ref().filter(|_| !self.comparing())?;
         crate::gui::time::plot::selection_text(tl, self.view.current())
+    }
+
+    /// Whether a folder or a server is being opened anew: the view shown until it is
+    /// open is not of it, so nothing describes that view meanwhile.
+    pub fn opening(&self) -> bool {
+        (self.timeline.as_ref()).is_some_and(crate::gui::time::timeline::Timeline::opening_anew)
     }
 
     /// Whether compare mode is shown (time mode with Compare on).

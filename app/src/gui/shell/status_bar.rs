@@ -128,7 +128,7 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                 }
                 return;
             }
-            let Some(cur) = app.view.current() else {
+            let Some(cur) = app.view.current().filter(|_| !app.opening()) else {
                 return;
             };
             ui.strong(&cur.name);

@@ -189,6 +189,14 @@ fn while_the_demo_is_indexed_its_progress_replaces_the_old_flame_graph() {
     );
     assert!(h.query_by_label("function").is_none(), "nor its top table");
     assert!(
+        h.query_by_label(crate::gui::DEMO_NAME).is_none(),
+        "nor its name in the status bar"
+    );
+    assert!(
+        h.query_by_label("cpu/nanoseconds").is_none(),
+        "nor its sample type in the toolbar"
+    );
+    assert!(
         h.query_all_by_label("indexing").count() >= 2,
         "the progress is where the flame graph goes, and in the status bar"
     );

@@ -13,13 +13,15 @@ const SEARCH_ID: &str = "flint search";
 impl ProfileView {
     /// The toolbar and the filter row under it. In compare mode (`compared` is
     /// `Some`), the search tells what it matched in A and B (`None` inside: nothing
-    /// to tell yet) instead of in the view hidden.
-    pub fn toolbar(&mut self, ui: &mut Ui, compared: Option<Option<String>>) {
+    /// to tell yet) instead of in the view hidden; nothing of the view is told while
+    /// it is `hidden` (a folder or a server being opened replaces it).
+    pub fn toolbar(&mut self, ui: &mut Ui, compared: Option<Option<String>>, hidden: bool) {
+        let shown = self.current.clone().filter(|_| !hidden);
         ui.add_space(2.0);
         // Both rows wrap: a narrow window moves the rest of a row to a line of its own
         // rather than cutting off search, Apply and Clear.
         ui.horizontal_wrapped(|ui| {
-            if let Some(cur) = self.current.clone() {
+            if let Some(cur) = shown.clone() {
                 let names = cur.profile.sample_type_names();
                 let shown = self.sample_type.unwrap_or(cur.sample_type);
                 egui::ComboBox::from_id_salt("sample type")
@@ -72,7 +74,7 @@ impl ProfileView {
                         .on_hover_text("the share of A and of B with a matching frame");
                 }
             } else if self.search.matches.is_some()
-                && let Some(cur) = &self.current
+                && let Some(cur) = &shown
             {
                 ui.label(format!(
                     "matched {} ({})",
