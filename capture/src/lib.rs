@@ -26,9 +26,9 @@ pub use live::{recorder, symbols};
 pub use sources::{files, index, selector, source, store, time};
 
 pub use files::FileSource;
-pub use grpc::{RemoteOptions, RemoteSource, ServerOptions, ServerUrl};
+pub use grpc::{RemoteError, RemoteOptions, RemoteSource, ServerOptions, ServerUrl, UrlError};
 pub use runtime::{RuntimeError, RuntimeUse, runtime};
-pub use selector::{Matcher, ProfileType, Selector};
+pub use selector::{Matcher, ProfileType, Selector, SelectorError};
 pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
 };

@@ -456,7 +456,7 @@ fn extra_headers_are_sent_and_bad_ones_refused() {
             ..RemoteOptions::default()
         },
     );
-    assert!(bad.unwrap_err().contains("invalid header name"));
+    assert!(bad.unwrap_err().to_string().contains("invalid header name"));
 }
 
 #[test]
@@ -725,6 +725,7 @@ fn construction_checks_the_url_and_files_without_connecting() {
     assert!(
         RemoteSource::new("ftp://h:1", RemoteOptions::default())
             .unwrap_err()
+            .to_string()
             .contains("unknown scheme")
     );
     assert!(
@@ -736,6 +737,7 @@ fn construction_checks_the_url_and_files_without_connecting() {
             }
         )
         .unwrap_err()
+        .to_string()
         .contains("CA file")
     );
     let options = RemoteOptions {

@@ -63,7 +63,7 @@ fn open(dir: &Path, budget: Option<usize>) -> FileSource {
         Some(budget) => {
             FileSource::open_keeping_stacks(&paths, Default::default(), budget, &progress)
         }
-        None => FileSource::open(&paths, Default::default(), &progress).map_err(String::from),
+        None => FileSource::open(&paths, Default::default(), &progress),
     }
     .expect("opens");
     assert_eq!(skipped.len(), 1, "{skipped:?}");

@@ -3,7 +3,7 @@
 use capture::grpc::ServeError;
 use capture::read::ReadError;
 use capture::time::TimeError;
-use capture::{RuntimeError, StoreError};
+use capture::{RemoteError, RuntimeError, SelectorError, StoreError};
 
 /// Why a command failed: the library's error as it is, or the command line's own
 /// one-line message.
@@ -24,6 +24,12 @@ pub enum CliError {
     /// The network runtime could not be started.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// A selector, profile type or matcher could not be read.
+    #[error(transparent)]
+    Selector(#[from] SelectorError),
+    /// A server's address or client options could not be used.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
     /// What the command asked for cannot be done, in the command line's words.
     #[error("{0}")]
     Message(String),

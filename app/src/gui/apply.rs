@@ -117,7 +117,7 @@ impl FlintApp {
         let url = match ServerUrl::parse(url) {
             Ok(u) => u.to_string(),
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 return;
             }
         };
@@ -190,7 +190,7 @@ impl FlintApp {
         let source = match RemoteSource::new(url, options) {
             Ok(s) => s,
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 return;
             }
         };

@@ -9,6 +9,6 @@ pub mod report;
 pub mod server;
 pub mod url;
 
-pub use remote::{RemoteOptions, RemoteSource};
+pub use remote::{RemoteError, RemoteOptions, RemoteSource};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServeError, ServerOptions, TlsIdentity, bind, serve};
-pub use url::ServerUrl;
+pub use url::{ServerUrl, UrlError};

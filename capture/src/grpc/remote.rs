@@ -20,12 +20,36 @@ use crate::grpc::proto::profilestore::{RawProfileSeries, RawSample, WriteRawRequ
 use crate::grpc::proto::query::query_service_client::QueryServiceClient;
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_request};
 use crate::grpc::server::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::grpc::url::ServerUrl;
+use crate::grpc::url::{ServerUrl, UrlError};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError,
     SourceFuture, TimeRange,
 };
+
+/// A client that cannot be made: a bad URL, header, token or CA file, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RemoteError(String);
+
+impl From<String> for RemoteError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<UrlError> for RemoteError {
+    fn from(e: UrlError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// The message, for callers that carry errors as text.
+impl From<RemoteError> for String {
+    fn from(e: RemoteError) -> Self {
+        e.0
+    }
+}
 
 /// How to talk to a remote server; [`Default`] suits a Parca server on a LAN. Its
 /// `Debug` output leaves out the token and header values.
@@ -110,7 +134,7 @@ impl RemoteSource {
     /// A source for `url` (`grpc://HOST[:PORT]` or `https://HOST[:PORT]`, see
     /// [`ServerUrl::parse`]). Fails, with one line, on a bad URL, header, token or CA
     /// file; never blocks on the network.
-    pub fn new(url: &str, options: RemoteOptions) -> Result<Self, String> {
+    pub fn new(url: &str, options: RemoteOptions) -> Result<Self, RemoteError> {
         let url = ServerUrl::parse(url)?;
         let mut endpoint = Endpoint::from_shared(url.uri())
             .map_err(|e| format!("{url}: {e}"))?

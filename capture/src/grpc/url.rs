@@ -3,6 +3,24 @@
 
 use std::fmt;
 
+/// A server URL that cannot be read: what is wrong with it, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UrlError(String);
+
+impl From<String> for UrlError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+/// The message, for callers that carry errors as text.
+impl From<UrlError> for String {
+    fn from(e: UrlError) -> Self {
+        e.0
+    }
+}
+
 /// Parca's default port, used when a `grpc://` URL gives none.
 pub const DEFAULT_PORT: u16 = 7070;
 
@@ -39,12 +57,13 @@ impl ServerUrl {
     /// Parses `grpc://HOST[:PORT]`, `http://HOST[:PORT]` (both h2c, port 7070 by
     /// default) or `https://HOST[:PORT]`, `grpcs://HOST[:PORT]` (TLS, port 443 by
     /// default). IPv6 hosts go in brackets. Errors are one line naming the problem.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, UrlError> {
         let text = text.trim();
         let Some((scheme, rest)) = text.split_once("://") else {
             return Err(format!(
                 "{text:?} has no scheme: write grpc://HOST:PORT or https://HOST[:PORT]"
-            ));
+            )
+            .into());
         };
         let Some(&(_, tls, default_port)) = SCHEMES
             .iter()
@@ -52,28 +71,27 @@ impl ServerUrl {
         else {
             return Err(format!(
                 "unknown scheme {scheme:?} in {text:?}: use grpc://HOST:PORT or https://HOST[:PORT]"
-            ));
+            )
+            .into());
         };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.contains('/') || authority.contains('?') || authority.contains('#') {
-            return Err(format!(
-                "{text:?} has a path; give only the scheme, host and port"
-            ));
+            return Err(format!("{text:?} has a path; give only the scheme, host and port").into());
         }
         if authority.contains('@') {
-            return Err(format!(
-                "{text:?} has user information; give a bearer token instead"
-            ));
+            return Err(
+                format!("{text:?} has user information; give a bearer token instead").into(),
+            );
         }
         let (host, port_text) = if let Some(bracketed) = authority.strip_prefix('[') {
             let Some((host, after)) = bracketed.split_once(']') else {
-                return Err(format!("{text:?}: an IPv6 host needs a closing ']'"));
+                return Err(format!("{text:?}: an IPv6 host needs a closing ']'").into());
             };
             let port = match after {
                 "" => None,
                 _ => match after.strip_prefix(':') {
                     Some(port) => Some(port),
-                    None => return Err(format!("{text:?}: expected ':PORT' after ']'")),
+                    None => return Err(format!("{text:?}: expected ':PORT' after ']'").into()),
                 },
             };
             (host, port)
@@ -84,19 +102,19 @@ impl ServerUrl {
             }
         };
         if host.is_empty() {
-            return Err(format!("{text:?} has no host"));
+            return Err(format!("{text:?} has no host").into());
         }
         if host.contains(':') && !authority.starts_with('[') {
-            return Err(format!("{text:?}: put an IPv6 host in brackets, [::1]"));
+            return Err(format!("{text:?}: put an IPv6 host in brackets, [::1]").into());
         }
         let port = match port_text {
             None => default_port,
             Some(p) => match p.parse::<u16>() {
                 Ok(port) if port != 0 => port,
                 _ => {
-                    return Err(format!(
-                        "{text:?}: bad port {p:?} (a number from 1 to 65535)"
-                    ));
+                    return Err(
+                        format!("{text:?}: bad port {p:?} (a number from 1 to 65535)").into(),
+                    );
                 }
             },
         };
@@ -192,7 +210,12 @@ mod tests {
 
     #[test]
     fn bad_urls_say_what_is_wrong() {
-        let error = |text: &str| ServerUrl::parse(text).err().unwrap_or_default();
+        let error = |text: &str| {
+            ServerUrl::parse(text)
+                .err()
+                .map(String::from)
+                .unwrap_or_default()
+        };
         assert!(error("ftp://h:1").contains("unknown scheme \"ftp\""));
         assert!(error("localhost:7070").contains("no scheme"));
         assert!(error("grpc://:7070").contains("no host"));

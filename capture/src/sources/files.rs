@@ -156,9 +156,9 @@ impl FileSource {
         decode: DecodeOptions,
         budget: usize,
         progress: &Progress,
-    ) -> Result<(Self, Vec<String>), String> {
+    ) -> Result<(Self, Vec<String>), ReadError> {
         let builder = StackIndexBuilder::new(budget);
-        Ok(Self::open_with(paths, decode, Some(builder), progress)?)
+        Self::open_with(paths, decode, Some(builder), progress)
     }
 
     fn open_with(

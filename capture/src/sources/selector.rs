@@ -5,6 +5,25 @@ use std::fmt;
 
 use regex::Regex;
 
+/// A selector, profile type or matcher that cannot be read: what is wrong with it, in
+/// one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SelectorError(String);
+
+impl From<String> for SelectorError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+/// The message, for callers that carry errors as text.
+impl From<SelectorError> for String {
+    fn from(e: SelectorError) -> Self {
+        e.0
+    }
+}
+
 /// A profile type: what Parca calls `name:sample_type:sample_unit:period_type:period_unit[:delta]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ProfileType {
@@ -25,27 +44,24 @@ pub struct ProfileType {
 
 impl ProfileType {
     /// Parses `name:sample_type:sample_unit:period_type:period_unit[:delta]`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SelectorError> {
         let parts: Vec<&str> = text.trim().split(':').collect();
         let delta = match parts.len() {
             5 => false,
             6 if parts[5] == "delta" => true,
             6 => {
-                return Err(format!(
-                    "profile type {text:?}: the sixth part can only be \"delta\""
-                ));
+                return Err(
+                    format!("profile type {text:?}: the sixth part can only be \"delta\"").into(),
+                );
             }
             _ => {
                 return Err(format!(
                     "profile type {text:?} is not name:sample_type:sample_unit:period_type:period_unit[:delta]"
-                ));
+                ).into());
             }
         };
         if let Some(empty) = parts.iter().position(|p| p.is_empty()) {
-            return Err(format!(
-                "profile type {text:?}: part {} is empty",
-                empty + 1
-            ));
+            return Err(format!("profile type {text:?}: part {} is empty", empty + 1).into());
         }
         Ok(Self {
             name: parts[0].to_string(),
@@ -131,9 +147,9 @@ impl PartialEq for Matcher {
 
 impl Matcher {
     /// A matcher; regexes are anchored as PromQL anchors them.
-    pub fn new(name: &str, op: MatchOp, value: &str) -> Result<Self, String> {
+    pub fn new(name: &str, op: MatchOp, value: &str) -> Result<Self, SelectorError> {
         if !is_label_name(name) {
-            return Err(format!("{name:?} is not a valid label name"));
+            return Err(format!("{name:?} is not a valid label name").into());
         }
         let regex = match op {
             MatchOp::Regex | MatchOp::NotRegex => {
@@ -194,7 +210,7 @@ pub struct Selector {
 
 impl Selector {
     /// Parses `type{matchers}`; the braces may be left out or empty.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SelectorError> {
         let text = text.trim();
         let (type_text, rest) = match text.find('{') {
             Some(i) => (&text[..i], &text[i..]),
@@ -203,7 +219,7 @@ impl Selector {
         if type_text.contains('}') {
             return Err(format!(
                 "selector {text:?}: a \"}}\" without its \"{{\" (matchers are written {{name=\"value\"}})"
-            ));
+            ).into());
         }
         let profile_type = ProfileType::parse(type_text)?;
         let matchers = match rest.strip_prefix('{') {
@@ -214,7 +230,8 @@ impl Selector {
                     return Err(format!(
                         "selector {text:?}: unexpected {:?} after the closing \"}}\"",
                         after.trim()
-                    ));
+                    )
+                    .into());
                 }
                 matchers
             }
@@ -373,7 +390,7 @@ mod tests {
             (r#"a:b:c:d:e{9x="1"}"#, "not a valid label name"),
             (r#"a:b:c:d:e{a="1" b="2"}"#, "expected ','"),
         ] {
-            let err = Selector::parse(text).expect_err(text);
+            let err = Selector::parse(text).expect_err(text).to_string();
             assert!(err.contains(needle), "{text}: {err}");
             assert_eq!(err.lines().count(), 1, "one line: {err}");
         }

@@ -168,7 +168,7 @@ impl ConnectDialog {
                 if let Err(e) = ServerUrl::parse(d.url.trim())
                     && !d.url.trim().is_empty()
                 {
-                    ui.colored_label(ui.visuals().error_fg_color, e);
+                    ui.colored_label(ui.visuals().error_fg_color, e.to_string());
                 }
                 ui.weak("Tokens are never stored; recent connections keep only the URL.");
                 ui.horizontal(|ui| {

@@ -35,8 +35,8 @@ pub fn open_folder(
             profiles: Some(profiles),
         });
     }
-    FileSource::open_keeping_stacks(&[dir.to_path_buf()], decode, budget, progress).map(
-        |(source, skipped)| {
+    FileSource::open_keeping_stacks(&[dir.to_path_buf()], decode, budget, progress)
+        .map(|(source, skipped)| {
             let span = source.span();
             let types = instant_answer(source.profile_types(TimeRange::ALL));
             let type_spans = types.iter().map(|t| source.span_of(t)).collect();
@@ -51,6 +51,6 @@ pub fn open_folder(
                     .map(|s| format!("skipped {s}"))
                     .collect(),
             }
-        },
-    )
+        })
+        .map_err(String::from)
 }

@@ -101,7 +101,7 @@ impl Timeline {
     /// A selector typed as text: the index of its profile type and its matchers; an
     /// invalid one (or of a type not here) is refused, the selector row saying why.
     pub fn parse_selector(&mut self, text: &str) -> Option<(usize, Vec<Matcher>)> {
-        let parsed = Selector::parse(text).and_then(|sel| {
+        let parsed = Selector::parse(text).map_err(String::from).and_then(|sel| {
             self.types
                 .iter()
                 .position(|t| *t == sel.profile_type)

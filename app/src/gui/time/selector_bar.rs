@@ -188,7 +188,7 @@ pub fn selector_row(ui: &mut Ui, tl: &mut Timeline, merge_into: Option<Side>) ->
                             bar.add_value.clear();
                             action = Some(RowAction::Add(m));
                         }
-                        Err(e) => bar.add_error = Some(e),
+                        Err(e) => bar.add_error = Some(e.to_string()),
                     }
                 }
                 if let Some(e) = &bar.add_error {

@@ -54,7 +54,7 @@ fn invalid_text_selector_shows_the_error_and_keeps_the_series() {
         .collect();
 
     let bad = format!(r#"{typ}{{endpoint="/api/hash""#);
-    let err = Selector::parse(&bad).unwrap_err();
+    let err = Selector::parse(&bad).unwrap_err().to_string();
     let ctx = h.ctx.clone();
     h.state_mut().apply_selector_text(&ctx, &bad);
     h.run_steps(4);
