@@ -24,6 +24,9 @@ pub enum CliError {
     /// The network runtime could not be started.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// The window could not be opened.
+    #[error(transparent)]
+    Window(#[from] crate::gui::WindowError),
     /// A selector, profile type or matcher could not be read.
     #[error(transparent)]
     Selector(#[from] SelectorError),

@@ -31,17 +31,25 @@ pub const DEMO_BYTES: &[u8] = include_bytes!("../../../assets/demo-cpu.pb.gz");
 /// first flame graph is painted, after printing the time since launch on stderr.
 pub const EXIT_AFTER_FIRST_FRAME: &str = "FLINT_EXIT_AFTER_FIRST_FRAME";
 
+/// Why the window could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    /// A folder or a server was named beside other inputs.
+    #[error("{}: a folder or a server is opened alone; several profile files are merged", .0.display())]
+    OpenedAlone(PathBuf),
+    /// The window system refused the window (no display, no GL).
+    #[error("cannot open a window: {0}")]
+    Window(String),
+}
+
 /// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
-pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
+pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), WindowError> {
     let launched = std::time::Instant::now();
     let kind = |p: &PathBuf| capture::PathKind::of(p);
     if let [_, _, ..] = initial.as_slice()
         && let Some(alone) = initial.iter().find(|p| kind(p) != capture::PathKind::File)
     {
-        return Err(format!(
-            "{}: a folder or a server is opened alone; several profile files are merged",
-            alone.display()
-        ));
+        return Err(WindowError::OpenedAlone(alone.clone()));
     }
     allocator::map_large_blocks();
     let server = match initial.as_slice() {
@@ -113,5 +121,5 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), String> {
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| format!("cannot open a window: {e}"))
+    .map_err(|e| WindowError::Window(e.to_string()))
 }
