@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
-use egui::{Context, Ui, ViewportCommand};
+use egui::{Context, Ui};
 use profile_model::codec::DecodeOptions;
 
 use crate::gui::compare::diff_job::{self, CompareEvent};
 use crate::gui::compare::{CompareState, Look};
-use crate::gui::shell::dialogs::Dialogs;
-use crate::gui::shell::panel_size::PanelSize;
-use crate::gui::shell::{input, menu_bar, status_bar};
+use crate::gui::shell::{Shell, input, menu_bar, status_bar};
 use crate::gui::time::queries::QueryRuntime;
 use crate::gui::view::loader::Source;
 use crate::gui::view::{ProfileView, ViewEvent};
@@ -38,36 +36,12 @@ pub struct FlintApp {
     pub(super) queries: QueryRuntime,
     /// How much of a folder's samples indexing it keeps ([`KEPT_STACKS_BUDGET`]).
     pub kept_stacks_budget: usize,
-    /// Last load error (shown in a red banner).
-    pub error: Option<String>,
-    /// Last status message and whether it is an error.
-    pub message: Option<(String, bool)>,
-    /// The file dialogs under way and the window's own prompt for a path.
-    pub dialogs: Dialogs,
-    /// The window's title as last set ([`FlintApp::set_title`]).
-    pub(super) title: String,
+    /// The shell: error banner, status message, title, dialogs, panel sizes.
+    pub shell: Shell,
     /// Compare mode (time mode): selections A and B and their comparison.
     pub compare: CompareState,
-    /// The Connect dialog and the recent connections.
-    pub connect_dialog: crate::gui::shell::connect::ConnectDialog,
     /// A capture of this machine, while it runs.
     pub live: Option<crate::gui::live::LiveCapture>,
-    /// The temporary folders this window made (the demo's, a capture's store), removed
-    /// when it closes.
-    pub(super) made_dirs: Vec<std::path::PathBuf>,
-    /// The sizes the user gave the resizable panels.
-    pub(super) panel_sizes: PanelSizes,
-    /// Whether the window listing what opening a folder reported is open.
-    pub warnings_shown: bool,
-}
-
-/// The sizes the user gave the window's resizable panels, each restored once the
-/// window has room again after it was made small ([`PanelSize`]).
-#[derive(Debug, Default)]
-pub(super) struct PanelSizes {
-    plot: PanelSize,
-    top_table: PanelSize,
-    diff_table: PanelSize,
 }
 
 /// The panels' names (egui keeps their sizes by them).
@@ -113,16 +87,9 @@ impl FlintApp {
             timeline: None,
             queries: QueryRuntime::default(),
             kept_stacks_budget: KEPT_STACKS_BUDGET,
-            error: None,
-            message: None,
-            dialogs: Dialogs::default(),
-            title: String::new(),
+            shell: Shell::default(),
             compare: CompareState::default(),
-            connect_dialog: crate::gui::shell::connect::ConnectDialog::default(),
             live: None,
-            made_dirs: Vec::new(),
-            panel_sizes: PanelSizes::default(),
-            warnings_shown: false,
         }
     }
 
@@ -136,15 +103,6 @@ impl FlintApp {
         self.view.is_loading()
     }
 
-    /// Names `what` (a file, a folder, a server) in the window's title.
-    pub(super) fn set_title(&mut self, ctx: &Context, what: &str) {
-        let title = format!("flint — {what}");
-        if title != self.title {
-            ctx.send_viewport_cmd(ViewportCommand::Title(title.clone()));
-            self.title = title;
-        }
-    }
-
     /// Applies what the profile view's finished jobs tell: a new file replaces the
     /// plot it was opened from (unless a capture runs) and clears the last error; a
     /// failure is shown in the error banner.
@@ -153,14 +111,14 @@ impl FlintApp {
             match event {
                 ViewEvent::Installed { name, new_file } => {
                     if new_file {
-                        self.error = None;
+                        self.shell.error = None;
                         if self.live.is_none() {
                             self.leave_time_mode();
                         }
                     }
-                    self.set_title(ctx, &name);
+                    self.shell.set_title(ctx, &name);
                 }
-                ViewEvent::Failed(e) => self.error = Some(e),
+                ViewEvent::Failed(e) => self.shell.fail(e),
             }
         }
     }
@@ -192,7 +150,7 @@ impl FlintApp {
     /// Cancels the profile view's running job.
     pub fn cancel_job(&mut self) {
         if self.view.cancel_job() {
-            self.message = Some(("cancelled".to_string(), false));
+            self.shell.tell("cancelled".to_string(), false);
         }
     }
 
@@ -202,7 +160,7 @@ impl FlintApp {
         let actions = input::actions(&ctx);
         self.apply_all(&ctx, actions);
         self.poll_timeline(&ctx);
-        let done = self.dialogs.poll();
+        let done = self.shell.dialogs.poll();
         self.apply_all(&ctx, done);
         self.poll_view(&ctx);
         self.poll_compare(&ctx);
@@ -221,7 +179,7 @@ impl FlintApp {
         let compared = self.comparing().then(|| self.compare.matched_text());
         let opening = self.opening();
         egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui, compared, opening));
-        if self.error.is_some() {
+        if self.shell.error.is_some() {
             let dismissed = egui::Panel::top("flint error")
                 .frame(
                     egui::Frame::new()
@@ -229,7 +187,8 @@ impl FlintApp {
                         .inner_margin(egui::Margin::symmetric(8, 4)),
                 )
                 .show(ui, |ui| {
-                    self.error
+                    self.shell
+                        .error
                         .as_deref()
                         .and_then(|e| status_bar::error_banner(ui, e))
                 });
@@ -246,7 +205,7 @@ impl FlintApp {
                 .resizable(true)
                 .default_size(crate::gui::time::timeline::PANEL_HEIGHT)
                 .min_size(crate::gui::time::timeline::PANEL_MIN_HEIGHT);
-            let mut size = self.panel_sizes.plot;
+            let mut size = self.shell.panel_sizes.plot;
             let selection = self.selection_text();
             let asked = size.show(ui, PLOT_PANEL, true, panel, plot_panel_most, |ui| {
                 let tl = self.timeline.as_mut()?;
@@ -258,24 +217,24 @@ impl FlintApp {
                 ))
             });
             self.apply_all(&ctx, asked.unwrap_or_default());
-            self.panel_sizes.plot = size;
+            self.shell.panel_sizes.plot = size;
         }
         let comparing = self.comparing();
         if comparing {
-            let mut size = self.panel_sizes.diff_table;
+            let mut size = self.shell.panel_sizes.diff_table;
             let panel = side_panel(DIFF_PANEL);
             size.show(ui, DIFF_PANEL, false, panel, side_panel_most, |ui| {
                 self.compare.diff_panel(ui)
             });
-            self.panel_sizes.diff_table = size;
+            self.shell.panel_sizes.diff_table = size;
         } else if self.view.current().is_some() && !opening {
             // Not while a folder or a server is opened anew: the view is not of it.
-            let mut size = self.panel_sizes.top_table;
+            let mut size = self.shell.panel_sizes.top_table;
             let panel = side_panel(TOP_PANEL);
             size.show(ui, TOP_PANEL, false, panel, side_panel_most, |ui| {
                 self.view.top_panel(ui)
             });
-            self.panel_sizes.top_table = size;
+            self.shell.panel_sizes.top_table = size;
         }
         egui::CentralPanel::default().show(ui, |ui| {
             if comparing {
@@ -291,14 +250,14 @@ impl FlintApp {
         });
 
         let max_bytes = self.decode.max_decompressed_bytes;
-        if let Some(action) = self.connect_dialog.window(&ctx, max_bytes) {
+        if let Some(action) = self.shell.connect.window(&ctx, max_bytes) {
             self.apply(&ctx, action);
         }
         match &self.timeline {
-            Some(tl) => status_bar::warnings_window(&ctx, tl, &mut self.warnings_shown),
-            None => self.warnings_shown = false,
+            Some(tl) => status_bar::warnings_window(&ctx, tl, &mut self.shell.warnings_shown),
+            None => self.shell.warnings_shown = false,
         }
-        if let Some(action) = self.dialogs.prompt_window(&ctx) {
+        if let Some(action) = self.shell.dialogs.prompt_window(&ctx) {
             self.apply(&ctx, action);
         }
         input::drop_overlay(&ctx);
@@ -343,16 +302,14 @@ impl eframe::App for FlintApp {
     /// capture's store).
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.stop_capture();
-        for dir in self.made_dirs.drain(..) {
-            crate::gui::shell::temp_dirs::remove(&dir);
-        }
+        self.shell.remove_made();
     }
 
     /// Remembers the recent connections (URLs only, never tokens).
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         storage.set_string(
             crate::gui::shell::connect::RECENT_KEY,
-            self.connect_dialog.recent.join("\n"),
+            self.shell.connect.recent.join("\n"),
         );
     }
 }

@@ -33,33 +33,33 @@ impl FlintApp {
     /// Does what `action` asks, across features.
     pub fn apply(&mut self, ctx: &Context, action: Action) {
         match action {
-            Action::OpenDialog => self.dialogs.ask(ctx, dialogs::open_prompt()),
+            Action::OpenDialog => self.shell.dialogs.ask(ctx, dialogs::open_prompt()),
             Action::OpenPath(path) => self.open_path(ctx, path),
             Action::OpenDemo => self.open_demo(ctx),
             Action::ReloadFolder => self.reload_dir(ctx),
-            Action::ShowConnect => self.connect_dialog.open = true,
+            Action::ShowConnect => self.shell.connect.open = true,
             Action::Connect(url, options) => self.connect_to(ctx, &url, options),
             Action::StartCapture => self.start_capture(ctx),
             Action::StopCapture => self.stop_capture(),
             Action::Export(kind) => match dialogs::export_prompt(&self.view, kind) {
-                Some(prompt) => self.dialogs.ask(ctx, prompt),
-                None => self.message = Some(("nothing to export".to_string(), true)),
+                Some(prompt) => self.shell.dialogs.ask(ctx, prompt),
+                None => self.shell.tell("nothing to export", true),
             },
             Action::ExportDiff => {
                 match dialogs::diff_prompt(&self.compare, self.timeline.as_ref()) {
-                    Ok(prompt) => self.dialogs.ask(ctx, prompt),
-                    Err(e) => self.message = Some((e, true)),
+                    Ok(prompt) => self.shell.dialogs.ask(ctx, prompt),
+                    Err(e) => self.shell.tell(e, true),
                 }
             }
             Action::CancelJob => self.cancel_job(),
             Action::CancelDiff => {
                 if self.compare.cancel() {
-                    self.message = Some(("cancelled".to_string(), false));
+                    self.shell.tell("cancelled", false);
                 }
             }
             Action::CancelTimeJob => self.cancel_time_job(),
-            Action::DismissError => self.error = None,
-            Action::ShowWarnings => self.warnings_shown = true,
+            Action::DismissError => self.shell.error = None,
+            Action::ShowWarnings => self.shell.warnings_shown = true,
             Action::ResetZoom => self.view.reset_zoom(),
             Action::Back => self.view.back(),
             Action::FocusSearch => self.view.focus_search = true,
@@ -67,11 +67,11 @@ impl FlintApp {
             Action::SetColorMode(mode) => self.view.flame.color_mode = mode,
             Action::Dialog(Dialog::Open(path)) => self.open_path(ctx, path),
             Action::Dialog(Dialog::Done(result)) => match result {
-                Ok(Some(msg)) => self.message = Some((msg, false)),
+                Ok(Some(msg)) => self.shell.tell(msg, false),
                 Ok(None) => {}
-                Err(e) => self.message = Some((e, true)),
+                Err(e) => self.shell.tell(e, true),
             },
-            Action::Dialog(Dialog::Unavailable(prompt)) => self.dialogs.prompt = Some(prompt),
+            Action::Dialog(Dialog::Unavailable(prompt)) => self.shell.dialogs.prompt = Some(prompt),
             Action::SetCompare(on) => {
                 self.compare.turn(on);
                 self.sync_side_selector(ctx);
@@ -117,12 +117,12 @@ impl FlintApp {
         let url = match ServerUrl::parse(url) {
             Ok(u) => u.to_string(),
             Err(e) => {
-                self.error = Some(e.to_string());
+                self.shell.fail(e.to_string());
                 return;
             }
         };
-        self.connect_dialog.remember(&url);
-        self.error = None;
+        self.shell.connect.remember(&url);
+        self.shell.error = None;
         self.connect(ctx, &url, options);
     }
 }
@@ -140,18 +140,11 @@ impl FlintApp {
     /// thread.
     pub fn open_demo(&mut self, ctx: &Context) {
         let (own, dir) = demo::new_demo_dir();
-        self.made(own);
+        self.shell.made(own);
         let target = dir.clone();
         self.open_dir_made(ctx, dir, move || {
             demo::write_demo_hour(&target, capture::time::now_nanos())
         });
-    }
-
-    /// Notes a temporary folder this window made, to be removed when it closes.
-    fn made(&mut self, dir: PathBuf) {
-        if !self.made_dirs.contains(&dir) {
-            self.made_dirs.push(dir);
-        }
     }
 
     /// [`FlintApp::open_dir`], once `make` has made the folder's files (on the
@@ -190,7 +183,7 @@ impl FlintApp {
         let source = match RemoteSource::new(url, options) {
             Ok(s) => s,
             Err(e) => {
-                self.error = Some(e.to_string());
+                self.shell.fail(e.to_string());
                 return;
             }
         };
@@ -249,7 +242,7 @@ impl FlintApp {
             return;
         };
         if let Err(e) = ask(tl, &mut self.queries) {
-            self.error = Some(e);
+            self.shell.fail(e);
         }
     }
 
@@ -324,7 +317,7 @@ impl FlintApp {
         self.compare.clear();
         self.view.drop_view();
         self.view.last_job = None;
-        self.set_title(ctx, &name);
+        self.shell.set_title(ctx, &name);
     }
 
     /// Sets how the series are summed and plots again.
@@ -413,11 +406,11 @@ impl FlintApp {
                     // the time it took.
                     self.view.drop_view();
                     self.view.last_job = None;
-                    self.set_title(ctx, &name);
+                    self.shell.set_title(ctx, &name);
                 }
             }
-            TimeEvent::OpenFailed(e) => self.error = Some(e),
-            TimeEvent::Cancelled => self.message = Some(("cancelled".into(), false)),
+            TimeEvent::OpenFailed(e) => self.shell.fail(e),
+            TimeEvent::Cancelled => self.shell.tell("cancelled", false),
             TimeEvent::Selected(time, side, got) => self.selected(time, side, got),
             TimeEvent::NoA => self.compare.aim(Side::A),
             TimeEvent::Live(LiveMsg::Interval(range)) => self.live_interval(ctx, range),
@@ -490,14 +483,12 @@ impl FlintApp {
     /// says which profiles were left out of it.
     fn selected(&mut self, time: QueryTime, side: Option<(Side, Vec<Matcher>)>, got: Selected) {
         if !got.skipped.is_empty() {
-            self.message = Some((
-                format!(
-                    "left out {} gone or broken since indexing: {}",
-                    profiles_text(got.skipped.len()),
-                    got.skipped.join("; ")
-                ),
-                true,
-            ));
+            let left_out = format!(
+                "left out {} gone or broken since indexing: {}",
+                profiles_text(got.skipped.len()),
+                got.skipped.join("; ")
+            );
+            self.shell.tell(left_out, true);
         }
         if let Some((side, matchers)) = side {
             let picked = Picked {
@@ -530,7 +521,7 @@ impl FlintApp {
     /// Cancels indexing and the selection queries under way.
     pub fn cancel_time_job(&mut self) {
         if self.timeline.as_mut().is_some_and(Timeline::cancel_all) {
-            self.message = Some(("cancelled".into(), false));
+            self.shell.tell("cancelled", false);
         }
     }
 
@@ -543,11 +534,11 @@ impl FlintApp {
         temp_dirs::remove_stale(temp_dirs::CAPTURE);
         let dir = temp_dirs::own_dir(temp_dirs::CAPTURE);
         let _ = std::fs::remove_dir_all(&dir);
-        self.made(dir.clone());
+        self.shell.made(dir.clone());
         let store = match live::open_store(&dir) {
             Ok(store) => store,
             Err(e) => {
-                self.error = Some(e);
+                self.shell.fail(e);
                 self.timeline = previous;
                 return;
             }
@@ -558,14 +549,14 @@ impl FlintApp {
         self.timeline = Some(tl);
         match LiveCapture::start(ctx, tx, store, dir, previous) {
             Ok(capture) => self.live = Some(capture),
-            Err(e) => self.error = Some(e),
+            Err(e) => self.shell.fail(e),
         }
     }
 
     /// The capture failed (the message is shown): it stops, and if it never stored an
     /// interval, the view from before it started comes back.
     fn capture_failed(&mut self, message: String) {
-        self.error = Some(message);
+        self.shell.fail(message);
         let Some(mut capture) = self.live.take() else {
             return;
         };

@@ -99,7 +99,7 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), WindowErr
             let _ = context.set(cc.egui_ctx.clone());
             let mut app = FlintApp::new(decode);
             if let Some(stored) = cc.storage.and_then(|s| s.get_string(connect::RECENT_KEY)) {
-                app.connect_dialog.load_recent(&stored);
+                app.shell.connect.load_recent(&stored);
             }
             if std::env::var_os(EXIT_AFTER_FIRST_FRAME).is_some() {
                 app.view.report_first_frame = Some(launched);

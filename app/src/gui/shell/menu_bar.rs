@@ -53,9 +53,9 @@ pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                 {
                     act(Action::StartCapture);
                 }
-                if !app.connect_dialog.recent.is_empty() {
+                if !app.shell.connect.recent.is_empty() {
                     ui.menu_button("Recent connections", |ui| {
-                        for url in app.connect_dialog.recent.clone() {
+                        for url in app.shell.connect.recent.clone() {
                             if ui
                                 .button(&url)
                                 .on_hover_text("connect (token from FLINT_TOKEN, if set)")

@@ -81,6 +81,18 @@ impl PanelSize {
     }
 }
 
+/// The sizes the user gave the window's resizable panels, each restored once the
+/// window has room again after it was made small ([`PanelSize`]).
+#[derive(Debug, Default)]
+pub struct PanelSizes {
+    /// The plot's.
+    pub plot: PanelSize,
+    /// The top table's.
+    pub top_table: PanelSize,
+    /// The diff table's.
+    pub diff_table: PanelSize,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,7 +99,7 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
         if let Some(tl) = app.timeline.as_ref().filter(|_| timings) {
             merge_status(ui, tl, app.comparing());
         }
-        if let Some((msg, is_error)) = &app.message {
+        if let Some((msg, is_error)) = &app.shell.message {
             let color = if *is_error {
                 ui.visuals().error_fg_color
             } else {

@@ -32,7 +32,11 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
     let mut h = window();
     let ctx = h.ctx.clone();
     h.state_mut().start_capture(&ctx);
-    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    assert!(
+        h.state().shell.error.is_none(),
+        "{:?}",
+        h.state().shell.error
+    );
     assert_eq!(h.state().timeline.as_ref().unwrap().origin, Origin::Capture);
     // Keep the machine busy so that the interval has samples.
     let busy = std::thread::spawn(|| {
@@ -47,14 +51,14 @@ fn a_live_capture_grows_the_plot_and_follows_the_latest_interval() {
         assert!(
             Instant::now() < deadline,
             "no interval in 40 s: {:?}",
-            h.state().error
+            h.state().shell.error
         );
         h.run_steps(1);
         std::thread::sleep(Duration::from_millis(100));
     }
     h.run_steps(4);
     let app = h.state();
-    assert!(app.error.is_none(), "{:?}", app.error);
+    assert!(app.shell.error.is_none(), "{:?}", app.shell.error);
     let tl = app.timeline.as_ref().unwrap();
     assert!(
         tl.types
@@ -135,14 +139,14 @@ fn capture_without_privilege_says_what_is_missing_and_keeps_the_view() {
 
     h.state_mut().start_capture(&ctx);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while h.state().error.is_none() {
+    while h.state().shell.error.is_none() {
         assert!(Instant::now() < deadline, "no error in 20 s");
         h.run_steps(1);
         std::thread::sleep(Duration::from_millis(50));
     }
     h.run_steps(2);
     let app = h.state();
-    let error = app.error.clone().unwrap_or_default();
+    let error = app.shell.error.clone().unwrap_or_default();
     for needle in ["cannot capture the local machine", "CAP_BPF", "CAP_PERFMON"] {
         assert!(error.contains(needle), "{needle:?} in {error:?}");
     }

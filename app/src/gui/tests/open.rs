@@ -54,7 +54,7 @@ fn a_folder_opened_over_a_file_shows_its_plot_and_not_the_files_view() {
     assert!(app.view.current().is_none(), "the file's view is dropped");
     let name = dir.file_name().unwrap().to_string_lossy();
     assert_eq!(
-        app.title,
+        app.shell.title(),
         format!("flint — {name}"),
         "the title names the folder"
     );
@@ -67,28 +67,28 @@ fn the_prompt_opens_the_folder_typed_and_refuses_a_missing_path() {
     let dir = fixture_dir("prompt-open");
     let mut h = file_window();
     let prompt = PathPrompt::new("Open a profile", Purpose::Open, "");
-    h.state_mut().dialogs.prompt = Some(prompt);
+    h.state_mut().shell.dialogs.prompt = Some(prompt);
     h.run_steps(2);
     let missing = dir.join("missing.pb.gz");
-    h.state_mut().dialogs.prompt.as_mut().unwrap().path = missing.display().to_string();
+    h.state_mut().shell.dialogs.prompt.as_mut().unwrap().path = missing.display().to_string();
     h.run_steps(1);
     h.get_by_label("Open").click();
     h.run_steps(2);
     let refused = format!("no such file or directory: {}", missing.display());
     h.get_by_label(&refused);
-    assert!(h.state().dialogs.prompt.is_some(), "still asking");
+    assert!(h.state().shell.dialogs.prompt.is_some(), "still asking");
     assert_eq!(
         h.state().view.current().unwrap().name,
         FILES[0],
         "view kept"
     );
 
-    h.state_mut().dialogs.prompt.as_mut().unwrap().path = dir.display().to_string();
+    h.state_mut().shell.dialogs.prompt.as_mut().unwrap().path = dir.display().to_string();
     h.run_steps(1);
     h.get_by_label("Open").click();
     h.run_steps(4);
     let app = h.state();
-    assert!(app.dialogs.prompt.is_none(), "the prompt is closed");
+    assert!(app.shell.dialogs.prompt.is_none(), "the prompt is closed");
     assert!(
         app.timeline.as_ref().unwrap().source.is_some(),
         "the folder is open"
@@ -102,31 +102,39 @@ fn the_prompt_exports_the_view_where_typed_and_cancel_writes_nothing() {
     let mut h = file_window();
     let path = dir.join("view.pb.gz");
 
-    h.state_mut().dialogs.prompt =
+    h.state_mut().shell.dialogs.prompt =
         crate::gui::shell::dialogs::export_prompt(&h.state().view, ExportKind::Pprof);
     h.run_steps(2);
-    let offered = h.state().dialogs.prompt.as_ref().unwrap().path.clone();
+    let offered = h
+        .state()
+        .shell
+        .dialogs
+        .prompt
+        .as_ref()
+        .unwrap()
+        .path
+        .clone();
     assert!(offered.ends_with("cpu-1.view.pb.gz"), "{offered}");
-    h.state_mut().dialogs.prompt.as_mut().unwrap().path = path.display().to_string();
+    h.state_mut().shell.dialogs.prompt.as_mut().unwrap().path = path.display().to_string();
     h.run_steps(1);
     h.get_by_label("Cancel").click();
     h.run_steps(2);
-    assert!(h.state().dialogs.prompt.is_none());
+    assert!(h.state().shell.dialogs.prompt.is_none());
     assert!(!path.exists(), "cancel writes nothing");
 
-    h.state_mut().dialogs.prompt =
+    h.state_mut().shell.dialogs.prompt =
         crate::gui::shell::dialogs::export_prompt(&h.state().view, ExportKind::Pprof);
-    h.state_mut().dialogs.prompt.as_mut().unwrap().path = path.display().to_string();
+    h.state_mut().shell.dialogs.prompt.as_mut().unwrap().path = path.display().to_string();
     h.run_steps(1);
     h.get_by_label("Save").click();
     // The export is written on a thread of its own.
     let started = Instant::now();
-    while h.state().message.is_none() && started.elapsed() < Duration::from_secs(20) {
+    while h.state().shell.message.is_none() && started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
         h.run_steps(1);
     }
     let expected = format!("exported {}", path.display());
-    assert_eq!(h.state().message, Some((expected, false)));
+    assert_eq!(h.state().shell.message, Some((expected, false)));
     let written = codec::decode(&std::fs::read(&path).unwrap()).unwrap();
     let cur = h.state().view.current().cloned().unwrap();
     assert_eq!(written.total(cur.sample_type), cur.totals[0]);

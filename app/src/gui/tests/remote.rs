@@ -110,7 +110,7 @@ fn the_window_plots_a_servers_series_and_merges_a_range_into_a_flame_graph() {
     assert!(!tl.series.is_empty(), "series plotted");
     assert_eq!(tl.series.iter().map(|s| s.total).sum::<i64>(), server.total);
     assert_eq!(
-        h.state().connect_dialog.recent.first(),
+        h.state().shell.connect.recent.first(),
         Some(&server.url),
         "remembered"
     );
@@ -208,7 +208,11 @@ fn a_store_directory_opens_as_a_store() {
     h.state_mut().open_dir(&ctx, dir.clone());
     h.run_steps(4);
     let tl = h.state().timeline.as_ref().unwrap();
-    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    assert!(
+        h.state().shell.error.is_none(),
+        "{:?}",
+        h.state().shell.error
+    );
     assert_eq!(tl.profiles, Some(3));
     assert!(
         tl.warnings.is_empty(),

@@ -128,7 +128,7 @@ pub(super) fn run_until(h: &mut Harness<'static, FlintApp>, done: impl Fn(&Flint
         assert!(
             started.elapsed() < std::time::Duration::from_secs(60),
             "not done: {:?} {:?}",
-            h.state().message,
+            h.state().shell.message,
             h.state().compare.error
         );
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -26,7 +26,7 @@ fn b_picked_while_a_merges_keeps_both() {
     let app = h.state();
     assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-1.pb.gz")));
     assert_eq!(picked_time(&app.compare.b), Some(range_of("cpu-3.pb.gz")));
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.shell.message.is_none(), "{:?}", app.shell.message);
     assert!(!app.timeline.as_ref().unwrap().querying());
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -123,7 +123,7 @@ fn a_picked_again_replaces_the_a_being_merged() {
     let app = h.state();
     assert_eq!(picked_time(&app.compare.a), Some(range_of("cpu-2.pb.gz")));
     assert!(app.compare.b.is_none());
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.shell.message.is_none(), "{:?}", app.shell.message);
     let _ = std::fs::remove_dir_all(dir);
 }
 

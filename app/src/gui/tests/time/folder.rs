@@ -33,7 +33,7 @@ fn a_directory_without_profiles_says_so_where_the_flame_graph_goes() {
     h.state_mut().open_dir(&ctx, dir.clone());
     h.run_steps(4);
     let app = h.state();
-    let error = app.error.clone().expect("the error is shown");
+    let error = app.shell.error.clone().expect("the error is shown");
     assert!(
         error.contains("its one file is not a pprof profile (") && error.contains("notes.txt"),
         "{error}"
@@ -236,7 +236,7 @@ fn many_skipped_files_are_counted_in_the_tooltip_and_listed_whole_on_a_click() {
     h.run_steps(3);
     h.get_by_label("Warnings from opening (25)");
     h.get_by_label("Copy the list");
-    assert!(h.state().warnings_shown);
+    assert!(h.state().shell.warnings_shown);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -467,7 +467,7 @@ fn a_plot_without_series_says_why_instead_of_drawing_empty_axes() {
     let ctx = h.ctx.clone();
     h.state_mut().open_dir(&ctx, empty.clone());
     h.run_steps(4);
-    assert!(h.state().error.is_some(), "the window says why");
+    assert!(h.state().shell.error.is_some(), "the window says why");
     let tl = h.state().timeline.as_ref().unwrap();
     assert_eq!(tl.empty_plot_text().as_deref(), Some(timeline::NOT_OPENED));
     let _ = std::fs::remove_dir_all(empty);

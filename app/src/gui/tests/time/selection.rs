@@ -283,7 +283,7 @@ fn a_file_gone_since_indexing_is_merged_from_the_samples_kept() {
     let app = h.state();
     let expected: i64 = FILES.iter().map(|f| default_total(f).0).sum();
     assert_eq!(app.view.current().expect("shown").totals[0], expected);
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.shell.message.is_none(), "{:?}", app.shell.message);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -306,7 +306,7 @@ fn a_file_gone_since_indexing_is_left_out_of_the_merge_and_named() {
         app.view.current().expect("the rest is shown").totals[0],
         expected
     );
-    let (message, is_error) = app.message.clone().expect("said");
+    let (message, is_error) = app.shell.message.clone().expect("said");
     assert!(is_error && message.contains(FILES[1]), "{message}");
     assert!(
         message.starts_with("left out 1 profile gone or broken"),
