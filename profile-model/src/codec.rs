@@ -273,6 +273,19 @@ fn tables_proto(profile: &Profile) -> proto::Profile {
         r#type: i64_of(v.kind),
         unit: i64_of(v.unit),
     };
+    // pprof's doc_url is a string table index: the URL joins the table if it is not
+    // there (a merge keeps only the strings its tables reach).
+    let mut string_table = profile.strings.clone();
+    let doc_url = match profile.doc_url.as_str() {
+        "" => 0,
+        url => match string_table.iter().position(|s| s == url) {
+            Some(i) => i,
+            None => {
+                string_table.push(url.to_string());
+                string_table.len() - 1
+            }
+        },
+    };
     proto::Profile {
         sample_type: profile.sample_types.iter().map(value_type).collect(),
         sample: Vec::new(),
@@ -325,7 +338,7 @@ fn tables_proto(profile: &Profile) -> proto::Profile {
                 start_line: f.start_line,
             })
             .collect(),
-        string_table: profile.strings.clone(),
+        string_table,
         drop_frames: i64_of(profile.drop_frames),
         keep_frames: i64_of(profile.keep_frames),
         time_nanos: profile.time_nanos,
@@ -334,7 +347,7 @@ fn tables_proto(profile: &Profile) -> proto::Profile {
         period: profile.period,
         comment: profile.comments.iter().map(|c| i64_of(*c)).collect(),
         default_sample_type: i64_of(profile.default_sample_type),
-        doc_url: profile.doc_url.clone(),
+        doc_url: i64::try_from(doc_url).unwrap_or(0),
     }
 }
 

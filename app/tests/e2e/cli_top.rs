@@ -337,3 +337,14 @@ fn a_file_reached_by_several_paths_counts_once() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_profile_with_a_doc_url_reads_as_pprof_reads_it() {
+    // pprof's doc_url (field 15) is a string table index; it had been refused as a
+    // field of the wrong wire type. Fixture and golden: tests/fixtures/writers/make.py.
+    let writers = fixtures().join("../writers");
+    let golden = std::fs::read_to_string(writers.join("golden/doc_url.top.txt")).unwrap();
+    let file = writers.join("doc_url.pb.gz");
+    let out = flint_ok(&["top", file.to_str().unwrap()]);
+    assert_eq!(lines(&out), lines(&golden));
+}

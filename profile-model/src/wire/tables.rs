@@ -484,7 +484,7 @@ impl<'a> Tables<'a> {
         let mut period_type = (0i64, 0i64);
         let mut scalars = [0i64; 16];
         let mut comments = Vec::new();
-        let mut doc_url = "";
+        let mut doc_url_text = None;
         let mut mappings = Vec::new();
         // The bytes from the first sample field to the last, and whether other fields
         // lie between them.
@@ -516,7 +516,12 @@ impl<'a> Tables<'a> {
                 n @ (7..=10 | 12 | 14) => scalars[n as usize] = int(&field)? as i64,
                 11 => value_type(bytes(&field)?, &mut period_type)?,
                 13 => repeated(field, &mut comments)?,
-                15 => doc_url = utf8(bytes(&field)?)?,
+                // pprof's doc_url is a string table index; a string in its place (as
+                // flint wrote it before) is taken as it is.
+                15 => match bytes(&field) {
+                    Ok(b) => doc_url_text = Some(utf8(b)?),
+                    Err(_) => scalars[15] = int(&field)? as i64,
+                },
                 _ => {}
             }
         }
@@ -573,6 +578,10 @@ impl<'a> Tables<'a> {
             .into_iter()
             .map(|c| s.get(c, &|| "a comment".to_string()))
             .collect::<Result<Vec<_>, _>>()?;
+        let doc_url = match doc_url_text {
+            Some(text) => text,
+            None => strings[s.get(scalars[15], &|| "doc_url".into())? as usize],
+        };
         Ok(Tables {
             default_sample_type: s.get(scalars[14], &|| "default_sample_type".into())?,
             drop_frames: s.get(scalars[7], &|| "drop_frames".into())?,

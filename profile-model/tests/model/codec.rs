@@ -249,3 +249,24 @@ fn sparse_ids_decode_as_the_dense_ids_they_stand_for() {
     }
     assert_eq!(decode(&m.encode_to_vec()).expect("sparse"), dense);
 }
+
+#[test]
+fn doc_url_is_a_string_table_index_as_pprof_writes_it() {
+    // Written by Google's protobuf package from pprof's profile.proto
+    // (tests/fixtures/writers/make.py), where doc_url is an int64 index.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/writers/doc_url.pb.gz");
+    let bytes = std::fs::read(&path).expect("fixture");
+    let p = decode(&bytes).expect("pprof reads it, and so does flint");
+    assert_eq!(p.doc_url, "https://example.com/profiling/cpu.html");
+    // Encoded back as an index, and read back the same.
+    let again = decode(&encode(&p)).expect("round trip");
+    assert_eq!(again.doc_url, p.doc_url);
+    // A URL the string table does not hold (a merge keeps only the strings its tables
+    // reach) joins the table.
+    let mut moved = p.clone();
+    moved.doc_url = "https://example.com/elsewhere".to_string();
+    let out = decode(&encode(&moved)).expect("round trip");
+    assert_eq!(out.doc_url, "https://example.com/elsewhere");
+    assert_eq!(out.strings.len(), p.strings.len() + 1);
+}
