@@ -362,3 +362,31 @@ fn a_folder_that_cannot_be_read_is_skipped_with_a_warning_and_the_rest_load() {
     mode(&locked, 0o755);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
+    // A peer that accepts the connection and says nothing (a port-forward to a pod that
+    // is gone, a listener that is not gRPC): the client had waited until the peer
+    // closed, then said "Unknown: transport error".
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let started = std::time::Instant::now();
+    let out = flint(&["top", &format!("grpc://127.0.0.1:{port}")]);
+    let took = started.elapsed();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "127.0.0.1:{port} accepted the connection but sent no HTTP/2 answer"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(took.as_secs() < 15, "took {took:?}");
+}

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use profile_model::Profile;
@@ -119,6 +120,9 @@ pub struct RemoteSource {
     endpoint: Endpoint,
     metadata: Vec<(AsciiMetadataKey, AsciiMetadataValue)>,
     channel: OnceLock<Channel>,
+    /// Whether the server has answered a request: until it has, a connection it never
+    /// speaks HTTP/2 on is not a server that went away, and is not tried again.
+    answered: AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteSource {
@@ -139,6 +143,13 @@ impl RemoteSource {
         let mut endpoint = Endpoint::from_shared(url.uri())
             .map_err(|e| format!("{url}: {e}"))?
             .connect_timeout(options.connect_timeout)
+            // A peer that accepts the connection and never speaks HTTP/2 (a
+            // port-forward to a pod that is gone, a listener that is not gRPC) does not
+            // answer pings either: the connection is dropped after the connect timeout
+            // instead of holding the request until its own timeout.
+            .http2_keep_alive_interval(options.connect_timeout)
+            .keep_alive_timeout(options.connect_timeout)
+            .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         if url.tls {
             let mut tls = ClientTlsConfig::new().domain_name(url.host.clone());
@@ -175,6 +186,7 @@ impl RemoteSource {
             endpoint,
             metadata,
             channel: OnceLock::new(),
+            answered: AtomicBool::new(false),
         })
     }
 
@@ -258,7 +270,20 @@ impl RemoteSource {
             )
             .await;
             let error = match answer {
-                Ok(Ok(response)) => return Ok(response.into_inner()),
+                Ok(Ok(response)) => {
+                    self.answered.store(true, Ordering::Relaxed);
+                    return Ok(response.into_inner());
+                }
+                Ok(Err(status))
+                    if silent_peer(&status) && !self.answered.load(Ordering::Relaxed) =>
+                {
+                    return Err(SourceError::Unavailable(format!(
+                        "{} accepted the connection but sent no HTTP/2 answer in {:.0} s: is it a \
+                         gRPC server, or a port-forward to a pod that is gone?",
+                        self.url.authority(),
+                        2.0 * self.options.connect_timeout.as_secs_f64()
+                    )));
+                }
                 Ok(Err(status)) => source_error_of(
                     &status,
                     &self.url.to_string(),
@@ -525,4 +550,18 @@ impl ProfileSink for RemoteSource {
             Ok(())
         })
     }
+}
+
+/// Whether `status` is the end of a connection whose peer never answered the HTTP/2
+/// keep-alive pings (nor anything else): the peer accepted the connection but is not
+/// speaking HTTP/2.
+fn silent_peer(status: &Status) -> bool {
+    let mut error: Option<&dyn std::error::Error> = Some(status);
+    while let Some(e) = error {
+        if e.to_string() == "keep-alive timed out" {
+            return true;
+        }
+        error = e.source();
+    }
+    false
 }

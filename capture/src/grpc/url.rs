@@ -131,6 +131,11 @@ impl ServerUrl {
         format!("{scheme}://{}:{}", self.bracketed_host(), self.port)
     }
 
+    /// `host:port` (the host in brackets for IPv6), as a message names the server.
+    pub fn authority(&self) -> String {
+        format!("{}:{}", self.bracketed_host(), self.port)
+    }
+
     fn bracketed_host(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]", self.host)
