@@ -249,3 +249,44 @@ fn a_store_directory_opens_as_a_store() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_listener_that_never_speaks_grpc_is_named_where_the_plot_goes() {
+    // It accepts the connection and says nothing (a port-forward to a pod that is
+    // gone). Its error is the answer: the week was asked next, after the hour, as if
+    // the hour had had no profiles, and in the window that turned it into "cancelled".
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    let url = format!("grpc://127.0.0.1:{port}");
+    h.state_mut()
+        .connect_to(&ctx, &url, RemoteOptions::default());
+    h.run_steps(3);
+    let error = h.state().shell.error.clone().expect("the window says why");
+    assert!(
+        error.contains(&format!(
+            "127.0.0.1:{port} accepted the connection but sent no HTTP/2 answer"
+        )),
+        "{error}"
+    );
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    assert!(
+        tl.source.is_none() && tl.indexing.is_none(),
+        "not opened, not waiting"
+    );
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "asked once, not again for another time span"
+    );
+}

@@ -73,13 +73,15 @@ impl Timeline {
     ) -> Result<(), String> {
         rt.run(ctx, self.tx.clone(), async move {
             let mut result = Err(String::new());
+            // The next span only when this one had no profiles: an error is the answer.
             for span in spans {
                 result = source
                     .profile_types(span)
                     .await
                     .map_err(|e| e.to_string())
                     .map(|types| (span, types));
-                if result.as_ref().is_ok_and(|(_, t)| !t.is_empty()) || progress.is_cancelled() {
+                let empty = matches!(&result, Ok((_, t)) if t.is_empty());
+                if !empty || progress.is_cancelled() {
                     break;
                 }
             }
