@@ -1051,3 +1051,69 @@ fn a_long_merge_does_not_hold_up_other_requests() {
     assert!(merged.total(0) > 0);
     let _ = stop.send(());
 }
+
+/// Parca's WriteRaw is all or nothing: a request holding a good profile and then a bad
+/// one is refused, and the good one is not stored either (it had been).
+#[test]
+fn a_refused_write_raw_leaves_the_store_as_it_was() {
+    use capture::grpc::proto::profilestore::{
+        self as ps, profile_store_service_client::ProfileStoreServiceClient,
+    };
+    let dir = std::env::temp_dir().join(format!("flint-grpc-atomic-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Arc::new(capture::Store::open(&dir, capture::StoreOptions::default()).unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime.block_on(bind("127.0.0.1:0")).unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let source: Arc<dyn ProfileSource> = store.clone();
+    let sink: Arc<dyn ProfileSink> = store.clone();
+    runtime.spawn(serve(
+        listener,
+        source,
+        Some(sink),
+        ServerOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut client = runtime
+        .block_on(ProfileStoreServiceClient::connect(format!(
+            "http://{address}"
+        )))
+        .unwrap();
+    let good = std::fs::read(fixture("cpu-1.pb.gz")).unwrap();
+    let request = |profiles: Vec<Vec<u8>>| ps::WriteRawRequest {
+        series: vec![ps::RawProfileSeries {
+            labels: Some(ps::LabelSet {
+                labels: vec![ps::Label {
+                    name: "__name__".into(),
+                    value: "process_cpu".into(),
+                }],
+            }),
+            samples: profiles
+                .into_iter()
+                .map(|raw_profile| ps::RawSample {
+                    raw_profile,
+                    executable_info: Vec::new(),
+                })
+                .collect(),
+        }],
+        ..Default::default()
+    };
+    let status = runtime
+        .block_on(client.write_raw(request(vec![good.clone(), b"not a profile".to_vec()])))
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert_eq!(store.stats().profiles, 0, "nothing of a refused request");
+    runtime
+        .block_on(client.write_raw(request(vec![good.clone(), good])))
+        .expect("a good request is stored");
+    assert_eq!(store.stats().profiles, 2);
+    let _ = stop.send(());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -527,13 +527,13 @@ impl ProfileStoreService for StoreServer {
                 ))
             })
             .collect::<Result<_, Status>>()?;
-        for (labels, profiles) in series {
-            for raw_profile in profiles {
-                sink.write_raw(labels.clone(), raw_profile)
-                    .await
-                    .map_err(status_of)?;
-            }
-        }
+        // All or nothing, as Parca's WriteRaw: a refused profile leaves the store as it
+        // was, with the good ones before it.
+        let profiles = series
+            .into_iter()
+            .flat_map(|(labels, profiles)| profiles.into_iter().map(move |p| (labels.clone(), p)))
+            .collect();
+        sink.write_raw_all(profiles).await.map_err(status_of)?;
         Ok(Response::new(WriteRawResponse {}))
     }
 }

@@ -183,4 +183,16 @@ pub trait ProfileSink: Send + Sync {
     /// Stores one pprof (gzipped or not) under `labels`, which must include
     /// `__name__` (the profile name); returns once the profile is durable.
     fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()>;
+
+    /// Stores every profile of one request, or none of them when one is refused (a
+    /// WriteRaw is all or nothing, as Parca's is). The default writes them one after
+    /// another, for sinks that cannot do better.
+    fn write_raw_all(&self, profiles: Vec<(Labels, Vec<u8>)>) -> SourceFuture<'_, ()> {
+        Box::pin(async move {
+            for (labels, raw_profile) in profiles {
+                self.write_raw(labels, raw_profile).await?;
+            }
+            Ok(())
+        })
+    }
 }

@@ -772,4 +772,24 @@ impl ProfileSink for Store {
             self.submit(vec![prepared])?.await.map_err(|_| stopped())?
         })
     }
+
+    /// Every profile checked and prepared first, then all written with one sync: a
+    /// refused one leaves the store as it was.
+    fn write_raw_all(&self, profiles: Vec<(Labels, Vec<u8>)>) -> SourceFuture<'_, ()> {
+        Box::pin(async move {
+            let now = now_nanos();
+            let prepared = tokio::task::spawn_blocking(move || {
+                profiles
+                    .into_iter()
+                    .map(|(labels, raw)| ingest::prepare(labels, &raw, now))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await
+            .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
+            if prepared.is_empty() {
+                return Ok(());
+            }
+            self.submit(prepared)?.await.map_err(|_| stopped())?
+        })
+    }
 }
