@@ -778,20 +778,25 @@ fn tls_to_a_cleartext_server_fails_cleanly() {
     assert!(matches!(error, SourceError::Unavailable(_)), "{error:?}");
 }
 
-/// `flint serve`'s setup: a Store, written through WriteRaw on the wire, answers every
-/// query through gRPC exactly as it answers directly.
-#[test]
-fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
-    let dir = std::env::temp_dir().join(format!("flint-grpc-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = Arc::new(capture::Store::open(&dir, capture::StoreOptions::default()).unwrap());
+/// `flint serve`'s setup: a fresh Store in `dir` served as source and sink on
+/// 127.0.0.1, its runtime, its address, and what stops the server.
+fn serve_store(
+    dir: &std::path::Path,
+) -> (
+    tokio::runtime::Runtime,
+    SocketAddr,
+    Arc<capture::Store>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let _ = std::fs::remove_dir_all(dir);
+    let store = Arc::new(capture::Store::open(dir, capture::StoreOptions::default()).unwrap());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     let listener = runtime.block_on(bind("127.0.0.1:0")).unwrap();
-    let url = format!("grpc://{}", listener.local_addr().unwrap());
+    let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let source: Arc<dyn ProfileSource> = store.clone();
     let sink: Arc<dyn ProfileSink> = store.clone();
@@ -804,6 +809,16 @@ fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
             let _ = stopped.await;
         },
     ));
+    (runtime, address, store, stop)
+}
+
+/// `flint serve`'s setup: a Store, written through WriteRaw on the wire, answers every
+/// query through gRPC exactly as it answers directly.
+#[test]
+fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
+    let dir = std::env::temp_dir().join(format!("flint-grpc-store-{}", std::process::id()));
+    let (runtime, address, store, stop) = serve_store(&dir);
+    let url = format!("grpc://{address}");
     let remote = RemoteSource::new(&url, RemoteOptions::default()).unwrap();
     for (name, job) in [
         ("cpu-1.pb.gz", "a"),
@@ -1060,27 +1075,7 @@ fn a_refused_write_raw_leaves_the_store_as_it_was() {
         self as ps, profile_store_service_client::ProfileStoreServiceClient,
     };
     let dir = std::env::temp_dir().join(format!("flint-grpc-atomic-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = Arc::new(capture::Store::open(&dir, capture::StoreOptions::default()).unwrap());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime.block_on(bind("127.0.0.1:0")).unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let source: Arc<dyn ProfileSource> = store.clone();
-    let sink: Arc<dyn ProfileSink> = store.clone();
-    runtime.spawn(serve(
-        listener,
-        source,
-        Some(sink),
-        ServerOptions::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let (runtime, address, store, stop) = serve_store(&dir);
     let mut client = runtime
         .block_on(ProfileStoreServiceClient::connect(format!(
             "http://{address}"
