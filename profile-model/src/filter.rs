@@ -2,6 +2,7 @@
 
 use regex::Regex;
 
+use crate::frames::function_name;
 use crate::profile::{LabelSetId, Line, LocationId, MappingId, Profile};
 
 /// A filter on sample labels, `key=value`: the sample must have label `key` with a value
@@ -89,7 +90,10 @@ impl Filters {
             let functions: Vec<bool> = profile
                 .functions
                 .iter()
-                .map(|f| re.is_match(profile.str(f.name)) || re.is_match(profile.str(f.filename)))
+                .map(|f| {
+                    let name = function_name(profile.str(f.name), profile.str(f.system_name));
+                    re.is_match(name) || re.is_match(profile.str(f.filename))
+                })
                 .collect();
             let mappings: Vec<bool> = profile
                 .mappings

@@ -98,7 +98,10 @@ impl FrameTable {
             }
             for (line_index, line) in loc.lines.iter().enumerate() {
                 let function = &profile.functions[line.function as usize];
-                let fname = profile.str(function.name);
+                let fname = function_name(
+                    profile.str(function.name),
+                    profile.str(function.system_name),
+                );
                 let file = profile.str(function.filename);
                 if hide.is_some_and(|re| re.is_match(fname) || re.is_match(file)) {
                     continue;
@@ -175,6 +178,12 @@ impl FrameTable {
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
+}
+
+/// A function's name as pprof names it: its name, or where that is empty its system
+/// (linker) name.
+pub(crate) fn function_name<'s>(name: &'s str, system_name: &'s str) -> &'s str {
+    if name.is_empty() { system_name } else { name }
 }
 
 /// The name of a frame at line granularity: the function's name and the line.

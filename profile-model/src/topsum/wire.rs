@@ -10,7 +10,8 @@ use super::Rows;
 use crate::error::ProfileError;
 use crate::filter::{TagFilter, locations_matching, stack_passes};
 use crate::frames::{
-    FrameId, Granularity, address_frame_name, address_name, frame_key, line_frame_name,
+    FrameId, Granularity, address_frame_name, address_name, frame_key, function_name,
+    line_frame_name,
 };
 use crate::merge::BASE_LABEL;
 use crate::profile::{Label, LocationId, StrId};
@@ -202,7 +203,7 @@ impl WireState {
         // by location). At function granularity, a function no location names gets a
         // row that stays empty.
         for function in &tables.functions {
-            let name = tables.str(function.name);
+            let name = function_name(tables.str(function.name), tables.str(function.system_name));
             let key = if w.filters.hide.as_mut().is_some_and(|hide| {
                 hide.is_match(name) || hide.is_match(tables.str(function.filename))
             }) {
@@ -460,7 +461,10 @@ impl WireFilters {
         ] {
             if let Some(re) = regex {
                 let functions: Vec<bool> = (tables.functions.iter())
-                    .map(|f| re.is_match(tables.str(f.name)) || re.is_match(tables.str(f.filename)))
+                    .map(|f| {
+                        let name = function_name(tables.str(f.name), tables.str(f.system_name));
+                        re.is_match(name) || re.is_match(tables.str(f.filename))
+                    })
                     .collect();
                 let mappings: Vec<bool> = (tables.mappings.iter())
                     .map(|m| re.is_match(tables.str(m.filename)))
