@@ -12,13 +12,12 @@ use capture::recorder::{
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
-use capture::time::parse_duration;
 use capture::{Labels, ProfileSink as _, RemoteSource};
 use clap::Args;
 use profile_model::codec::{DecodeOptions, encode_gzip};
 
 use super::CliError;
-use super::remote::{ConnectArgs, runtime};
+use super::remote::{ConnectArgs, positive_duration, runtime};
 use super::spool::{Spool, parent_dir};
 
 /// Arguments of `flint record`.
@@ -343,15 +342,6 @@ fn ring_pages_for(frequency_hz: u64, interval: Duration, min: usize) -> usize {
     let samples = frequency_hz.saturating_mul(interval.as_secs().max(1));
     let pages = usize::try_from(samples / 4).unwrap_or(usize::MAX);
     pages.clamp(min, 4096).next_power_of_two()
-}
-
-fn positive_duration(flag: &str, text: &str) -> Result<Duration, String> {
-    let nanos = parse_duration(text).map_err(|e| format!("{flag}: {e}"))?;
-    let nanos = u64::try_from(nanos).unwrap_or(0);
-    if nanos == 0 {
-        return Err(format!("{flag} {text}: must be longer than zero"));
-    }
-    Ok(Duration::from_nanos(nanos))
 }
 
 /// `__name__` and the `--label`s: the labels of every stored or pushed profile.

@@ -2,8 +2,9 @@
 //! CA file), the query and its time range, and a runtime to run the requests on.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use capture::time::{now_nanos, parse_time};
+use capture::time::{now_nanos, parse_duration, parse_time};
 use capture::{ProfileType, RemoteOptions, RemoteSource, Selector, TimeRange};
 use clap::Args;
 
@@ -24,6 +25,10 @@ pub struct ConnectArgs {
     /// PEM file of the CA to trust for https:// instead of the system's roots.
     #[arg(long, value_name = "FILE")]
     ca_file: Option<PathBuf>,
+    /// How long connecting may take, and how long a connection may stay silent (a
+    /// peer that accepts and never answers is named after it), e.g. `10s`.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    timeout: String,
 }
 
 impl ConnectArgs {
@@ -49,6 +54,7 @@ impl ConnectArgs {
             headers,
             ca_file: self.ca_file.clone(),
             max_decompressed_bytes,
+            connect_timeout: positive_duration("--timeout", &self.timeout)?,
             ..RemoteOptions::default()
         })
     }
@@ -324,6 +330,16 @@ fn no_profiles(range: TimeRange, held: Option<TimeRange>) -> String {
         None => text.push_str(" (--from and --to ask for another range)"),
     }
     text
+}
+
+/// A duration flag's value (`10s`, `2m`), refused when it is not longer than zero.
+pub fn positive_duration(flag: &str, text: &str) -> Result<Duration, String> {
+    let nanos = parse_duration(text).map_err(|e| format!("{flag}: {e}"))?;
+    let nanos = u64::try_from(nanos).unwrap_or(0);
+    if nanos == 0 {
+        return Err(format!("{flag} {text}: must be longer than zero"));
+    }
+    Ok(Duration::from_nanos(nanos))
 }
 
 #[cfg(test)]

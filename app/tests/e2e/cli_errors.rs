@@ -390,3 +390,23 @@ fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(took.as_secs() < 15, "took {took:?}");
 }
+
+#[test]
+fn the_silence_a_server_gets_is_set_with_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let url = format!("grpc://127.0.0.1:{port}");
+    let out = flint(&["top", &url, "--timeout", "2s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("sent no HTTP/2 answer in 2 s"), "{stderr}");
+    assert_error(
+        &["top", &url, "--timeout", "0s"],
+        "--timeout 0s: must be longer than zero",
+    );
+}

@@ -66,7 +66,8 @@ pub struct RemoteOptions {
     pub ca_file: Option<PathBuf>,
     /// How long one attempt of one request may take.
     pub request_timeout: Duration,
-    /// How long connecting may take.
+    /// How long connecting may take, and how long a connection may stay silent: a
+    /// peer that answers no HTTP/2 keep-alive ping in half of it, twice, is dropped.
     pub connect_timeout: Duration,
     /// Largest answer accepted, in bytes; larger ones fail with an error naming the cap.
     pub max_response_bytes: usize,
@@ -102,7 +103,7 @@ impl Default for RemoteOptions {
             headers: Vec::new(),
             ca_file: None,
             request_timeout: Duration::from_secs(120),
-            connect_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(10),
             max_response_bytes: 4 * DEFAULT_MAX_MESSAGE_BYTES,
             max_decompressed_bytes: 1 << 30,
             retries: 2,
@@ -147,8 +148,8 @@ impl RemoteSource {
             // port-forward to a pod that is gone, a listener that is not gRPC) does not
             // answer pings either: the connection is dropped after the connect timeout
             // instead of holding the request until its own timeout.
-            .http2_keep_alive_interval(options.connect_timeout)
-            .keep_alive_timeout(options.connect_timeout)
+            .http2_keep_alive_interval(options.connect_timeout / 2)
+            .keep_alive_timeout(options.connect_timeout / 2)
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         if url.tls {
@@ -281,7 +282,7 @@ impl RemoteSource {
                         "{} accepted the connection but sent no HTTP/2 answer in {:.0} s: is it a \
                          gRPC server, or a port-forward to a pod that is gone?",
                         self.url.authority(),
-                        2.0 * self.options.connect_timeout.as_secs_f64()
+                        self.options.connect_timeout.as_secs_f64()
                     )));
                 }
                 Ok(Err(status)) => source_error_of(
