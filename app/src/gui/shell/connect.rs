@@ -28,6 +28,9 @@ pub struct ConnectDialog {
     pub ca_file: String,
     /// Extra headers, `name=value` separated by commas.
     pub headers: String,
+    /// How long connecting, and a connection's silence, may take (`10s`); empty for
+    /// the default.
+    pub timeout: String,
     /// What the last test found: a summary, or the error.
     pub status: Option<Result<String, String>>,
     testing: Option<Receiver<Result<String, String>>>,
@@ -70,6 +73,15 @@ impl ConnectDialog {
         let token = Some(self.token.trim().to_string())
             .filter(|t| !t.is_empty())
             .or_else(env_token);
+        let defaults = RemoteOptions::default();
+        let connect_timeout = match self.timeout.trim() {
+            "" => defaults.connect_timeout,
+            text => match capture::time::parse_duration(text) {
+                Ok(nanos) if nanos > 0 => std::time::Duration::from_nanos(nanos.unsigned_abs()),
+                Ok(_) => return Err(format!("timeout {text}: must be longer than zero")),
+                Err(e) => return Err(format!("timeout: {e}")),
+            },
+        };
         Ok(RemoteOptions {
             bearer_token: token,
             headers,
@@ -77,7 +89,8 @@ impl ConnectDialog {
                 .filter(|f| !f.is_empty())
                 .map(PathBuf::from),
             max_decompressed_bytes,
-            ..RemoteOptions::default()
+            connect_timeout,
+            ..defaults
         })
     }
 }
@@ -161,6 +174,13 @@ impl ConnectDialog {
                         ui.add(
                             egui::TextEdit::singleline(&mut d.headers)
                                 .hint_text("name=value, name=value")
+                                .desired_width(320.0),
+                        );
+                        ui.end_row();
+                        ui.label("Timeout");
+                        ui.add(
+                            egui::TextEdit::singleline(&mut d.timeout)
+                                .hint_text("10s: connecting, and a silent connection")
                                 .desired_width(320.0),
                         );
                         ui.end_row();
@@ -271,5 +291,24 @@ mod tests {
             ..ConnectDialog::default()
         };
         assert!(bad.options(1).is_err());
+    }
+
+    #[test]
+    fn the_timeout_field_sets_the_connect_timeout() {
+        let with = |timeout: &str| {
+            ConnectDialog {
+                timeout: timeout.into(),
+                ..ConnectDialog::default()
+            }
+            .options(1)
+        };
+        let default = capture::RemoteOptions::default().connect_timeout;
+        assert_eq!(with("").unwrap().connect_timeout, default);
+        assert_eq!(
+            with(" 3s ").unwrap().connect_timeout,
+            std::time::Duration::from_secs(3)
+        );
+        assert!(with("0s").unwrap_err().contains("longer than zero"));
+        assert!(with("soon").unwrap_err().starts_with("timeout:"));
     }
 }
