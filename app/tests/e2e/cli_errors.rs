@@ -363,11 +363,9 @@ fn a_folder_that_cannot_be_read_is_skipped_with_a_warning_and_the_rest_load() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
-    // A peer that accepts the connection and says nothing (a port-forward to a pod that
-    // is gone, a listener that is not gRPC): the client had waited until the peer
-    // closed, then said "Unknown: transport error".
+/// A listener on 127.0.0.1 that accepts every connection and never says anything (a
+/// port-forward to a pod that is gone, a listener that is not gRPC); its port.
+fn silent_listener() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -376,6 +374,15 @@ fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
             held.push(stream);
         }
     });
+    port
+}
+
+#[test]
+fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
+    // A peer that accepts the connection and says nothing (a port-forward to a pod that
+    // is gone, a listener that is not gRPC): the client had waited until the peer
+    // closed, then said "Unknown: transport error".
+    let port = silent_listener();
     let started = std::time::Instant::now();
     let out = flint(&["top", &format!("grpc://127.0.0.1:{port}")]);
     let took = started.elapsed();
@@ -393,14 +400,7 @@ fn a_listener_that_never_speaks_grpc_is_named_within_15_seconds() {
 
 #[test]
 fn the_silence_a_server_gets_is_set_with_timeout() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming().flatten() {
-            held.push(stream);
-        }
-    });
+    let port = silent_listener();
     let url = format!("grpc://127.0.0.1:{port}");
     let out = flint(&["top", &url, "--timeout", "2s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

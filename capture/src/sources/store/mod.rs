@@ -321,11 +321,7 @@ impl Store {
     /// Stores several profiles with one sync; all are checked first, and none is stored
     /// when one is invalid. Blocks like [`Store::write`].
     pub fn write_batch(&self, profiles: &[(Labels, Vec<u8>)]) -> Result<(), SourceError> {
-        let now = now_nanos();
-        let prepared = profiles
-            .iter()
-            .map(|(labels, raw)| ingest::prepare(labels.clone(), raw, now))
-            .collect::<Result<Vec<_>, _>>()?;
+        let prepared = prepare_all(profiles.iter().map(|(l, raw)| (l.clone(), raw)))?;
         self.submit(prepared)?
             .blocking_recv()
             .map_err(|_| stopped())?
@@ -759,6 +755,18 @@ impl ProfileSource for Store {
     }
 }
 
+/// Every profile checked and made into its record, stamped with one time of arrival;
+/// the first refused one is the error, and then none is kept.
+fn prepare_all<R: AsRef<[u8]>>(
+    profiles: impl IntoIterator<Item = (Labels, R)>,
+) -> Result<Vec<Prepared>, SourceError> {
+    let now = now_nanos();
+    profiles
+        .into_iter()
+        .map(|(labels, raw)| ingest::prepare(labels, raw.as_ref(), now))
+        .collect()
+}
+
 impl ProfileSink for Store {
     /// Checks and indexes the profile on tokio's blocking pool, then waits (without
     /// blocking the executor) for the writer thread to make it durable.
@@ -777,15 +785,9 @@ impl ProfileSink for Store {
     /// refused one leaves the store as it was.
     fn write_raw_all(&self, profiles: Vec<(Labels, Vec<u8>)>) -> SourceFuture<'_, ()> {
         Box::pin(async move {
-            let now = now_nanos();
-            let prepared = tokio::task::spawn_blocking(move || {
-                profiles
-                    .into_iter()
-                    .map(|(labels, raw)| ingest::prepare(labels, &raw, now))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await
-            .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
+            let prepared = tokio::task::spawn_blocking(move || prepare_all(profiles))
+                .await
+                .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
             if prepared.is_empty() {
                 return Ok(());
             }
