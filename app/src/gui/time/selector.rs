@@ -181,39 +181,3 @@ pub fn series_matchers(labels: &[(String, String)], existing: &[Matcher]) -> Vec
         .filter(|m| !existing.contains(m))
         .collect()
 }
-
-/// The line nearest to (`x`, `y`) in plot units, when within `max_px` pixels; `px` is
-/// the size of one plot unit in pixels along x and y. Lines are drawn straight between
-/// their points.
-pub fn nearest_series(
-    lines: &[&[[f64; 2]]],
-    x: f64,
-    y: f64,
-    px: [f64; 2],
-    max_px: f64,
-) -> Option<usize> {
-    let dist = |a: [f64; 2]| (((a[0] - x) * px[0]).powi(2) + ((a[1] - y) * px[1]).powi(2)).sqrt();
-    let mut best: Option<(usize, f64)> = None;
-    for (i, points) in lines.iter().enumerate() {
-        if points.is_empty() {
-            continue;
-        }
-        let after = points.partition_point(|p| p[0] < x);
-        let d = if after == 0 || after == points.len() {
-            dist(points[after.min(points.len() - 1)])
-        } else {
-            let (a, b) = (points[after - 1], points[after]);
-            let t = if b[0] > a[0] {
-                (x - a[0]) / (b[0] - a[0])
-            } else {
-                0.0
-            };
-            let y_at = a[1] + t * (b[1] - a[1]);
-            ((y_at - y) * px[1]).abs().min(dist(a)).min(dist(b))
-        };
-        if d <= max_px && best.is_none_or(|(_, bd)| d < bd) {
-            best = Some((i, d));
-        }
-    }
-    best.map(|(i, _)| i)
-}

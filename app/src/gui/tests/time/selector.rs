@@ -178,23 +178,8 @@ fn auto_sum_by_names_the_label_it_sums_by() {
 }
 
 #[test]
-fn shift_click_picks_the_nearest_line_and_its_labels() {
-    let low: Vec<[f64; 2]> = vec![[0.0, 1.0], [10.0, 1.0]];
-    let high: Vec<[f64; 2]> = vec![[0.0, 5.0], [10.0, 9.0]];
-    let lines = [low.as_slice(), high.as_slice()];
-    // One unit is 10 px along both axes.
-    assert_eq!(
-        sel::nearest_series(&lines, 5.0, 1.2, [10.0, 10.0], 12.0),
-        Some(0)
-    );
-    assert_eq!(
-        sel::nearest_series(&lines, 5.0, 6.8, [10.0, 10.0], 12.0),
-        Some(1)
-    );
-    assert_eq!(
-        sel::nearest_series(&lines, 5.0, 4.0, [10.0, 10.0], 12.0),
-        None
-    );
+fn shift_click_adds_the_labels_of_the_line_not_yet_matched() {
+    // The line itself is picked by Timeline::pick (regression_plot.rs pins it).
     let labels = vec![
         ("container".to_string(), "parca".to_string()),
         ("endpoint".to_string(), "/api/hash".to_string()),
