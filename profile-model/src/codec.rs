@@ -89,7 +89,7 @@ pub fn from_proto(p: proto::Profile) -> Result<Profile, ProfileError> {
 
 /// The profile in an uncompressed `Profile` message: its tables checked and copied,
 /// then its samples read one by one, straight from the wire into the columns.
-fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
+pub(crate) fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
     let mut spare = Vec::new();
     let (tables, body) = Tables::parse_lossy(body, &mut RawTables::default(), &mut spare)?;
     let n_types = tables.sample_types.len();
@@ -128,6 +128,7 @@ fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
     tables.read_samples(body, &mut read, true)?;
     profile.samples = read.samples;
     profile.label_sets = read.label_sets;
+    crate::prune::prune(&mut profile);
     Ok(profile)
 }
 

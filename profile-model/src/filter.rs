@@ -2,7 +2,7 @@
 
 use regex::Regex;
 
-use crate::frames::function_name;
+use crate::names::function_name;
 use crate::profile::{LabelSetId, Line, LocationId, MappingId, Profile};
 
 /// A filter on sample labels, `key=value`: the sample must have label `key` with a value
@@ -92,7 +92,7 @@ impl Filters {
                 .iter()
                 .map(|f| {
                     let name = function_name(profile.str(f.name), profile.str(f.system_name));
-                    re.is_match(name) || re.is_match(profile.str(f.filename))
+                    re.is_match(&name) || re.is_match(profile.str(f.filename))
                 })
                 .collect();
             let mappings: Vec<bool> = profile

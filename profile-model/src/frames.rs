@@ -6,7 +6,8 @@ use std::collections::hash_map::Entry;
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
-use crate::profile::{Location, LocationId, Mapping, Profile, StrId};
+use crate::names::{NodeParts, clean_path, full_function_name, function_name, node_name};
+use crate::profile::{LocationId, Profile};
 
 /// Index into [`FrameTable::frames`].
 pub type FrameId = u32;
@@ -40,11 +41,15 @@ impl Granularity {
 /// One frame: its display name and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Frame {
-    /// What users read: the function name (with `:line` or `@0xaddr` at finer granularity),
-    /// or `binary+0xoffset` for an unsymbolized address.
+    /// What users read, as pprof prints the node: the function's name, with
+    /// `file:line` at line granularity and the address first at address granularity;
+    /// `[binary]` where only the binary is known, `<unknown>` where nothing is.
     pub name: String,
     /// The bare function name (the name for coloring and for matching filters).
     pub function: String,
+    /// The function's full name where [`Frame::function`] shortens it (a demangled
+    /// C++ name's parameters and template arguments), else empty.
+    pub full_name: String,
     /// Source file, empty when unknown.
     pub file: String,
     /// Source line: the function's start line at function granularity.
@@ -60,9 +65,74 @@ pub struct Frame {
 pub struct FrameTable {
     /// The distinct frames.
     pub frames: Vec<Frame>,
+    /// What tells each frame apart from the others (see [`LineParts::frame`]).
+    keys: Vec<String>,
     /// `location_frames[offsets[l]..offsets[l + 1]]` are the frames of location `l`, leaf first.
     offsets: Vec<u32>,
     location_frames: Vec<FrameId>,
+}
+
+/// What one line of a location (or a location without lines) is, before it is
+/// named at a granularity.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LineParts<'a> {
+    /// The function's name as pprof shows it, empty when it has none.
+    pub function: &'a str,
+    /// The function's source file, as stored.
+    pub file: &'a str,
+    /// The line's number.
+    pub line: i64,
+    /// The function's first line.
+    pub start_line: i64,
+    /// The location's binary path.
+    pub binary: &'a str,
+    /// The location's address.
+    pub address: u64,
+}
+
+impl LineParts<'_> {
+    /// The frame this line is at `granularity`, and the key that tells it apart from
+    /// others (pprof's `NodeInfo`: what the granularity keeps, and for a frame without
+    /// a function name also its binary and start line).
+    pub(crate) fn frame(&self, granularity: Granularity) -> (String, Frame) {
+        let fine = granularity != Granularity::Function;
+        let file = if fine {
+            clean_path(self.file)
+        } else {
+            "".into()
+        };
+        let parts = NodeParts {
+            address: if granularity == Granularity::Address {
+                self.address
+            } else {
+                0
+            },
+            name: self.function,
+            file: &file,
+            line: if fine { self.line } else { 0 },
+            binary: self.binary,
+        };
+        let name = node_name(&parts);
+        let key = if self.function.is_empty() {
+            format!("{name}\0{}\0{}", self.binary, self.start_line)
+        } else {
+            name.clone()
+        };
+        let frame = Frame {
+            function: if self.function.is_empty() {
+                name.clone()
+            } else {
+                self.function.to_string()
+            },
+            name,
+            full_name: String::new(),
+            file: self.file.to_string(),
+            line: if fine { self.line } else { self.start_line },
+            binary: self.binary.to_string(),
+            address: parts.address,
+        };
+        (key, frame)
+    }
 }
 
 impl FrameTable {
@@ -71,6 +141,7 @@ impl FrameTable {
     pub fn build(profile: &Profile, granularity: Granularity, hide: Option<&Regex>) -> Self {
         let mut table = FrameTable {
             frames: Vec::new(),
+            keys: Vec::new(),
             offsets: Vec::with_capacity(profile.locations.len() + 1),
             location_frames: Vec::with_capacity(profile.locations.len()),
         };
@@ -84,61 +155,40 @@ impl FrameTable {
                 table.offsets.push(table.location_frames.len() as u32);
                 continue;
             }
+            let at = LineParts {
+                binary,
+                address: loc.address,
+                ..LineParts::default()
+            };
             if loc.lines.is_empty() {
-                let name = unsymbolized_name(profile, loc);
-                let frame = Frame {
-                    function: name.clone(),
-                    name,
-                    binary: binary.to_string(),
-                    address: loc.address,
-                    ..Frame::default()
-                };
-                let id = table.intern(&mut by_key, frame);
+                let (key, frame) = at.frame(granularity);
+                let id = table.intern(&mut by_key, key, frame);
                 table.location_frames.push(id);
             }
-            for (line_index, line) in loc.lines.iter().enumerate() {
+            for line in &loc.lines {
                 let function = &profile.functions[line.function as usize];
-                let fname = function_name(
+                let (name, system) = (
                     profile.str(function.name),
                     profile.str(function.system_name),
                 );
+                let fname = function_name(name, system);
                 let file = profile.str(function.filename);
-                if hide.is_some_and(|re| re.is_match(fname) || re.is_match(file)) {
+                if hide.is_some_and(|re| re.is_match(&fname) || re.is_match(file)) {
                     continue;
                 }
-                let fname = if fname.is_empty() {
-                    unsymbolized_name(profile, loc)
-                } else {
-                    fname.to_string()
+                let parts = LineParts {
+                    function: &fname,
+                    file,
+                    line: line.line,
+                    start_line: function.start_line,
+                    ..at
                 };
-                let file = file.to_string();
-                let frame = match granularity {
-                    Granularity::Function => Frame {
-                        name: fname.clone(),
-                        function: fname,
-                        file,
-                        line: function.start_line,
-                        binary: binary.to_string(),
-                        address: 0,
-                    },
-                    Granularity::FunctionLine => Frame {
-                        name: line_frame_name(&fname, line.line),
-                        function: fname,
-                        file,
-                        line: line.line,
-                        binary: binary.to_string(),
-                        address: 0,
-                    },
-                    Granularity::Address => Frame {
-                        name: address_frame_name(&fname, loc.address, line_index > 0),
-                        function: fname,
-                        file,
-                        line: line.line,
-                        binary: binary.to_string(),
-                        address: loc.address,
-                    },
-                };
-                let id = table.intern(&mut by_key, frame);
+                let (key, mut frame) = parts.frame(granularity);
+                let full = full_function_name(name, system);
+                if full != fname {
+                    frame.full_name = full.into_owned();
+                }
+                let id = table.intern(&mut by_key, key, frame);
                 table.location_frames.push(id);
             }
             table.offsets.push(table.location_frames.len() as u32);
@@ -146,16 +196,27 @@ impl FrameTable {
         table
     }
 
-    fn intern(&mut self, by_key: &mut FxHashMap<String, FrameId>, frame: Frame) -> FrameId {
-        let key = frame_key(&frame.name, frame.address, &frame.binary);
+    fn intern(
+        &mut self,
+        by_key: &mut FxHashMap<String, FrameId>,
+        key: String,
+        frame: Frame,
+    ) -> FrameId {
         match by_key.entry(key) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
                 let id = self.frames.len() as FrameId;
                 self.frames.push(frame);
+                self.keys.push(e.key().clone());
                 *e.insert(id)
             }
         }
+    }
+
+    /// What tells frame `id` apart from the others: frames of one name may differ
+    /// (pprof's nodes of functions without a name, by binary and start line).
+    pub fn key(&self, id: FrameId) -> &str {
+        &self.keys[id as usize]
     }
 
     /// The frames of a location, leaf (innermost inlined) first; empty when all are hidden.
@@ -180,62 +241,11 @@ impl FrameTable {
     }
 }
 
-/// A function's name as pprof names it: its name, or where that is empty its system
-/// (linker) name.
-pub(crate) fn function_name<'s>(name: &'s str, system_name: &'s str) -> &'s str {
-    if name.is_empty() { system_name } else { name }
-}
-
-/// The name of a frame at line granularity: the function's name and the line.
-pub(crate) fn line_frame_name(function: &str, line: i64) -> String {
-    format!("{function}:{line}")
-}
-
-/// The name of a frame at address granularity: the function's name and the address,
-/// marked when the function is inlined there (not the location's outermost line).
-pub(crate) fn address_frame_name(function: &str, address: u64, inlined: bool) -> String {
-    let mark = if inlined { " (inlined)" } else { "" };
-    format!("{function} @{address:#x}{mark}")
-}
-
-/// What tells frames apart: the name, and for a frame of one address (an
-/// unsymbolized location, or address granularity) also the address and the binary.
-pub(crate) fn frame_key(name: &str, address: u64, binary: &str) -> String {
-    match address {
-        0 => name.to_string(),
-        address => format!("{name}\0{address:x}\0{binary}"),
-    }
-}
-
-fn unsymbolized_name(profile: &Profile, loc: &Location) -> String {
-    let mapping = loc.mapping.map(|m| &profile.mappings[m as usize]);
-    address_name(mapping, |id| profile.str(id), loc.address)
-}
-
-/// `binary+0xoffset` for an address without symbols, or `0xaddress` without a mapping.
-pub(crate) fn address_name<'s>(
-    mapping: Option<&Mapping>,
-    str: impl Fn(StrId) -> &'s str,
-    address: u64,
-) -> String {
-    match mapping {
-        Some(m) => {
-            let path = str(m.filename);
-            let base = path.rsplit('/').next().unwrap_or(path);
-            let offset = address
-                .wrapping_sub(m.memory_start)
-                .wrapping_add(m.file_offset);
-            format!("{base}+{offset:#x}")
-        }
-        None => format!("{address:#x}"),
-    }
-}
-
 /// The package or module of a function name, for coloring related frames alike:
 /// `github.com/acme/svc/handler.(*S).Get` → `github.com/acme/svc/handler`,
-/// `std::collections::HashMap::insert` → `std::collections`, `libc.so.6+0x12` → `libc.so.6`.
+/// `std::collections::HashMap::insert` → `std::collections`, `[libc.so.6]` → `libc.so.6`.
 pub fn package_of(function: &str) -> &str {
-    if let Some((binary, _)) = function.split_once("+0x") {
+    if let Some(binary) = function.strip_prefix('[').and_then(|f| f.strip_suffix(']')) {
         return binary;
     }
     // Rust / C++: the first two path segments.

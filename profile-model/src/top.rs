@@ -5,7 +5,9 @@ use std::cmp::Reverse;
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
 use crate::merge::BASE_LABEL;
-use crate::profile::{LocationId, Profile};
+use rustc_hash::FxHashMap;
+
+use crate::profile::{LabelSetId, LocationId, Profile};
 
 /// One row of the top table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,18 +288,11 @@ pub fn top(
     let single: Vec<FrameId> = (0..profile.locations.len())
         .map(|l| single_frame(frames.of_location(l as LocationId)))
         .collect();
-    let mut total = 0i64;
-    let mut base_total = 0i64;
     let mut kept = 0i64;
-    let is_base = base_label_sets(profile);
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
     };
     for (i, &value) in values.iter().enumerate() {
-        total = total.wrapping_add(value.wrapping_abs());
-        if is_base[profile.samples.label_set[i] as usize] {
-            base_total = base_total.wrapping_add(value.wrapping_abs());
-        }
         if !filter.keeps(profile, i) {
             continue;
         }
@@ -312,14 +307,50 @@ pub fn top(
             |l| frames.of_location(l),
         );
     }
+    let (total, base_total) = totals(profile, sample_type);
     let mut rows: Vec<TopRow> = counts.rows(frames.len()).collect();
     sort_pprof(&mut rows, frames);
     Top {
         rows,
-        total: if base_total > 0 { base_total } else { total },
+        total,
         base_total,
         kept,
     }
+}
+
+/// The 100% of a profile's percentages and its `-diff_base` part, as pprof computes
+/// them: the sum of absolute values of samples that have the same stack and labels
+/// merged first (so that +7 and -7 of one stack weigh nothing); the base's part alone
+/// where there is one.
+pub fn totals(profile: &Profile, sample_type: usize) -> (i64, i64) {
+    let Some(values) = profile.samples.values.get(sample_type) else {
+        return (0, 0);
+    };
+    let is_base = base_label_sets(profile);
+    let label_set = &profile.samples.label_set;
+    let sums = |values: &mut dyn Iterator<Item = (usize, i64)>| {
+        let (mut total, mut base_total) = (0i64, 0i64);
+        for (i, v) in values {
+            total = total.wrapping_add(v.wrapping_abs());
+            if is_base[label_set[i] as usize] {
+                base_total = base_total.wrapping_add(v.wrapping_abs());
+            }
+        }
+        (total, base_total)
+    };
+    let (total, base_total) = if values.iter().all(|v| *v >= 0) {
+        sums(&mut values.iter().copied().enumerate())
+    } else {
+        let mut merged: FxHashMap<(&[LocationId], LabelSetId), (usize, i64)> = FxHashMap::default();
+        for (i, v) in values.iter().enumerate() {
+            let entry = merged
+                .entry((profile.samples.stack(i), label_set[i]))
+                .or_insert((i, 0));
+            entry.1 = entry.1.wrapping_add(*v);
+        }
+        sums(&mut merged.into_values())
+    };
+    (if base_total > 0 { base_total } else { total }, base_total)
 }
 
 /// Which label sets mark the samples of a `-diff_base` profile.

@@ -15,14 +15,17 @@ use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
 use crate::frames::FrameTable;
-use crate::top::{Reached, Top, pprof_key};
-use crate::view::ViewOptions;
+use crate::top::{Reached, Top, pprof_key, totals};
+use crate::view::{View, ViewOptions};
 use crate::wire::tables::Tables;
 use wire::WireState;
 
-/// A row of a [`TopSum`]: a frame known by its name.
+/// A row of a [`TopSum`]: a frame known by its key (what tells frames apart,
+/// [`FrameTable::key`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamedRow {
+    /// The frame's key.
+    pub key: String,
     /// The frame's display name.
     pub name: String,
     /// Summed flat value.
@@ -53,9 +56,11 @@ pub struct TopSum {
     total: i64,
     base_total: i64,
     wire: WireState,
+    /// What profiles added from their bytes are seen through.
+    options: ViewOptions,
 }
 
-/// The rows of a [`TopSum`], found by name.
+/// The rows of a [`TopSum`], found by frame key.
 #[derive(Debug, Default)]
 struct Rows {
     index: FxHashMap<String, usize>,
@@ -63,18 +68,20 @@ struct Rows {
 }
 
 impl Rows {
-    /// The row named `name`, created empty when there is none yet.
-    fn row(&mut self, name: &str) -> usize {
-        if let Some(i) = self.index.get(name) {
+    /// The row of the frame with `key`, created empty (named `name`) when there is
+    /// none yet.
+    fn row(&mut self, key: &str, name: &str) -> usize {
+        if let Some(i) = self.index.get(key) {
             return *i;
         }
         self.rows.push(NamedRow {
+            key: key.to_string(),
             name: name.to_string(),
             flat: 0,
             cum: 0,
             reached: Reached::default(),
         });
-        self.index.insert(name.to_string(), self.rows.len() - 1);
+        self.index.insert(key.to_string(), self.rows.len() - 1);
         self.rows.len() - 1
     }
 
@@ -99,6 +106,7 @@ impl TopSum {
     pub fn for_view(options: &ViewOptions) -> Self {
         Self {
             wire: WireState::new(options),
+            options: options.clone(),
             ..Self::default()
         }
     }
@@ -117,7 +125,9 @@ impl TopSum {
     /// (as pprof's `-diff_base`), else 1.
     pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
         for r in &top.rows {
-            let row = self.rows.row(&frames.get(r.frame).name);
+            let row = self
+                .rows
+                .row(frames.key(r.frame), &frames.get(r.frame).name);
             self.rows.add(row, r.flat, r.cum, r.reached, sign);
         }
         self.add_totals(top.total, top.base_total, sign);
@@ -133,12 +143,25 @@ impl TopSum {
         sample_type: usize,
         sign: i64,
     ) -> Result<PprofSummary, ProfileError> {
+        let message = body;
         let w = &mut self.wire;
         let mut spare = Vec::new();
         let (tables, body) = Tables::parse_lossy(body, &mut w.raw, &mut spare)?;
-        let counted = w.add(&tables, body, sample_type, &mut self.rows, sign);
-        let (total, base_total) = counted?;
-        self.add_totals(total, base_total, sign);
+        if tables.str(tables.drop_frames).is_empty() {
+            let counted = w.add(&tables, body, sample_type, &mut self.rows, sign);
+            let (mut total, mut base_total) = counted?;
+            if w.saw_negative {
+                (total, base_total) = totals(&crate::codec::from_body(message)?, sample_type);
+            }
+            self.add_totals(total, base_total, sign);
+        } else {
+            // Pruned stacks are not what the wire holds: decoded, as any view sees it.
+            let profile = crate::codec::from_body(message)?;
+            if sample_type < profile.sample_types.len() {
+                let view = View::new(&profile, &self.options);
+                self.add(&view.top(&profile, sample_type), &view.frames, sign);
+            }
+        }
         Ok(PprofSummary {
             sample_types: tables
                 .sample_types
@@ -159,7 +182,7 @@ impl TopSum {
     pub fn absorb(&mut self, mut other: TopSum) {
         other.wire.flush(&mut other.rows);
         for r in other.rows.rows {
-            let row = self.rows.row(&r.name);
+            let row = self.rows.row(&r.key, &r.name);
             self.rows.add(row, r.flat, r.cum, r.reached, 1);
         }
         self.total = self.total.wrapping_add(other.total);

@@ -9,11 +9,9 @@ use rustc_hash::FxHashMap;
 use super::Rows;
 use crate::error::ProfileError;
 use crate::filter::{TagFilter, locations_matching, stack_passes};
-use crate::frames::{
-    FrameId, Granularity, address_frame_name, address_name, frame_key, function_name,
-    line_frame_name,
-};
+use crate::frames::{FrameId, Granularity, LineParts};
 use crate::merge::BASE_LABEL;
+use crate::names::{clean_path, function_name};
 use crate::profile::{Label, LocationId, StrId};
 use crate::top::{Counts, single_frame, with_single};
 use crate::view::ViewOptions;
@@ -43,18 +41,18 @@ pub(super) struct WireState {
     /// Counts by frame id, of every profile added since the last flush.
     counts: Counts,
     /// Per profile, per function: at function granularity its frame id, else the
-    /// id of its name in `names`; [`NO_FRAME`] for a function without a name (known by
-    /// its location's address), [`HIDDEN`] for one `hide` removes.
+    /// id of its name and file in `names`; [`NO_FRAME`] for a function without a name
+    /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
-    /// Function names (line and address granularity): name → id, and by id.
+    /// Function names and files (line and address granularity): name → id, and by id.
     names: FxHashMap<String, u32>,
     name_of: Vec<String>,
-    /// Binaries (address granularity): path → id.
-    binaries: FxHashMap<String, u32>,
-    /// Frame ids by (name, line) at line granularity, and by (name, address, binary,
-    /// inlined) at address granularity, so that a frame's key is made once per sum.
-    line_frames: FxHashMap<(u32, i64), FrameId>,
-    address_frames: FxHashMap<(u32, u64, u32, bool), FrameId>,
+    /// Frame ids by (name, file, line, address) at line and address granularity, so
+    /// that a frame's key is made once per sum.
+    line_frames: FxHashMap<(u32, u32, i64, u64), FrameId>,
+    /// Per profile, per function (line and address granularity): the id of its
+    /// cleaned file name in `names`.
+    function_file: Vec<u32>,
     /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
     /// location l's frame ids (32-bit, as [`Tables::parse_with`] bounds them; one
     /// load per location).
@@ -68,6 +66,9 @@ pub(super) struct WireState {
     runs: LabelRuns,
     run_labels: Vec<Vec<Label>>,
     pub(super) raw: RawTables,
+    /// Whether the last profile counted had a negative value: its totals are then
+    /// pprof's only once equal samples are merged ([`crate::top::totals`]).
+    pub(super) saw_negative: bool,
 }
 
 /// What a question about strings answered for each string asked so far.
@@ -202,20 +203,29 @@ impl WireState {
         // wait on one another (naming took a third less time than finding them location
         // by location). At function granularity, a function no location names gets a
         // row that stays empty.
+        w.function_file.clear();
         for function in &tables.functions {
             let name = function_name(tables.str(function.name), tables.str(function.system_name));
-            let key = if w.filters.hide.as_mut().is_some_and(|hide| {
-                hide.is_match(name) || hide.is_match(tables.str(function.filename))
-            }) {
+            let file = tables.str(function.filename);
+            let key = if w
+                .filters
+                .hide
+                .as_mut()
+                .is_some_and(|hide| hide.is_match(&name) || hide.is_match(file))
+            {
                 HIDDEN
             } else if name.is_empty() {
                 NO_FRAME
             } else if w.granularity == Granularity::Function {
-                w.frame(rows, name, name)
+                w.frame(rows, &name, &name)
             } else {
-                w.name_id(name)
+                w.name_id(&name)
             };
             w.function_key.push(key);
+            if w.granularity != Granularity::Function {
+                let file = w.name_id(&clean_path(file));
+                w.function_file.push(file);
+            }
         }
         w.spans.clear();
         w.single.clear();
@@ -254,34 +264,51 @@ impl WireState {
         binary: &str,
         rows: &mut Rows,
     ) {
-        let unsymbolized = || {
-            let mapping = loc.mapping.map(|m| &tables.mappings[m as usize]);
-            address_name(mapping, |id| tables.str(id), loc.address)
+        let at = LineParts {
+            binary,
+            address: loc.address,
+            ..LineParts::default()
         };
         let lines = tables.lines_of(loc);
         if lines.is_empty() {
-            let name = unsymbolized();
-            let frame = self.frame(rows, &frame_key(&name, loc.address, binary), &name);
+            let frame = self.named_frame(rows, &at);
             self.location_frames.push(frame);
         }
-        for (i, line) in lines.iter().enumerate() {
-            let key = self.function_key[line.function as usize];
-            let frame = match (self.granularity, key) {
+        for line in lines {
+            let function = line.function as usize;
+            let frame = match (self.granularity, self.function_key[function]) {
                 (_, HIDDEN) => continue,
-                (Granularity::Function, NO_FRAME) => {
-                    let name = unsymbolized();
-                    self.frame(rows, &name, &name)
+                (_, NO_FRAME) => {
+                    let f = &tables.functions[function];
+                    let parts = LineParts {
+                        file: tables.str(f.filename),
+                        line: line.line,
+                        start_line: f.start_line,
+                        ..at
+                    };
+                    self.named_frame(rows, &parts)
                 }
                 (Granularity::Function, frame) => frame,
-                (granularity, key) => {
-                    let name = match key {
-                        NO_FRAME => self.name_id(&unsymbolized()),
-                        id => id,
+                (granularity, name) => {
+                    let address = match granularity {
+                        Granularity::Address => loc.address,
+                        _ => 0,
                     };
-                    if granularity == Granularity::FunctionLine {
-                        self.line_frame(rows, name, line.line)
-                    } else {
-                        self.address_frame(rows, name, loc.address, binary, i > 0)
+                    let key = (name, self.function_file[function], line.line, address);
+                    match self.line_frames.get(&key) {
+                        Some(&f) => f,
+                        None => {
+                            let parts = LineParts {
+                                function: &self.name_of[name as usize],
+                                file: &self.name_of[key.1 as usize],
+                                line: line.line,
+                                ..at
+                            };
+                            let (text, _) = parts.frame(granularity);
+                            let f = self.frame(rows, &text, &text);
+                            self.line_frames.insert(key, f);
+                            f
+                        }
                     }
                 }
             };
@@ -289,7 +316,14 @@ impl WireState {
         }
     }
 
-    /// The id of function name `name` in `names`.
+    /// The frame of `parts` (no function name, or no line at all), named and told
+    /// apart as [`LineParts::frame`] does.
+    fn named_frame(&mut self, rows: &mut Rows, parts: &LineParts<'_>) -> FrameId {
+        let (key, frame) = parts.frame(self.granularity);
+        self.frame(rows, &key, &frame.name)
+    }
+
+    /// The id of function name or file `name` in `names`.
     fn name_id(&mut self, name: &str) -> u32 {
         let id = id_of(&mut self.names, name);
         if id as usize == self.name_of.len() {
@@ -298,44 +332,13 @@ impl WireState {
         id
     }
 
-    /// The frame of line `line` of the function named `name` (line granularity).
-    fn line_frame(&mut self, rows: &mut Rows, name: u32, line: i64) -> FrameId {
-        if let Some(&f) = self.line_frames.get(&(name, line)) {
-            return f;
-        }
-        let text = line_frame_name(&self.name_of[name as usize], line);
-        let f = self.frame(rows, &text, &text);
-        self.line_frames.insert((name, line), f);
-        f
-    }
-
-    /// The frame of the function named `name` at `address` in `binary`, inlined there
-    /// or not (address granularity).
-    fn address_frame(
-        &mut self,
-        rows: &mut Rows,
-        name: u32,
-        address: u64,
-        binary: &str,
-        inlined: bool,
-    ) -> FrameId {
-        let key = (name, address, id_of(&mut self.binaries, binary), inlined);
-        if let Some(&f) = self.address_frames.get(&key) {
-            return f;
-        }
-        let text = address_frame_name(&self.name_of[name as usize], address, inlined);
-        let f = self.frame(rows, &frame_key(&text, address, binary), &text);
-        self.address_frames.insert(key, f);
-        f
-    }
-
     /// The frame with `key`, made (with its row in `rows`, named `name`) when new.
     fn frame(&mut self, rows: &mut Rows, key: &str, name: &str) -> FrameId {
         match self.by_key.get(key) {
             Some(f) => *f,
             None => {
                 let f = self.row_of.len() as FrameId;
-                self.row_of.push(rows.row(name));
+                self.row_of.push(rows.row(key, name));
                 self.by_key.insert(key.to_string(), f);
                 f
             }
@@ -365,6 +368,7 @@ impl WireState {
         runs.clear();
         run_labels.clear();
         let (mut total, mut base_total) = (0i64, 0i64);
+        let mut saw_negative = false;
         // The string ids of the base label's key and value (none in most profiles):
         // labels are then told apart by their ids, not by their strings.
         let base_keys = ids_of(tables, BASE_LABEL);
@@ -395,6 +399,7 @@ impl WireState {
             };
             // A profile without the column counts nothing, but its stacks are checked.
             let value = sample.values.get(sample_type).copied().unwrap_or(0);
+            saw_negative |= value < 0;
             total = total.wrapping_add(value.wrapping_abs());
             if !base_keys.is_empty()
                 && labels
@@ -430,6 +435,7 @@ impl WireState {
             }
             Ok(())
         })?;
+        self.saw_negative = saw_negative;
         Ok((if base_total > 0 { base_total } else { total }, base_total))
     }
 }
@@ -463,7 +469,7 @@ impl WireFilters {
                 let functions: Vec<bool> = (tables.functions.iter())
                     .map(|f| {
                         let name = function_name(tables.str(f.name), tables.str(f.system_name));
-                        re.is_match(name) || re.is_match(tables.str(f.filename))
+                        re.is_match(&name) || re.is_match(tables.str(f.filename))
                     })
                     .collect();
                 let mappings: Vec<bool> = (tables.mappings.iter())
