@@ -128,6 +128,8 @@ pub(crate) fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
     tables.read_samples(body, &mut read, true)?;
     profile.samples = read.samples;
     profile.label_sets = read.label_sets;
+    // As pprof: equal samples are merged, then frames pruned.
+    profile.samples.merge_equal();
     crate::prune::prune(&mut profile);
     Ok(profile)
 }

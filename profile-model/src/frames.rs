@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
-use crate::names::{NodeParts, clean_path, full_function_name, function_name, node_name};
+use crate::names::{NodeParts, clean_path, full_function_name, function_name, node_key, node_name};
 use crate::profile::{LocationId, Profile};
 
 /// Index into [`FrameTable::frames`].
@@ -92,8 +92,8 @@ pub(crate) struct LineParts<'a> {
 
 impl LineParts<'_> {
     /// The frame this line is at `granularity`, and the key that tells it apart from
-    /// others (pprof's `NodeInfo`: what the granularity keeps, and for a frame without
-    /// a function name also its binary and start line).
+    /// others ([`node_key`]: what the granularity keeps, and for a frame without a
+    /// function name also its binary and start line).
     pub(crate) fn frame(&self, granularity: Granularity) -> (String, Frame) {
         let fine = granularity != Granularity::Function;
         let file = if fine {
@@ -113,11 +113,12 @@ impl LineParts<'_> {
             binary: self.binary,
         };
         let name = node_name(&parts);
-        let key = if self.function.is_empty() {
-            format!("{name}\0{}\0{}", self.binary, self.start_line)
+        let start_line = if self.function.is_empty() {
+            self.start_line
         } else {
-            name.clone()
+            0
         };
+        let key = node_key(&name, &parts, start_line);
         let frame = Frame {
             function: if self.function.is_empty() {
                 name.clone()

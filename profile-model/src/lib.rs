@@ -26,6 +26,7 @@ pub mod filter;
 pub mod fold;
 pub mod frames;
 mod gzip;
+mod inline_edges;
 pub mod layout;
 mod location_index;
 pub mod merge;

@@ -12,6 +12,9 @@ pub fn function_name<'s>(name: &'s str, system_name: &'s str) -> Cow<'s, str> {
     if !name.is_empty() && name != system_name {
         return Cow::Borrowed(name);
     }
+    if is_plain(system_name) {
+        return Cow::Borrowed(system_name);
+    }
     if let Some(demangled) = demangle(system_name, false) {
         return Cow::Owned(demangled);
     }
@@ -22,6 +25,16 @@ pub fn function_name<'s>(name: &'s str, system_name: &'s str) -> Cow<'s, str> {
         }
     }
     Cow::Borrowed(system_name)
+}
+
+/// Whether pprof shows `symbol` as it is: not mangled, and without the brackets or
+/// `::` of a demangled C++ name (most names, found in one pass).
+fn is_plain(symbol: &str) -> bool {
+    !symbol.starts_with("_Z")
+        && !symbol.starts_with("_R")
+        && !symbol
+            .bytes()
+            .any(|b| matches!(b, b'<' | b'>' | b'[' | b']' | b':'))
 }
 
 /// A function's full name, for a tooltip beside the short [`function_name`]: the
@@ -177,6 +190,19 @@ pub fn node_name(parts: &NodeParts<'_>) -> String {
         }
     }
     out
+}
+
+/// What tells a node apart from others, and orders nodes of one printed name
+/// (`name`, as [`node_name`] printed it). A named node is its printed name. A node
+/// without a function name is also told apart by its start line and binary: pprof's
+/// `NodeInfo` as Go prints it (`{Name OrigName Address File StartLine Lineno
+/// Objfile}`), after a NUL so that it is never a printed name.
+pub fn node_key(name: &str, parts: &NodeParts<'_>, start_line: i64) -> String {
+    if !parts.name.is_empty() {
+        return name.to_string();
+    }
+    let (address, file, line, binary) = (parts.address, parts.file, parts.line, parts.binary);
+    format!("\0{{  {address} {file} {start_line} {line} {binary}}}")
 }
 
 /// The last element of a path, as Go's `filepath.Base`.

@@ -4,10 +4,9 @@ use std::cmp::Reverse;
 
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
+use crate::inline_edges::InlineEdges;
 use crate::merge::BASE_LABEL;
-use rustc_hash::FxHashMap;
-
-use crate::profile::{LabelSetId, LocationId, Profile};
+use crate::profile::{LocationId, Profile};
 
 /// One row of the top table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +101,12 @@ pub(crate) struct Counts {
     /// The ways of reaching frames noted since [`Counts::keep_reach`], as (frame, bit):
     /// a few per frame over a whole sum, which [`Counts::forget_new_reach`] takes back.
     new_reach: Vec<(FrameId, u8)>,
+    /// The in-edges of the frames marked [`EDGES`], told apart.
+    edges: InlineEdges,
+    /// Per frame, while noting locations: where it sits in them (see
+    /// [`Counts::note_locations`]), and the epoch of the profile noted.
+    ends: Vec<u32>,
+    epoch: u32,
 }
 
 /// The counts of one frame, together so that counting it touches one cache line.
@@ -111,13 +116,36 @@ struct Cell {
     cum: i64,
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
-    /// Bit 0: reached by an inlined call; bit 1: reached by a real call.
+    /// How callers reach the frame ([`INLINED`], [`CALLED`]; along kept edges, see
+    /// [`InlineEdges`], that is kept there), and whether it has kept in-edges
+    /// ([`EDGES`]).
     reached: u8,
+    /// With [`EDGES`]: the [`caller_tag`] of its kept callers, so that most calls by
+    /// other callers are told apart without leaving the counting loop.
+    kept_callers: u16,
 }
 
 /// In a table of each location's one frame ([`single_frame`]): a location with no
 /// frame or with several, whose frames are to be looked up.
 pub(crate) const MANY_FRAMES: FrameId = FrameId::MAX;
+
+/// Reached through inlining.
+const INLINED: u8 = 1;
+/// Reached by a real call.
+const CALLED: u8 = 2;
+/// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
+const EDGES: u8 = 4;
+/// With [`EDGES`] and one kept caller: that edge was counted inlined.
+const KEPT_COUNTED: u8 = 8;
+
+/// A short tag of a kept caller's frame id ([`Cell::kept_callers`]); never
+/// [`SEVERAL`], which marks a frame with several kept callers.
+fn caller_tag(caller: FrameId) -> u16 {
+    ((caller ^ (caller >> 16)) as u16).min(SEVERAL - 1)
+}
+
+/// The [`Cell::kept_callers`] of a frame with several kept callers.
+const SEVERAL: u16 = u16::MAX;
 
 /// A location's one frame, or [`MANY_FRAMES`], from its frames.
 pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
@@ -127,14 +155,50 @@ pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
     }
 }
 
-const INLINED: u8 = 1;
-const CALLED: u8 = 2;
+/// Where a frame was reached in a sample: by `caller` in a way `how` (0: by nothing,
+/// the root; or by itself, which as in pprof is no edge), in sample `mark`.
+#[derive(Clone, Copy)]
+struct Visit {
+    caller: FrameId,
+    how: u8,
+    mark: u32,
+}
 
-/// Notes way `how` of reaching frame `f`, new for it, in `cell` and in `noted`: out of
-/// the counting loop, which takes this path a few times per frame over a whole sum.
+/// Notes way `how` of reaching frame `f`, new for it, in `cell` and in `noted`; for a
+/// visit along a kept edge, notes it there. Out of the counting loop, which takes this
+/// path a few times per frame over a whole sum, and at every visit of a frame with
+/// kept in-edges by a caller with the tag of a kept one.
 #[cold]
 #[inline(never)]
-fn reach_first(cell: &mut Cell, f: FrameId, how: u8, noted: &mut Vec<(FrameId, u8)>) {
+fn reach_first(
+    cell: &mut Cell,
+    f: FrameId,
+    visit: Visit,
+    noted: &mut Vec<(FrameId, u8)>,
+    edges: &mut InlineEdges,
+) {
+    let how = visit.how;
+    if how == 0 {
+        return;
+    }
+    if cell.reached & EDGES != 0 {
+        let kept = if how == CALLED {
+            edges.call(visit.caller, f, visit.mark)
+        } else {
+            edges.inlined(visit.caller, f, visit.mark)
+        };
+        if kept
+            && how == INLINED
+            && cell.kept_callers != SEVERAL
+            && cell.reached & KEPT_COUNTED == 0
+        {
+            cell.reached |= KEPT_COUNTED;
+            noted.push((f, KEPT_COUNTED));
+        }
+        if kept || cell.reached & how != 0 {
+            return;
+        }
+    }
     cell.reached |= how;
     noted.push((f, how));
 }
@@ -149,8 +213,8 @@ impl Counts {
 
     /// Counts one sample of weight `value` (not 0) whose locations `stack` yields
     /// (leaf first, read as they are counted), each with its one frame or
-    /// [`MANY_FRAMES`] for a location with none or several (see [`single_frame`]),
-    /// whose frames are then `frames_of(location)` (innermost first).
+    /// [`MANY_FRAMES`] (see [`Counts::single_frame`]), whose frames are then
+    /// `frames_of(location)` (innermost first).
     #[inline]
     pub fn add<'f>(
         &mut self,
@@ -162,19 +226,34 @@ impl Counts {
             Some(m) => m,
             None => {
                 self.cells.iter_mut().for_each(|c| c.stamp = 0);
+                self.edges.end_sample();
                 1
             }
         };
         let (mark, cells, noted) = (self.mark, &mut self.cells[..], &mut self.new_reach);
-        // A load, and a store only the first time a way of reaching the frame is seen.
-        let mut count = |cells: &mut [Cell], f: FrameId, how: u8| {
+        let edges = &mut self.edges;
+        if edges.has_pending() {
+            edges.end_sample();
+        }
+        // A load, and a store only the first time a way of reaching the frame is seen
+        // (or, for a frame with kept in-edges, at every visit by a caller with the tag
+        // of a kept one).
+        let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
                 c.stamp = mark;
                 c.cum = c.cum.wrapping_add(value);
             }
-            if c.reached & how != how {
-                reach_first(c, f, how, noted);
+            // As pprof: a frame calling itself is no edge.
+            let how = if caller == f { 0 } else { how };
+            // An inlined visit along a frame's one kept edge, once counted, matters
+            // only while a real call is pending.
+            let kept = c.reached & EDGES != 0
+                && (c.kept_callers == SEVERAL || c.kept_callers == caller_tag(caller))
+                && (how != INLINED || c.reached & KEPT_COUNTED == 0 || edges.has_pending());
+            if c.reached & how != how || kept {
+                let visit = Visit { caller, how, mark };
+                reach_first(c, f, visit, noted, edges);
             }
         };
         // The leaf location (the first with frames) is taken out of the loop: its
@@ -189,36 +268,91 @@ impl Counts {
                 break frame;
             }
             let frames = frames_of(loc);
-            if let Some((&last, inlined)) = frames.split_last() {
+            if let Some(&last) = frames.last() {
                 let leaf = &mut cells[frames[0] as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
-                for &f in inlined {
-                    count(cells, f, INLINED);
+                // The frames inlined into the outermost one, each reached by the next.
+                for pair in frames.windows(2) {
+                    count(cells, pair[0], pair[1], INLINED);
                 }
                 break last;
             }
         };
         // `callee`, the last frame of the previous location with frames, is counted
         // once the next location with frames shows how it is reached: called by that
-        // location's frames, or by nothing (the outermost frame).
+        // location's innermost frame, or by nothing (the outermost frame).
         for (loc, frame) in stack {
             // Most locations have one frame, which comes with the location: the loop
             // then holds few enough values to keep them all in registers.
             if frame != MANY_FRAMES {
-                count(cells, callee, CALLED);
+                count(cells, callee, frame, CALLED);
                 callee = frame;
                 continue;
             }
-            let Some((&last, inlined)) = frames_of(loc).split_last() else {
+            let frames = frames_of(loc);
+            let Some(&last) = frames.last() else {
                 continue;
             };
-            count(cells, callee, CALLED);
-            for &f in inlined {
-                count(cells, f, INLINED);
+            count(cells, callee, frames[0], CALLED);
+            for pair in frames.windows(2) {
+                count(cells, pair[0], pair[1], INLINED);
             }
             callee = last;
         }
-        count(cells, callee, 0);
+        count(cells, callee, callee, 0);
+    }
+
+    /// Notes the frames of every location, each innermost first, before any sample is
+    /// counted. An edge inside a location (callee inlined into caller) may also be a
+    /// real call where its callee is the outermost frame of some location and its
+    /// caller the innermost of some location: such edges are kept, to be told apart
+    /// ([`InlineEdges`]).
+    pub fn note_locations<'f>(&mut self, locations: impl Iterator<Item = &'f [FrameId]> + Clone) {
+        // Per frame: the profile's epoch times 4, plus bit 0 for an innermost frame and
+        // bit 1 for an outermost one (of this profile when the epoch is this one's).
+        self.epoch = self.epoch.wrapping_add(1);
+        let epoch = self.epoch << 2;
+        let ends = &mut self.ends;
+        ends.resize(self.cells.len(), 0);
+        let mut mark = |f: FrameId, bit: u32| {
+            let e = &mut ends[f as usize];
+            *e = if *e & !3 == epoch {
+                *e | bit
+            } else {
+                epoch | bit
+            };
+        };
+        for frames in locations.clone() {
+            if let (Some(first), Some(last)) = (frames.first(), frames.last()) {
+                mark(*first, 1);
+                mark(*last, 2);
+            }
+        }
+        for frames in locations.filter(|f| f.len() > 1) {
+            for pair in frames.windows(2) {
+                let (callee, caller) = (pair[0], pair[1]);
+                let either =
+                    ends[callee as usize] == epoch | 2 || ends[callee as usize] == epoch | 3;
+                let either = either && ends[caller as usize] & !2 == epoch | 1;
+                if callee != caller && either && self.edges.keep_edge(caller, callee) {
+                    let c = &mut self.cells[callee as usize];
+                    c.kept_callers = if c.reached & EDGES == 0 {
+                        caller_tag(caller)
+                    } else {
+                        SEVERAL
+                    };
+                    c.reached = (c.reached | EDGES) & !KEPT_COUNTED;
+                }
+            }
+        }
+    }
+
+    /// Ends counting: how frames are reached along their kept edges.
+    fn settle_edges(&mut self) {
+        let cells = &mut self.cells;
+        self.edges.finish(|callee, inlined| {
+            cells[callee as usize].reached |= if inlined { INLINED } else { CALLED };
+        });
     }
 
     /// The row of frame `f`.
@@ -235,9 +369,11 @@ impl Counts {
         }
     }
 
-    /// The rows of the frames below `frames` with a flat or cum value, by frame id.
-    /// As pprof, a frame whose values cancel out (in a difference) has no row.
-    pub fn rows(&self, frames: usize) -> impl Iterator<Item = TopRow> + '_ {
+    /// The rows of the frames below `frames` with a flat or cum value, by frame id,
+    /// once counting has ended. As pprof, a frame whose values cancel out (in a
+    /// difference) has no row.
+    pub fn rows(&mut self, frames: usize) -> impl Iterator<Item = TopRow> + '_ {
+        self.settle_edges();
         (0..frames.min(self.cells.len()) as FrameId)
             .map(|f| self.row(f))
             .filter(|r| r.flat != 0 || r.cum != 0)
@@ -249,16 +385,19 @@ impl Counts {
         let n = frames.min(self.cells.len());
         self.cells[..n].fill(Cell::default());
         self.new_reach.clear();
+        self.edges.clear();
     }
 
     /// Keeps the ways of reaching frames noted so far.
     pub fn keep_reach(&mut self) {
         self.new_reach.clear();
+        self.edges.keep();
     }
 
     /// Takes back the ways of reaching frames noted since [`Counts::keep_reach`] (of
     /// samples whose values were taken back by counting them again negated).
     pub fn forget_new_reach(&mut self) {
+        self.edges.forget();
         for (f, how) in self.new_reach.drain(..) {
             if let Some(c) = self.cells.get_mut(f as usize) {
                 c.reached &= !how;
@@ -285,9 +424,9 @@ pub fn top(
 ) -> Top {
     let mut counts = Counts::default();
     counts.grow(frames.len());
-    let single: Vec<FrameId> = (0..profile.locations.len())
-        .map(|l| single_frame(frames.of_location(l as LocationId)))
-        .collect();
+    let locations = (0..profile.locations.len()).map(|l| frames.of_location(l as LocationId));
+    counts.note_locations(locations.clone());
+    let single: Vec<FrameId> = locations.map(single_frame).collect();
     let mut kept = 0i64;
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
@@ -319,37 +458,20 @@ pub fn top(
 }
 
 /// The 100% of a profile's percentages and its `-diff_base` part, as pprof computes
-/// them: the sum of absolute values of samples that have the same stack and labels
-/// merged first (so that +7 and -7 of one stack weigh nothing); the base's part alone
-/// where there is one.
+/// them: the sum of absolute values (equal samples were merged when the profile was
+/// decoded, as pprof merges them); the base's part alone where there is one.
 pub fn totals(profile: &Profile, sample_type: usize) -> (i64, i64) {
     let Some(values) = profile.samples.values.get(sample_type) else {
         return (0, 0);
     };
     let is_base = base_label_sets(profile);
-    let label_set = &profile.samples.label_set;
-    let sums = |values: &mut dyn Iterator<Item = (usize, i64)>| {
-        let (mut total, mut base_total) = (0i64, 0i64);
-        for (i, v) in values {
-            total = total.wrapping_add(v.wrapping_abs());
-            if is_base[label_set[i] as usize] {
-                base_total = base_total.wrapping_add(v.wrapping_abs());
-            }
+    let (mut total, mut base_total) = (0i64, 0i64);
+    for (v, set) in values.iter().zip(&profile.samples.label_set) {
+        total = total.wrapping_add(v.wrapping_abs());
+        if is_base[*set as usize] {
+            base_total = base_total.wrapping_add(v.wrapping_abs());
         }
-        (total, base_total)
-    };
-    let (total, base_total) = if values.iter().all(|v| *v >= 0) {
-        sums(&mut values.iter().copied().enumerate())
-    } else {
-        let mut merged: FxHashMap<(&[LocationId], LabelSetId), (usize, i64)> = FxHashMap::default();
-        for (i, v) in values.iter().enumerate() {
-            let entry = merged
-                .entry((profile.samples.stack(i), label_set[i]))
-                .or_insert((i, 0));
-            entry.1 = entry.1.wrapping_add(*v);
-        }
-        sums(&mut merged.into_values())
-    };
+    }
     (if base_total > 0 { base_total } else { total }, base_total)
 }
 
@@ -367,20 +489,25 @@ fn base_label_sets(profile: &Profile) -> Vec<bool> {
 
 /// Sorts rows as `go tool pprof -top` does.
 pub fn sort_pprof(rows: &mut [TopRow], frames: &FrameTable) {
-    rows.sort_by(|a, b| {
-        pprof_key(a.flat, &frames.get(a.frame).name, a.cum).cmp(&pprof_key(
-            b.flat,
-            &frames.get(b.frame).name,
-            b.cum,
-        ))
-    });
+    let key = |r: &TopRow| {
+        let frame = frames.get(r.frame);
+        pprof_key(r.flat, &frame.name, r.cum, frames.key(r.frame))
+    };
+    rows.sort_by(|a, b| key(a).cmp(&key(b)));
 }
 
-/// pprof's row order: |flat| descending, then name, then |cum| descending.
-pub(crate) fn pprof_key(flat: i64, name: &str, cum: i64) -> (Reverse<u64>, &str, Reverse<u64>) {
+/// pprof's row order: |flat| descending, then name, then |cum| descending, then the
+/// frame's key ([`crate::names::node_key`]).
+pub(crate) fn pprof_key<'a>(
+    flat: i64,
+    name: &'a str,
+    cum: i64,
+    key: &'a str,
+) -> (Reverse<u64>, &'a str, Reverse<u64>, &'a str) {
     (
         Reverse(flat.unsigned_abs()),
         name,
         Reverse(cum.unsigned_abs()),
+        key,
     )
 }

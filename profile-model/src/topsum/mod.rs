@@ -196,7 +196,8 @@ impl TopSum {
         let mut rows = self.rows.rows;
         rows.retain(|r| r.flat != 0 || r.cum != 0);
         rows.sort_by(|a, b| {
-            pprof_key(a.flat, &a.name, a.cum).cmp(&pprof_key(b.flat, &b.name, b.cum))
+            pprof_key(a.flat, &a.name, a.cum, &a.key)
+                .cmp(&pprof_key(b.flat, &b.name, b.cum, &b.key))
         });
         let total = if self.base_total > 0 {
             self.base_total

@@ -171,6 +171,11 @@ impl WireState {
         self.location_frames(tables, rows);
         self.filters.prepare(tables);
         self.counts.grow(self.row_of.len());
+        let frames = &self.location_frames;
+        let locations = (self.spans.iter()).map(|&(a, b)| &frames[a as usize..b as usize]);
+        self.counts.note_locations(locations.clone());
+        self.single.clear();
+        self.single.extend(locations.map(single_frame));
         let counted = self.count_samples(tables, body, sample_type, sign);
         if counted.is_err() {
             // Reading is deterministic: counted again negated, the samples counted
@@ -217,6 +222,7 @@ impl WireState {
             } else if name.is_empty() {
                 NO_FRAME
             } else if w.granularity == Granularity::Function {
+                // A named frame's key is its name (crate::names::node_key).
                 w.frame(rows, &name, &name)
             } else {
                 w.name_id(&name)
@@ -228,7 +234,6 @@ impl WireState {
             }
         }
         w.spans.clear();
-        w.single.clear();
         w.location_frames.clear();
         let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for loc in &tables.locations {
@@ -239,7 +244,6 @@ impl WireState {
                 if frame != NO_FRAME {
                     w.location_frames.push(frame);
                     w.spans.push((start, start + 1));
-                    w.single.push(frame);
                     continue;
                 }
             }
@@ -250,8 +254,6 @@ impl WireState {
                 w.frames_of(tables, loc, binary, rows);
             }
             w.spans.push((start, w.location_frames.len() as u32));
-            w.single
-                .push(single_frame(&w.location_frames[start as usize..]));
         }
     }
 
@@ -304,8 +306,8 @@ impl WireState {
                                 line: line.line,
                                 ..at
                             };
-                            let (text, _) = parts.frame(granularity);
-                            let f = self.frame(rows, &text, &text);
+                            let (frame_key, frame) = parts.frame(granularity);
+                            let f = self.frame(rows, &frame_key, &frame.name);
                             self.line_frames.insert(key, f);
                             f
                         }

@@ -9,6 +9,7 @@
 mod bad_input;
 mod codec;
 mod diff;
+mod inline;
 mod layout;
 mod merge;
 mod stack_index;

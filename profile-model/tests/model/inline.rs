@@ -1,0 +1,135 @@
+//! pprof's `(inline)` marks come from call edges: an edge inlined in one location and
+//! a real call in another is a real call, unless the inlined one is nearer the root in
+//! the same sample. Checked on both ways of summing a top table.
+
+use profile_model::codec::decode;
+use profile_model::top::InlineMark;
+use profile_model::{View, ViewOptions, proto};
+
+/// Functions (ids 1.., named `names`), one location per entry of `locations` (its
+/// functions innermost first; location ids 1..), and samples (location ids, leaf
+/// first), value 1 each.
+fn profile(names: &[&str], locations: &[&[u64]], samples: &[&[u64]]) -> Vec<u8> {
+    let mut strings = vec![String::new(), "samples".into(), "count".into()];
+    strings.extend(names.iter().map(|n| (*n).to_string()));
+    let p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        function: (1..=names.len() as u64)
+            .map(|id| proto::Function {
+                id,
+                name: id as i64 + 2,
+                system_name: id as i64 + 2,
+                ..Default::default()
+            })
+            .collect(),
+        location: (locations.iter().enumerate())
+            .map(|(i, functions)| proto::Location {
+                id: i as u64 + 1,
+                line: (functions.iter())
+                    .map(|f| proto::Line {
+                        function_id: *f,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        sample: (samples.iter())
+            .map(|s| proto::Sample {
+                location_id: s.to_vec(),
+                value: vec![1],
+                label: Vec::new(),
+            })
+            .collect(),
+        string_table: strings,
+        ..Default::default()
+    };
+    prost::Message::encode_to_vec(&p)
+}
+
+/// The mark of function `name` in the top table, summed from the decoded profile and
+/// from its bytes (which must agree).
+fn mark(bytes: &[u8], name: &str) -> InlineMark {
+    let p = decode(bytes).expect("valid");
+    let view = View::new(&p, &ViewOptions::default());
+    let top = view.top(&p, 0);
+    let row = top
+        .rows
+        .iter()
+        .find(|r| view.frames.get(r.frame).name == name);
+    let decoded = row.expect("a row").reached.mark();
+    let mut sum = profile_model::topsum::TopSum::new();
+    sum.add_pprof(bytes, 0, 1).expect("valid");
+    let (rows, _) = sum.finish();
+    let wire = rows.iter().find(|r| r.name == name).expect("a row");
+    assert_eq!(
+        wire.reached.mark(),
+        decoded,
+        "{name}: wire and decoded sums agree"
+    );
+    decoded
+}
+
+// Functions: 1 main, 2 work, 3 helper, 4 other. Locations: 1 [helper, work] (helper
+// inlined into work), 2 [helper], 3 [work], 4 [main], 5 [other].
+
+#[test]
+fn inlined_only_is_inline() {
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[1, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+}
+
+#[test]
+fn inlined_by_one_caller_and_called_by_another_is_partial() {
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[1, 4], &[2, 5, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::Partial);
+}
+
+#[test]
+fn inlined_and_called_by_the_same_caller_is_a_call() {
+    // work inlines helper at one call site and calls it at another: one edge, a call.
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[1, 4], &[2, 3, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::None);
+}
+
+#[test]
+fn the_rootmost_occurrence_of_an_edge_in_a_sample_decides() {
+    // main → [work → helper inlined] → work → helper (a call, nearer the leaf): the
+    // edge work → helper counts once per sample, inlined.
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[2, 3, 1, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+    // The other way round, the call is nearer the root.
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[1, 3, 2, 3, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::None);
+}
+
+#[test]
+fn a_frame_calling_itself_is_no_edge() {
+    // helper inlined into work, and helper calling helper: still only inlined.
+    let b = profile(
+        &["main", "work", "helper", "other"],
+        &[&[3, 2], &[3], &[2], &[1], &[4]],
+        &[&[2, 1, 4]],
+    );
+    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+}
