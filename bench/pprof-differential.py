@@ -6,13 +6,15 @@ as tests/fixtures/writers/make.py does): 1-3 sample types (default_sample_type n
 and then), mappings, functions named from a pool (Go, C++ mangled and plain, Rust,
 C, nameless), locations of 0-3 lines, sparse ids, stacks of depth 0-12, values with
 zeros and negatives, string and numeric labels, now and then drop_frames. Then for the
-default sample type and each -sample_index compares, line for line,
+default sample type and each -sample_index, and for the default type at line and at
+address granularity, compares line for line
 
-    flint top FILE [-s I]
-    go tool pprof -top -nodefraction=0 -edgefraction=0 -nodecount=100000 [-sample_index=I] FILE
+    flint top FILE [-s I | --granularity line | --granularity address]
+    go tool pprof -top -nodefraction=0 -edgefraction=0 -nodecount=100000 \
+        [-sample_index=I | -lines | -addresses] FILE
 
 and prints one line per mismatch (profile index, sample index, first differing line),
-then `N profiles, M sample types checked, K mismatches`; exits 1 when K > 0.
+then `N profiles, M views checked, K mismatches`; exits 1 when K > 0.
 
     bench/pprof-differential.py                              # 1000 profiles, seed 1
     bench/pprof-differential.py --flint /tmp/flint --count 200 --seed 7
@@ -151,16 +153,19 @@ def first_difference(flint, pprof):
 
 
 def check(index, path, ntypes, flint, pprof, env):
-    """(sample types checked, [mismatch lines]) of one profile."""
+    """(views checked, [mismatch lines]) of one profile."""
     flags = ["-top", "-nodefraction=0", "-edgefraction=0", "-nodecount=100000"]
+    views = [("default", [], [])]
+    views += [(f"sample_index={i}", [f"-sample_index={i}"], ["-s", str(i)]) for i in range(ntypes)]
+    views += [("lines", ["-lines"], ["--granularity", "line"]),
+              ("addresses", ["-addresses"], ["--granularity", "address"])]
     out, checked = [], 0
-    for i in [None] + list(range(ntypes)):
-        which = "default" if i is None else f"sample_index={i}"
-        code, expected, err = run(pprof + flags + ([] if i is None else [f"-sample_index={i}"]) + [path], env)
+    for which, pprof_flags, flint_flags in views:
+        code, expected, err = run(pprof + flags + pprof_flags + [path], env)
         if code != 0:
             out.append(f"#{index} {which}: pprof refused it: {err.strip().splitlines()[-1:]}")
             continue
-        code, actual, err = run([flint, "top", path] + ([] if i is None else ["-s", str(i)]), env)
+        code, actual, err = run([flint, "top", path] + flint_flags, env)
         checked += 1
         if code != 0:
             out.append(f"#{index} {which}: flint failed: {err.strip().splitlines()[:1]}")
@@ -211,7 +216,7 @@ def main():
             mismatches += len(lines)
             for line in lines:
                 print(line, flush=True)
-    print(f"{len(jobs)} profiles, {types_checked} sample types checked, {mismatches} mismatches")
+    print(f"{len(jobs)} profiles, {types_checked} views checked, {mismatches} mismatches")
     if tmp:
         tmp.cleanup()
     sys.exit(1 if mismatches else 0)

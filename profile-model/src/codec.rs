@@ -128,9 +128,7 @@ pub(crate) fn from_body(body: &[u8]) -> Result<Profile, ProfileError> {
     tables.read_samples(body, &mut read, true)?;
     profile.samples = read.samples;
     profile.label_sets = read.label_sets;
-    // As pprof: equal samples are merged, then frames pruned.
-    profile.samples.merge_equal();
-    crate::prune::prune(&mut profile);
+    crate::normalize::as_pprof_reads(&mut profile);
     Ok(profile)
 }
 

@@ -31,6 +31,7 @@ pub mod layout;
 mod location_index;
 pub mod merge;
 pub mod names;
+pub mod normalize;
 pub mod profile;
 pub mod prune;
 mod sample_table;

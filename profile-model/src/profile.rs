@@ -4,8 +4,6 @@
 //! when the profile is built ([`crate::codec::decode`]), so later passes never fail
 //! and never hash strings.
 
-use rustc_hash::FxHashMap;
-
 /// Index into [`Profile::strings`]; 0 is the empty string.
 pub type StrId = u32;
 /// Index into [`Profile::functions`].
@@ -123,37 +121,6 @@ impl Samples {
         let start = self.stack_offsets[i] as usize;
         let end = self.stack_offsets[i + 1] as usize;
         &self.stack_locations[start..end]
-    }
-
-    /// Merges samples of the same stack and label set into the first of them, their
-    /// values added, as pprof merges a profile it reads. Only values of opposite signs
-    /// make this visible (in the absolute totals), so it is done only when a value is
-    /// negative.
-    pub fn merge_equal(&mut self) {
-        if self.values.iter().flatten().all(|v| *v >= 0) {
-            return;
-        }
-        let mut first: FxHashMap<(&[LocationId], LabelSetId), usize> = FxHashMap::default();
-        let mut merged = Samples {
-            stack_offsets: vec![0],
-            values: vec![Vec::new(); self.values.len()],
-            ..Samples::default()
-        };
-        for i in 0..self.len() {
-            let key = (self.stack(i), self.label_set[i]);
-            let kept = *first.entry(key).or_insert_with(|| {
-                merged.stack_locations.extend_from_slice(key.0);
-                (merged.stack_offsets).push(merged.stack_locations.len() as u32);
-                merged.label_set.push(key.1);
-                merged.values.iter_mut().for_each(|c| c.push(0));
-                merged.label_set.len() - 1
-            });
-            for (to, from) in merged.values.iter_mut().zip(&self.values) {
-                to[kept] = to[kept].wrapping_add(from[i]);
-            }
-        }
-        drop(first);
-        *self = merged;
     }
 }
 

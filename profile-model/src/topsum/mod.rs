@@ -147,7 +147,7 @@ impl TopSum {
         let w = &mut self.wire;
         let mut spare = Vec::new();
         let (tables, body) = Tables::parse_lossy(body, &mut w.raw, &mut spare)?;
-        if tables.str(tables.drop_frames).is_empty() {
+        if tables.str(tables.drop_frames).is_empty() && !tables.has_equal_mappings() {
             let counted = w.add(&tables, body, sample_type, &mut self.rows, sign);
             let (mut total, mut base_total) = counted?;
             if w.saw_negative {
@@ -155,7 +155,8 @@ impl TopSum {
             }
             self.add_totals(total, base_total, sign);
         } else {
-            // Pruned stacks are not what the wire holds: decoded, as any view sees it.
+            // Pruned stacks or moved locations are not what the wire holds: decoded,
+            // as any view sees it.
             let profile = crate::codec::from_body(message)?;
             if sample_type < profile.sample_types.len() {
                 let view = View::new(&profile, &self.options);

@@ -606,6 +606,17 @@ impl<'a> Tables<'a> {
         })
     }
 
+    /// Whether two mappings are one binary to pprof ([`crate::normalize::mapping_key`]):
+    /// pprof then moves locations between them as it reads the profile.
+    pub fn has_equal_mappings(&self) -> bool {
+        let keys = self
+            .mappings
+            .iter()
+            .map(|m| crate::normalize::mapping_key(m, |id| self.str(id)));
+        let mut seen = rustc_hash::FxHashSet::default();
+        keys.into_iter().any(|k| !seen.insert(k))
+    }
+
     /// The string with index `id` (checked when the tables were read).
     pub fn str(&self, id: StrId) -> &'a str {
         self.strings.get(id as usize).copied().unwrap_or("")

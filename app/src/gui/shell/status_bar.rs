@@ -145,6 +145,7 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                 units::thousands(cur.kept_samples as u64),
                 units::thousands(cur.frames.len() as u64)
             ));
+            doc_link(ui, &cur.profile.doc_url);
             // The bundled profile is one moment: the way to the plot over time.
             let demo = app.timeline.is_none()
                 && cur.path.is_none()
@@ -172,6 +173,21 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
         });
     });
     actions
+}
+
+/// The profile type's documentation (pprof's `doc_url`), as a link where it is a web
+/// address; any other text is shown, not followed.
+fn doc_link(ui: &mut egui::Ui, url: &str) {
+    if url.is_empty() {
+        return;
+    }
+    ui.separator();
+    if url.starts_with("https://") || url.starts_with("http://") {
+        ui.hyperlink_to("about this profile", url)
+            .on_hover_text(url);
+    } else {
+        ui.label(format!("docs: {url}"));
+    }
 }
 
 /// "hovered: main.fib — 1.23 s (30.1%)".

@@ -162,3 +162,26 @@ fn several_files_open_merged_as_pprof_merges_them() {
     assert_eq!(cur.totals[0], total_of(FILES[0]) + total_of(FILES[1]));
     assert_eq!(cur.path, None);
 }
+
+#[test]
+fn a_profiles_doc_url_is_a_link_in_the_status_bar() {
+    // Written by another encoder (tests/fixtures/writers/make.py) with doc_url set.
+    let writers =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/writers");
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_path(&ctx, writers.join("doc_url.pb.gz"));
+    let waiting = Instant::now();
+    while h.state().view.current().is_none() {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "never opened");
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    let url = &h.state().view.current().unwrap().profile.doc_url;
+    assert_eq!(url, "https://example.com/profiling/cpu.html");
+    h.get_by_label("about this profile");
+    // A profile without one shows no link.
+    h.state_mut().open_path(&ctx, fixture(FILES[0]));
+    h.run_steps(6);
+    assert!(h.query_by_label("about this profile").is_none());
+}

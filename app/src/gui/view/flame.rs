@@ -493,6 +493,9 @@ pub fn describe(input: &FlameInput<'_>, fr: &FlameRect) -> Vec<String> {
             if node != CallTree::ROOT
                 && let Some(frame) = input.frames.frames.get(input.tree.frame(node) as usize)
             {
+                if !frame.full_name.is_empty() {
+                    lines.push(frame.full_name.clone());
+                }
                 if !frame.file.is_empty() {
                     lines.push(if frame.line > 0 {
                         format!("{}:{}", frame.file, frame.line)

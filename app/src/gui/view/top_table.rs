@@ -224,7 +224,18 @@ impl TopTableState {
                     right(2, units::percent(row.flat, top.total));
                     right(3, units::readable(row.cum, unit));
                     right(4, units::percent(row.cum, top.total));
-                    let response = response.on_hover_text_at_pointer(name);
+                    // The full name where the row's is shortened (a C++ name's
+                    // parameters and template arguments).
+                    let full = frames
+                        .frames
+                        .get(row.frame as usize)
+                        .map_or("", |f| f.full_name.as_str());
+                    let hover = if full.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{name}\n{full}")
+                    };
+                    let response = response.on_hover_text_at_pointer(hover);
                     if response.clicked() {
                         clicked = Some(row.frame);
                     }
