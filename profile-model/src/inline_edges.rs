@@ -36,6 +36,12 @@ pub(crate) struct InlineEdges {
     states: Vec<EdgeState>,
     /// Edges with a pending real call, of the current sample.
     pending: Vec<u32>,
+    /// By callee frame id: how many of its kept in-edges no sample has had as a real
+    /// call yet.
+    uncalled: Vec<u32>,
+    /// Callees whose last such edge a sample called, since the last
+    /// [`InlineEdges::take_all_called`]: their visits need no more looking at.
+    all_called: Vec<FrameId>,
     /// States changed since [`InlineEdges::keep`], as they were before.
     journal: Vec<(u32, EdgeState)>,
 }
@@ -46,6 +52,7 @@ impl InlineEdges {
         let at = callee as usize;
         if self.into.len() <= at {
             self.into.resize_with(at + 1, Vec::new);
+            self.uncalled.resize(at + 1, 0);
         }
         if self.into[at].iter().any(|(c, _)| *c == caller) {
             return false;
@@ -53,6 +60,7 @@ impl InlineEdges {
         self.into[at].push((caller, self.edges.len() as u32));
         self.edges.push((caller, callee));
         self.states.push(EdgeState::default());
+        self.uncalled[at] += 1;
         true
     }
 
@@ -118,8 +126,20 @@ impl InlineEdges {
                     s.called = true;
                     s.counted = true;
                 });
+                let callee = self.edges[e as usize].1;
+                let uncalled = &mut self.uncalled[callee as usize];
+                *uncalled = uncalled.saturating_sub(1);
+                if *uncalled == 0 {
+                    self.all_called.push(callee);
+                }
             }
         }
+    }
+
+    /// The callees all whose kept in-edges some sample has had as a real call, since
+    /// this was last asked.
+    pub fn take_all_called(&mut self) -> std::vec::Drain<'_, FrameId> {
+        self.all_called.drain(..)
     }
 
     /// Ends counting: calls `mark(callee, inlined)` for every counted edge, inlined
@@ -140,6 +160,8 @@ impl InlineEdges {
         self.edges.clear();
         self.states.clear();
         self.pending.clear();
+        self.uncalled.clear();
+        self.all_called.clear();
         self.journal.clear();
     }
 
@@ -153,8 +175,16 @@ impl InlineEdges {
     /// Takes back the occurrences noted since [`InlineEdges::keep`].
     pub fn forget(&mut self) {
         self.pending.clear();
+        self.all_called.clear();
         while let Some((e, before)) = self.journal.pop() {
             self.states[e as usize] = before;
+        }
+        let states = &self.states;
+        for (callee, into) in self.into.iter().enumerate() {
+            self.uncalled[callee] = into
+                .iter()
+                .filter(|(_, e)| !states[*e as usize].called)
+                .count() as u32;
         }
     }
 }

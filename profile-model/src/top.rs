@@ -137,6 +137,9 @@ const CALLED: u8 = 2;
 const EDGES: u8 = 4;
 /// With [`EDGES`] and one kept caller: that edge was counted inlined.
 const KEPT_COUNTED: u8 = 8;
+/// With [`EDGES`] and one kept caller: that edge has been a real call, so no visit
+/// along it changes it.
+const ALL_CALLED: u8 = 16;
 
 /// A short tag of a kept caller's frame id ([`Cell::kept_callers`]); never
 /// [`SEVERAL`], which marks a frame with several kept callers.
@@ -234,6 +237,13 @@ impl Counts {
         let edges = &mut self.edges;
         if edges.has_pending() {
             edges.end_sample();
+            for f in edges.take_all_called() {
+                let c = &mut cells[f as usize];
+                if c.reached & ALL_CALLED == 0 && c.kept_callers != SEVERAL {
+                    c.reached |= ALL_CALLED;
+                    noted.push((f, ALL_CALLED));
+                }
+            }
         }
         // A load, and a store only the first time a way of reaching the frame is seen
         // (or, for a frame with kept in-edges, at every visit by a caller with the tag
@@ -245,12 +255,20 @@ impl Counts {
                 c.cum = c.cum.wrapping_add(value);
             }
             // As pprof: a frame calling itself is no edge.
-            let how = if caller == f { 0 } else { how };
+            let mut how = if caller == f { 0 } else { how };
+            let mut kept = c.reached & EDGES != 0
+                && (c.kept_callers == SEVERAL || c.kept_callers == caller_tag(caller));
+            if kept && c.reached & ALL_CALLED != 0 {
+                // Its one kept edge is a real call: visits along it change nothing
+                // but the frame's being called.
+                kept = false;
+                if how == INLINED {
+                    how = 0;
+                }
+            }
             // An inlined visit along a frame's one kept edge, once counted, matters
             // only while a real call is pending.
-            let kept = c.reached & EDGES != 0
-                && (c.kept_callers == SEVERAL || c.kept_callers == caller_tag(caller))
-                && (how != INLINED || c.reached & KEPT_COUNTED == 0 || edges.has_pending());
+            kept &= how != INLINED || c.reached & KEPT_COUNTED == 0 || edges.has_pending();
             if c.reached & how != how || kept {
                 let visit = Visit { caller, how, mark };
                 reach_first(c, f, visit, noted, edges);
@@ -341,7 +359,7 @@ impl Counts {
                     } else {
                         SEVERAL
                     };
-                    c.reached = (c.reached | EDGES) & !KEPT_COUNTED;
+                    c.reached = (c.reached | EDGES) & !(KEPT_COUNTED | ALL_CALLED);
                 }
             }
         }
