@@ -31,6 +31,7 @@ pub use runtime::{RuntimeError, RuntimeUse, runtime};
 pub use selector::{Matcher, ProfileType, Selector, SelectorError};
 pub use source::{
     Labels, Point, ProfileSink, ProfileSource, Progress, QueryTime, Series, SourceError, TimeRange,
+    shown_type,
 };
 pub use sources::path_kind::PathKind;
 pub use store::{Store, StoreError, StoreOptions, StoreStats};

@@ -153,7 +153,7 @@ fn series_points_are_the_profiles_totals() {
     assert_eq!(values, totals);
     let p = decoded("cpu-1.pb.gz");
     let expected_rate = p.total(1) as f64 / (p.duration_nanos as f64 / 1e9);
-    assert!((one[0].points[0].value_per_second - expected_rate).abs() < 1e-6);
+    assert!((one[0].points[0].value_per_second.expect("a rate") - expected_rate).abs() < 1e-6);
     // Summed by endpoint, each point's series add up to the same totals.
     let by_endpoint =
         block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, Some(vec!["endpoint".into()])))
@@ -478,4 +478,80 @@ fn each_profile_type_has_the_span_of_its_own_profiles() {
     // A type no profile has: the span of them all.
     let none = Selector::parse("goroutine:goroutine:count:goroutine:count").expect("selector");
     assert_eq!(fs.span_of(&none.profile_type), both);
+}
+
+fn writers_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/writers")
+        .join(name)
+}
+
+/// The source of the files `paths`.
+fn files(paths: &[PathBuf]) -> FileSource {
+    FileSource::open(paths, DecodeOptions::default(), &Progress::default())
+        .expect("opens")
+        .0
+}
+
+#[test]
+fn the_default_type_is_the_one_pprof_shows() {
+    let shown = |paths: &[PathBuf]| {
+        let fs = files(paths);
+        let types = block_on(fs.profile_types(TimeRange::ALL)).expect("types");
+        let default = block_on(fs.default_type(TimeRange::ALL)).expect("default");
+        capture::shown_type(&types, default.as_ref())
+            .map(|t| t.sample_type.clone())
+            .expect("a type")
+    };
+    // default_sample_type (field 14) names the second of four.
+    assert_eq!(
+        shown(&[writers_fixture("default_sample_type.pb.gz")]),
+        "alloc_space"
+    );
+    // Else the last type: a Go heap profile's bytes in use, a Node wall profile's time.
+    assert_eq!(shown(&[fixture("heap.pb.gz")]), "inuse_space");
+    assert_eq!(shown(&[writers_fixture("node-pprof-wall.pb.gz")]), "wall");
+    assert_eq!(shown(&[fixture("cpu-1.pb.gz")]), "cpu");
+    // The most common default among the profiles: two CPU profiles to one heap.
+    let mixed = [
+        fixture("cpu-1.pb.gz"),
+        fixture("cpu-2.pb.gz"),
+        fixture("heap.pb.gz"),
+    ];
+    assert_eq!(shown(&mixed), "cpu");
+}
+
+#[test]
+fn a_profile_shorter_than_its_period_gives_no_rate() {
+    let fs = files(&[writers_fixture("rates.pb.gz"), fixture("cpu-1.pb.gz")]);
+    let series =
+        block_on(fs.query_range(cpu(""), TimeRange::ALL, 1, Some(vec![]))).expect("series");
+    let rates: Vec<(i64, Option<f64>)> = series[0]
+        .points
+        .iter()
+        .map(|p| (p.duration_nanos, p.value_per_second))
+        .collect();
+    // cpu-1 (10 s) has its rate; rates.pb.gz, 1 ns of 10 ms samples, has none.
+    assert_eq!(rates.len(), 2);
+    assert!(
+        rates.iter().any(|&(d, r)| d > 1 && r.is_some()),
+        "{rates:?}"
+    );
+    assert!(rates.contains(&(1, None)), "{rates:?}");
+    // Nor a snapshot pypprof says lasted 1 ns (a period of threads, not of time).
+    let threads = files(&[writers_fixture("python-pypprof-threads.pb.gz")]);
+    let types = block_on(threads.profile_types(TimeRange::ALL)).expect("types");
+    let all = Selector {
+        profile_type: types[0].clone(),
+        matchers: Vec::new(),
+    };
+    let series =
+        block_on(threads.query_range(all, TimeRange::ALL, 1, Some(vec![]))).expect("series");
+    assert_eq!(series[0].points[0].value_per_second, None);
+    // A snapshot's bytes in use have no rate either.
+    let heap = files(&[fixture("heap.pb.gz")]);
+    let inuse = Selector::parse("memory:inuse_space:bytes:space:bytes").expect("selector");
+    let series =
+        block_on(heap.query_range(inuse, TimeRange::ALL, 1, Some(vec![]))).expect("series");
+    assert_eq!(series[0].points[0].value_per_second, None);
 }

@@ -466,3 +466,36 @@ fn a_folder_of_other_files_is_not_made_a_store() {
     let new = Scratch::adopt(dir.with_extension("new"));
     drop(Store::open(&new, StoreOptions::default()).expect("a new folder"));
 }
+
+#[test]
+fn the_store_keeps_each_profiles_default_type_and_rate() {
+    let dir = temp_dir("default-type");
+    let writers = |name: &str| {
+        std::fs::read(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/writers")
+                .join(name),
+        )
+        .expect("fixture")
+    };
+    {
+        let store = Store::open(&dir, StoreOptions::default()).expect("opens");
+        let write = |name: &str, raw: Vec<u8>| {
+            block_on(store.write_raw(labels(&[("__name__", name)]), raw)).expect("written")
+        };
+        write("memory", writers("default_sample_type.pb.gz"));
+        write("memory", writers("default_sample_type.pb.gz"));
+        write("process_cpu", writers("rates.pb.gz"));
+    }
+    // Reopened: read back from the records.
+    let store = Store::open(&dir, StoreOptions::default()).expect("reopens");
+    let default = block_on(store.default_type(TimeRange::ALL)).expect("default");
+    assert_eq!(
+        default.map(|t| t.to_string()),
+        Some("memory:alloc_space:bytes:space:bytes".to_string())
+    );
+    let series = block_on(store.query_range(cpu(""), TimeRange::ALL, 10 * SECOND, Some(vec![])))
+        .expect("series");
+    let point = series[0].points[0];
+    assert_eq!((point.duration_nanos, point.value_per_second), (1, None));
+}

@@ -257,7 +257,8 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, capture::RuntimeError> {
     capture::runtime(capture::RuntimeUse::Network)
 }
 
-/// The selector `query` asks for, else the server's CPU profile type (else its first).
+/// The selector `query` asks for, else the type the source shows by default
+/// ([`capture::shown_type`]: pprof's default type of its profiles, else CPU time).
 /// `held` is the span of the profiles a store or files hold, named when `range` holds
 /// none of them. A query for a profile type the source has none of in `range`, while
 /// it has others, is an error naming those (a type written without its `:delta`, say);
@@ -281,12 +282,12 @@ pub async fn selector_or_default(
         };
     }
     let types = types.map_err(|e| e.to_string())?;
-    let chosen = types
-        .iter()
-        .find(|t| t.sample_type == "cpu")
-        .or_else(|| types.iter().find(|t| t.period_type == "cpu"))
-        .or_else(|| types.first())
-        .ok_or_else(|| no_profiles(range, held))?;
+    let default = source
+        .default_type(range)
+        .await
+        .map_err(|e| e.to_string())?;
+    let chosen =
+        capture::shown_type(&types, default.as_ref()).ok_or_else(|| no_profiles(range, held))?;
     Ok(Selector {
         profile_type: chosen.clone(),
         matchers: Vec::new(),

@@ -22,7 +22,8 @@ pub struct SeriesArgs {
     #[arg(required = true, value_name = "PATH|URL")]
     paths: Vec<PathBuf>,
     /// Parca selector, e.g. `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{comm="api"}`;
-    /// default: the CPU time profile type, else the first one found.
+    /// default: the type pprof shows (the profiles' default_sample_type, else their
+    /// last type), else for a server the CPU time type, else the first one found.
     #[arg(long, short = 'q')]
     query: Option<String>,
     /// Sum series by these labels (repeatable); default: comm, else container, else one
@@ -46,7 +47,7 @@ pub struct SeriesArgs {
 enum Format {
     /// Aligned columns.
     Text,
-    /// Tab-separated: time, labels, value, value_per_second.
+    /// Tab-separated: time, labels, value, value_per_second (`-` when none).
     Tsv,
 }
 
@@ -105,7 +106,6 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), CliError> {
             .await
             .map_err(|e| format!("{selector}: {e}"))?;
         let unit = selector.profile_type.sample_unit.as_str();
-        let delta = selector.profile_type.delta;
         let mut out = String::new();
         if matches!(args.format, Format::Tsv) {
             out.push_str("time\tlabels\tvalue\tvalue_per_second\n");
@@ -114,15 +114,15 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), CliError> {
             let labels = labels_text(&s.labels);
             for p in &s.points {
                 let time = rfc3339(p.time_nanos);
-                // Per second of profiled time: for deltas over a known duration only
-                // (a heap snapshot has neither).
-                let rate = (delta && p.duration_nanos > 0).then_some(p.value_per_second);
+                // Per second of profiled time, when the source gives a rate (`-`
+                // for a snapshot, or a profile shorter than its sampling period).
+                let rate = p.value_per_second;
                 let _ = match args.format {
                     Format::Tsv => writeln!(
                         out,
                         "{time}\t{labels}\t{}\t{}",
                         p.value,
-                        rate.map_or(String::new(), |r| format!("{r:.3}"))
+                        rate.map_or("-".to_string(), |r| format!("{r:.3}"))
                     ),
                     Format::Text => writeln!(
                         out,

@@ -37,8 +37,9 @@ pub struct TopArgs {
 pub(super) struct ServerQueryArgs {
     /// Parca selector of the profiles to merge, e.g.
     /// `process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta{job="api"}` (of a server, a
-    /// store, or files: their labels as `flint series` shows them); default: the CPU
-    /// profile type.
+    /// store, or files: their labels as `flint series` shows them); default: the type
+    /// pprof shows (the profiles' default_sample_type, else their last type), else CPU
+    /// time.
     #[arg(long, short = 'q')]
     query: Option<String>,
     #[command(flatten)]
@@ -87,7 +88,7 @@ impl ServerQueryArgs {
         matches!(Input::of(files), Ok(Input::Files)) && self.query.is_none() && !self.range.given()
     }
 
-    /// What `source` merges for --query (default: its CPU profile type) over `range`;
+    /// What `source` merges for --query (default: the type it shows) over `range`;
     /// `held` is the span a store or files hold (named when the range holds nothing).
     fn merged(
         &self,

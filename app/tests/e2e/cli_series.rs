@@ -131,7 +131,84 @@ fn text_gives_units_and_cores_and_no_rate_for_a_heap_snapshot() {
     );
     let tsv = flint_ok(&["series", "heap.pb.gz", "-q", inuse, "--format", "tsv"]);
     let line = tsv.lines().nth(1).unwrap_or("");
-    assert!(line.ends_with('\t'), "no rate: {line:?}");
+    assert!(line.ends_with("\t-"), "no rate: {line:?}");
+}
+
+/// The value column of `flint series`'s tsv for `args`, one per line.
+fn values(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["series"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "tsv"]);
+    flint_ok(&all)
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').nth(2).unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn without_a_query_the_type_is_the_one_pprof_shows() {
+    // (fixture, the type `go tool pprof` shows, another type of it)
+    for (file, shown, other) in [
+        // default_sample_type (field 14) names the second of four types.
+        (
+            "../writers/default_sample_type.pb.gz",
+            "memory:alloc_space:bytes:space:bytes:delta",
+            "memory:alloc_objects:count:space:bytes:delta",
+        ),
+        // Else the last: a Go heap profile's bytes in use, not its first type.
+        (
+            "heap.pb.gz",
+            "memory:inuse_space:bytes:space:bytes",
+            "memory:alloc_objects:count:space:bytes:delta",
+        ),
+        (
+            "../writers/datadog-pprof-heap.pb.gz",
+            "inuse_space:inuse_space:bytes:inuse_space:bytes",
+            "inuse_space:inuse_objects:count:inuse_space:bytes",
+        ),
+        // A Node wall profile's wall time, not its sample count.
+        (
+            "../writers/node-pprof-wall.pb.gz",
+            "wall:wall:microseconds:wall:microseconds:delta",
+            "wall:sample:count:wall:microseconds:delta",
+        ),
+    ] {
+        let default = values(&[file]);
+        assert_eq!(default, values(&[file, "-q", shown]), "{file}");
+        assert_ne!(default, values(&[file, "-q", other]), "{file}");
+    }
+}
+
+#[test]
+fn a_profile_shorter_than_its_period_has_no_rate() {
+    // 1 ns of 10 ms CPU samples; a thread snapshot pypprof says lasted 1 ns.
+    for file in [
+        "../writers/rates.pb.gz",
+        "../writers/python-pypprof-threads.pb.gz",
+    ] {
+        let tsv = flint_ok(&["series", file, "--format", "tsv"]);
+        let line = tsv.lines().nth(1).unwrap_or("");
+        assert!(line.ends_with("\t-"), "{file}: {line:?}");
+        let text = flint_ok(&["series", file]);
+        assert!(text.trim_end().ends_with(" -"), "{file}: {text}");
+    }
+    // Next to a profile of 10 s, each keeps its own: a rate and none.
+    let tsv = flint_ok(&[
+        "series",
+        "cpu-1.pb.gz",
+        "../writers/rates.pb.gz",
+        "--format",
+        "tsv",
+    ]);
+    let rates: Vec<&str> = tsv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(3))
+        .collect();
+    assert_eq!(rates.len(), 2, "{tsv}");
+    assert!(rates.contains(&"-"), "{tsv}");
+    assert!(rates.iter().any(|r| r.parse::<f64>().is_ok()), "{tsv}");
 }
 
 #[test]

@@ -471,6 +471,7 @@ impl ProfileSource for RemoteSource {
                     async move { client.query_range(r).await }
                 })
                 .await?;
+            let delta = selector.profile_type.delta;
             let mut series: Vec<Series> = response
                 .series
                 .into_iter()
@@ -482,7 +483,7 @@ impl ProfileSource for RemoteSource {
                         .map(|p| Point {
                             time_nanos: p.timestamp.as_ref().map_or(0, nanos_of),
                             value: p.value,
-                            value_per_second: p.value_per_second,
+                            value_per_second: rate_of(delta, &p),
                             duration_nanos: p.duration,
                         })
                         .collect(),
@@ -551,6 +552,14 @@ impl ProfileSink for RemoteSource {
             Ok(())
         })
     }
+}
+
+/// The rate of a server's sample of a type that is `delta` or not: none for a
+/// snapshot, a sample without a duration, or a sample whose rate is 0 for a value
+/// that is not (Parca's sample has no "none": flint's server sends 0 for it).
+fn rate_of(delta: bool, p: &pq::MetricsSample) -> Option<f64> {
+    let none = !delta || p.duration <= 0 || (p.value_per_second == 0.0 && p.value != 0);
+    (!none && p.value_per_second.is_finite()).then_some(p.value_per_second)
 }
 
 /// Whether `status` is the end of a connection whose peer never answered the HTTP/2

@@ -332,7 +332,9 @@ impl QueryService for QueryServer {
                     .map(|p| pq::MetricsSample {
                         timestamp: Some(timestamp(p.time_nanos)),
                         value: p.value,
-                        value_per_second: p.value_per_second,
+                        // Parca's sample has no "none": 0 for no rate, which
+                        // `RemoteSource` reads back as none.
+                        value_per_second: p.value_per_second.unwrap_or(0.0),
                         duration: p.duration_nanos,
                         // flint's sources do not count the profiles in a step.
                         count: 0,

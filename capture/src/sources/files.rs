@@ -93,6 +93,8 @@ fn entry(interner: &Mutex<Interner>, path: &Path, profile: &Profile) -> Entry<Pa
         time_nanos,
         duration_nanos: profile.duration_nanos,
         types: interner.types(types),
+        default_type: profile.default_sample_index(),
+        rated: index::profile_gives_rate(profile),
         groups: interner.groups(groups),
         base_labels: Arc::new(file_labels),
         groups_over_base: true,
@@ -262,6 +264,10 @@ impl FileSource {
 impl ProfileSource for FileSource {
     fn profile_types(&self, range: TimeRange) -> SourceFuture<'_, Vec<ProfileType>> {
         Box::pin(async move { Ok(self.index.profile_types(range)) })
+    }
+
+    fn default_type(&self, range: TimeRange) -> SourceFuture<'_, Option<ProfileType>> {
+        Box::pin(async move { Ok(self.index.default_type(range)) })
     }
 
     fn labels(&self, selector: Selector, range: TimeRange) -> SourceFuture<'_, Vec<String>> {

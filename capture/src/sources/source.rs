@@ -43,8 +43,11 @@ pub struct Point {
     pub time_nanos: i64,
     /// Sum of the sample type's values, in its unit.
     pub value: i64,
-    /// `value` per second of profiled time: CPU nanoseconds per second, samples per second.
-    pub value_per_second: f64,
+    /// `value` per second of profiled time: CPU nanoseconds per second, samples per
+    /// second, over the step's profiles that give a rate. `None` for a type that is no
+    /// delta (bytes in use), and for a step of no profile that gives one: none with a
+    /// duration, or one of at least a sampling period ([`crate::index::gives_rate`]).
+    pub value_per_second: Option<f64>,
     /// Profiled time summed over the step.
     pub duration_nanos: i64,
 }
@@ -147,6 +150,14 @@ pub trait ProfileSource: Send + Sync {
     /// The profile types with data in the range.
     fn profile_types(&self, range: TimeRange) -> SourceFuture<'_, Vec<ProfileType>>;
 
+    /// The profile type the profiles in the range show by default, as pprof shows
+    /// one profile (its `default_sample_type`, else its last type): the most common
+    /// among them. The default knows none (a Parca server does not tell it).
+    fn default_type(&self, range: TimeRange) -> SourceFuture<'_, Option<ProfileType>> {
+        let _ = range;
+        Box::pin(async { Ok(None) })
+    }
+
     /// Label names of the selected series in the range.
     fn labels(&self, selector: Selector, range: TimeRange) -> SourceFuture<'_, Vec<String>>;
 
@@ -176,6 +187,21 @@ pub trait ProfileSource: Send + Sync {
         time: QueryTime,
         progress: Progress,
     ) -> SourceFuture<'_, Profile>;
+}
+
+/// The type to show of `types` (a source's types) when none is asked for, by one rule
+/// for the CLI and the window: the source's `default` ([`ProfileSource::default_type`])
+/// when it is among them, as pprof shows a profile; else CPU time (a server's CPU
+/// profiles, which tells no default), else the first type.
+pub fn shown_type<'a>(
+    types: &'a [ProfileType],
+    default: Option<&ProfileType>,
+) -> Option<&'a ProfileType> {
+    default
+        .and_then(|d| types.iter().find(|t| *t == d))
+        .or_else(|| types.iter().find(|t| t.sample_type == "cpu"))
+        .or_else(|| types.iter().find(|t| t.period_type == "cpu"))
+        .or_else(|| types.first())
 }
 
 /// Where written profiles go: flint's store, behind `flint serve`'s WriteRaw.

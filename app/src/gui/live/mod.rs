@@ -63,6 +63,7 @@ pub fn opened(store: Arc<Store>) -> Opened {
             end_nanos: now + INTERVAL.as_nanos() as i64,
         },
         types: Vec::new(),
+        default_type: None,
         type_spans: Vec::new(),
         warnings: Vec::new(),
         profiles: Some(0),

@@ -49,7 +49,11 @@ impl Timeline {
                     Ok(opened) => {
                         self.opening_took = Some(self.opening_started.elapsed());
                         self.span = opened.span;
-                        self.set_types(opened.types, opened.type_spans);
+                        self.set_types(
+                            opened.types,
+                            opened.type_spans,
+                            opened.default_type.as_ref(),
+                        );
                         self.warnings = opened.warnings;
                         self.profiles = opened.profiles;
                         self.pending_bounds = Some(self.whole_bounds());

@@ -228,12 +228,13 @@ pub enum PlotScale {
 
 impl PlotScale {
     /// The scale for `series` of profiles of type `t`: a rate only for a delta type
-    /// with a duration to divide by (a Go heap profile's allocations have none: they
-    /// count from the program's start, and are drawn as they are).
+    /// whose source gives rates ([`capture::Point::value_per_second`]); else values as
+    /// they are (a Go heap profile's allocations have no duration: they count from the
+    /// program's start; a lone profile of 1 ns of 10 ms samples measured no time).
     pub fn of(t: &ProfileType, series: &[Series]) -> Self {
         // No points (nothing matches): the type's own scale, for the axis' unit.
         let mut points = series.iter().flat_map(|s| &s.points).peekable();
-        let timed = points.peek().is_none() || points.any(|p| p.duration_nanos > 0);
+        let timed = points.peek().is_none() || points.any(|p| p.value_per_second.is_some());
         match (t.delta, t.sample_unit.as_str()) {
             (true, _) if !timed => Self::Value,
             (false, _) => Self::Value,
@@ -261,12 +262,16 @@ impl PlotScale {
         }
     }
 
-    /// The value drawn for point `p`.
-    pub fn y(self, p: &capture::Point) -> f64 {
+    /// The value drawn for point `p`; none for a point without a rate on a rate's
+    /// scale. Such a point (a profile shorter than its sampling period among timed
+    /// ones) is left out, not drawn as its value: the axis is per second, and Parca's
+    /// plot, which draws rates for delta types, has no rate to draw for it either; its
+    /// profile is still merged by a selection over its time.
+    pub fn y(self, p: &capture::Point) -> Option<f64> {
         match self {
-            Self::Cores => p.value_per_second * 1e-9,
+            Self::Cores => p.value_per_second.map(|r| r * 1e-9),
             Self::PerSecond => p.value_per_second,
-            Self::Value => p.value as f64,
+            Self::Value => Some(p.value as f64),
         }
     }
 }
@@ -291,7 +296,7 @@ pub fn plot_series(series: Vec<Series>, scale: PlotScale) -> Vec<PlotSeries> {
                 s.points.iter().fold(0, |sum, p| sum.wrapping_add(p.value)),
                 s.points
                     .iter()
-                    .map(|p| [p.time_nanos as f64 / 1e9, scale.y(p)])
+                    .filter_map(|p| Some([p.time_nanos as f64 / 1e9, scale.y(p)?]))
                     .collect(),
             )
         })

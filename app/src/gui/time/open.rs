@@ -25,12 +25,14 @@ pub fn open_folder(
         let span = store.span();
         let profiles = store.stats().profiles;
         let types = instant_answer(store.profile_types(TimeRange::ALL));
+        let default_type = instant_answer(store.default_type(TimeRange::ALL));
         let type_spans = types.iter().map(|t| store.span_of(t)).collect();
         return Ok(Opened {
             warnings: store.warnings(),
             source: Arc::new(store),
             span,
             types,
+            default_type,
             type_spans,
             profiles: Some(profiles),
         });
@@ -39,12 +41,14 @@ pub fn open_folder(
         .map(|(source, skipped)| {
             let span = source.span();
             let types = instant_answer(source.profile_types(TimeRange::ALL));
+            let default_type = instant_answer(source.default_type(TimeRange::ALL));
             let type_spans = types.iter().map(|t| source.span_of(t)).collect();
             Opened {
                 profiles: Some(source.len()),
                 source: Arc::new(source),
                 span,
                 types,
+                default_type,
                 type_spans,
                 warnings: skipped
                     .into_iter()

@@ -85,10 +85,16 @@ impl Timeline {
                     break;
                 }
             }
+            // A Parca server tells none; a source that cannot is no error.
+            let default_type = match &result {
+                Ok((span, _)) => source.default_type(*span).await.ok().flatten(),
+                Err(_) => None,
+            };
             TimeMsg::Indexed(result.map(|(span, types)| Opened {
                 source,
                 span,
                 types,
+                default_type,
                 type_spans: Vec::new(),
                 warnings: Vec::new(),
                 profiles: None,

@@ -190,6 +190,7 @@ impl Timeline {
             self.set_types(
                 instant_answer(source.profile_types(TimeRange::ALL)),
                 Vec::new(),
+                instant_answer(source.default_type(TimeRange::ALL)).as_ref(),
             );
             self.bar.text = self.selector().map(|s| s.to_string()).unwrap_or_default();
         }

@@ -71,6 +71,9 @@ pub struct Opened {
     pub span: TimeRange,
     /// Its profile types.
     pub types: Vec<ProfileType>,
+    /// The type its profiles show by default ([`capture::ProfileSource::default_type`]),
+    /// when it tells one.
+    pub default_type: Option<ProfileType>,
     /// The time span of each of `types` (a folder's or a store's), in their order;
     /// empty when the source keeps no such thing (a server, a capture).
     pub type_spans: Vec<TimeRange>,
@@ -541,11 +544,16 @@ impl Timeline {
     }
 
     /// Sets the profile types, with each one's time span where the source tells them
-    /// (else none), and plots the CPU time type first (else the first type).
-    pub(crate) fn set_types(&mut self, types: Vec<ProfileType>, spans: Vec<TimeRange>) {
-        self.type_index = types
-            .iter()
-            .position(|t| t.sample_type == "cpu")
+    /// (else none), and plots first the type the source shows, as `flint series` does
+    /// ([`capture::shown_type`]: `default`, the profiles' own, else CPU time).
+    pub(crate) fn set_types(
+        &mut self,
+        types: Vec<ProfileType>,
+        spans: Vec<TimeRange>,
+        default: Option<&ProfileType>,
+    ) {
+        self.type_index = capture::shown_type(&types, default)
+            .and_then(|shown| types.iter().position(|t| t == shown))
             .unwrap_or(0);
         self.types = types;
         self.type_spans = spans;

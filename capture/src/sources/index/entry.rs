@@ -4,8 +4,39 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use profile_model::Profile;
+use profile_model::units::nanoseconds_per;
+
 use crate::selector::{ProfileType, Selector};
 use crate::source::Labels;
+
+/// The shortest profile with a rate when its period tells no time (bytes between heap
+/// samples, a count): no sampler measures anything in less, and writers put 1 ns
+/// where they have no duration (pypprof's heap and thread snapshots).
+const MIN_RATED_NANOS: f64 = 1e6;
+
+/// Whether a profile of `duration_nanos`, sampled every `period` of `period_unit`,
+/// gives a per-second rate: the one rule of every rate a local source gives. A profile with
+/// no duration has nothing to divide by, and one shorter than its sampling period
+/// (1 ns of 10 ms CPU samples) measured no time that its samples could stand for:
+/// dividing by it would show billions of cores. A period that is not a time sets a
+/// floor of a millisecond ([`MIN_RATED_NANOS`]) instead.
+pub fn gives_rate(duration_nanos: i64, period: i64, period_unit: &str) -> bool {
+    let floor = nanoseconds_per(period_unit)
+        .map(|ns| period as f64 * ns)
+        .filter(|&p| p > 0.0)
+        .unwrap_or(MIN_RATED_NANOS);
+    duration_nanos > 0 && duration_nanos as f64 >= floor
+}
+
+/// [`gives_rate`] for `profile`.
+pub fn profile_gives_rate(profile: &Profile) -> bool {
+    gives_rate(
+        profile.duration_nanos,
+        profile.period,
+        profile.str(profile.period_type.unit),
+    )
+}
 
 /// The samples of one label set of one profile, summed per profile type.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +59,11 @@ pub struct Entry<L> {
     pub duration_nanos: i64,
     /// One profile type per pprof sample type, in pprof order.
     pub types: Arc<[ProfileType]>,
+    /// Index in `types` of the one pprof shows by default: the profile's
+    /// `default_sample_type`, else its last ([`Profile::default_sample_index`]).
+    pub default_type: usize,
+    /// Whether the profile gives a per-second rate ([`gives_rate`]).
+    pub rated: bool,
     /// Labels every sample of the profile has (a file's path, a write's labels).
     pub base_labels: Arc<Labels>,
     /// Value sums per distinct series label set.
@@ -83,5 +119,23 @@ impl<L> Entry<L> {
     pub(super) fn any_selected(&self, selector: &Selector) -> bool {
         self.type_index(&selector.profile_type).is_some()
             && self.groups.iter().any(|g| self.selects(selector, g))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gives_rate;
+
+    #[test]
+    fn a_rate_needs_a_duration_of_a_period_at_least() {
+        // Go's CPU profiles: 10 ms samples.
+        assert!(gives_rate(10_000_000, 10_000_000, "nanoseconds"));
+        assert!(!gives_rate(9_999_999, 10_000_000, "nanoseconds"));
+        assert!(!gives_rate(1, 10, "milliseconds"));
+        assert!(!gives_rate(0, 0, "nanoseconds"));
+        // A period of bytes or counts: a millisecond at least.
+        assert!(gives_rate(10_000_000_000, 524_288, "bytes"));
+        assert!(!gives_rate(1, 1, "count"));
+        assert!(!gives_rate(1, 0, "nanoseconds"));
     }
 }

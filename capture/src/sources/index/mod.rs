@@ -14,7 +14,7 @@ pub mod labels;
 mod merge;
 pub mod queries;
 
-pub use entry::{Entry, Group};
+pub use entry::{Entry, Group, gives_rate, profile_gives_rate};
 pub use labels::{Interner, SampleLabels, groups_of, labels_over, set_labels};
 pub(crate) use merge::merge;
 pub use queries::{Index, query_range_of};

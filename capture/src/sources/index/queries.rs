@@ -124,6 +124,25 @@ impl<L> Index<L> {
         types.into_iter().cloned().collect()
     }
 
+    /// The type the profiles in the range show by default, the most common one among
+    /// their default types (ties go to the type first in order); `None` when the
+    /// range has no profiles.
+    pub fn default_type(&self, range: TimeRange) -> Option<ProfileType> {
+        let mut counts: BTreeMap<&ProfileType, usize> = BTreeMap::new();
+        for t in self
+            .in_range(range)
+            .iter()
+            .filter_map(|e| e.types.get(e.default_type))
+        {
+            *counts.entry(t).or_default() += 1;
+        }
+        let most = counts.values().copied().max()?;
+        counts
+            .into_iter()
+            .find(|&(_, n)| n == most)
+            .map(|(t, _)| t.clone())
+    }
+
     /// Label names of the selected series in the range, sorted.
     pub fn labels(&self, selector: &Selector, range: TimeRange) -> Vec<String> {
         let names: BTreeSet<&String> = self
@@ -156,8 +175,8 @@ impl<L> Index<L> {
                 "the step must be positive".into(),
             ));
         }
-        // series labels → bucket start → (value, profiled nanoseconds)
-        let mut series: BTreeMap<Labels, BTreeMap<i64, (i64, i64)>> = BTreeMap::new();
+        // series labels → bucket start → point
+        let mut series: BTreeMap<Labels, BTreeMap<i64, Bucket>> = BTreeMap::new();
         let mut this_entry: BTreeMap<Labels, i64> = BTreeMap::new();
         let mut current: Option<&Entry<L>> = None;
         let mut flush = |entry: &Entry<L>, this_entry: &mut BTreeMap<Labels, i64>| {
@@ -165,13 +184,13 @@ impl<L> Index<L> {
                 .time_nanos
                 .saturating_sub(entry.time_nanos.rem_euclid(step_nanos));
             for (labels, value) in std::mem::take(this_entry) {
-                let point = series
-                    .entry(labels)
-                    .or_default()
-                    .entry(bucket)
-                    .or_insert((0, 0));
-                point.0 = point.0.wrapping_add(value);
-                point.1 = point.1.saturating_add(entry.duration_nanos);
+                let point = series.entry(labels).or_default().entry(bucket).or_default();
+                point.value = point.value.wrapping_add(value);
+                point.duration_nanos = point.duration_nanos.saturating_add(entry.duration_nanos);
+                if entry.rated {
+                    point.rated_value = point.rated_value.wrapping_add(value);
+                    point.rated_nanos = point.rated_nanos.saturating_add(entry.duration_nanos);
+                }
             }
         };
         for (entry, t, group) in self.selected(selector, range) {
@@ -207,24 +226,20 @@ impl<L> Index<L> {
         if series.is_empty() {
             return Err(SourceError::NoData);
         }
+        // A snapshot (bytes in use) is a level, not a count over the profiled time.
+        let delta = selector.profile_type.delta;
         Ok(series
             .into_iter()
             .map(|(labels, points)| Series {
                 labels,
                 points: points
                     .into_iter()
-                    .map(|(time_nanos, (value, duration_nanos))| {
-                        let seconds = if duration_nanos > 0 {
-                            duration_nanos as f64 / 1e9
-                        } else {
-                            step_nanos as f64 / 1e9
-                        };
-                        Point {
-                            time_nanos,
-                            value,
-                            value_per_second: value as f64 / seconds,
-                            duration_nanos,
-                        }
+                    .map(|(time_nanos, b)| Point {
+                        time_nanos,
+                        value: b.value,
+                        value_per_second: (delta && b.rated_nanos > 0)
+                            .then(|| b.rated_value as f64 / (b.rated_nanos as f64 / 1e9)),
+                        duration_nanos: b.duration_nanos,
                     })
                     .collect(),
             })
@@ -238,6 +253,18 @@ impl<L> Index<L> {
             .filter(|e| e.any_selected(selector))
             .collect()
     }
+}
+
+/// One point of a series as its profiles are summed: all of them, and those that give
+/// a rate ([`Entry::rated`]). A step's rate is that of its profiles that give one: a
+/// profile of 1 ns beside one of 10 s adds its value to the step's, not a rate of
+/// billions per second; a step of none of them has no rate.
+#[derive(Debug, Default)]
+struct Bucket {
+    value: i64,
+    duration_nanos: i64,
+    rated_value: i64,
+    rated_nanos: i64,
 }
 
 /// From the start of the first of `entries` (sorted by time) to the latest end.

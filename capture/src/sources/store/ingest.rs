@@ -5,7 +5,7 @@ use profile_model::codec::{self, DecodeOptions};
 
 use super::record::{self, Header};
 use crate::files::profile_types_named;
-use crate::index::{SampleLabels, groups_of};
+use crate::index::{SampleLabels, groups_of, profile_gives_rate};
 use crate::selector::is_label_name;
 use crate::source::{Labels, SourceError};
 
@@ -56,6 +56,8 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
         },
         duration_nanos: profile.duration_nanos,
         types,
+        default_type: profile.default_sample_index(),
+        rated: profile_gives_rate(&profile),
         labels,
         groups,
     };

@@ -111,6 +111,8 @@ fn entry_of(interner: &mut Interner, locator: RecordRef, header: Header) -> Entr
         time_nanos: header.time_nanos,
         duration_nanos: header.duration_nanos,
         types: interner.types(header.types),
+        default_type: header.default_type,
+        rated: header.rated,
         base_labels: interner.labels(header.labels),
         groups: interner.groups(header.groups),
         groups_over_base: false,
@@ -716,6 +718,10 @@ impl Drop for Store {
 impl ProfileSource for Store {
     fn profile_types(&self, range: TimeRange) -> SourceFuture<'_, Vec<ProfileType>> {
         Box::pin(async move { Ok(self.shared.read_index().profile_types(range)) })
+    }
+
+    fn default_type(&self, range: TimeRange) -> SourceFuture<'_, Option<ProfileType>> {
+        Box::pin(async move { Ok(self.shared.read_index().default_type(range)) })
     }
 
     fn labels(&self, selector: Selector, range: TimeRange) -> SourceFuture<'_, Vec<String>> {

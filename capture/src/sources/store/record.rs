@@ -8,8 +8,12 @@
 //!          | n_types u32 | n_types × (name, sample_type, sample_unit, period_type, period_unit: str, delta: u8)
 //!          | written labels: n u32 | n × (key: str, value: str)
 //!          | n_groups u32 | n_groups × (labels as above, n_types × i64)
+//!          | default_type u32 | rated u8
 //! str:     len u32 LE | UTF-8 bytes
 //! ```
+//!
+//! Records written before `default_type` and `rated` were kept end after the groups:
+//! they read as their last type and as rated when they have a duration.
 
 use std::ops::Range;
 
@@ -33,6 +37,10 @@ pub struct Header {
     pub duration_nanos: i64,
     /// One profile type per pprof sample type.
     pub types: Vec<ProfileType>,
+    /// Index in `types` of the one pprof shows by default.
+    pub default_type: usize,
+    /// Whether the profile gives a per-second rate ([`crate::index::gives_rate`]).
+    pub rated: bool,
     /// The written labels without `__name__`.
     pub labels: Labels,
     /// Series labels (written labels with sample labels over them) and their value sums,
@@ -67,6 +75,8 @@ pub fn encode(header: &Header, body: &[u8]) -> Vec<u8> {
             put_i64(&mut h, *v);
         }
     }
+    put_len(&mut h, header.default_type);
+    h.push(u8::from(header.rated));
     let payload_len = 4 + h.len() + body.len();
     let mut out = Vec::with_capacity(FRAME_BYTES + payload_len);
     out.extend_from_slice(&MAGIC);
@@ -145,6 +155,11 @@ pub fn decode(payload: &[u8]) -> Result<(Header, &[u8]), String> {
         }
         groups.push((labels, values));
     }
+    let (default_type, rated) = if r.bytes.is_empty() {
+        (n_types.saturating_sub(1), duration_nanos > 0)
+    } else {
+        (r.len()?, r.take(1)?[0] != 0)
+    };
     if !r.bytes.is_empty() {
         return Err("record header has trailing bytes".into());
     }
@@ -153,6 +168,8 @@ pub fn decode(payload: &[u8]) -> Result<(Header, &[u8]), String> {
             time_nanos,
             duration_nanos,
             types,
+            default_type,
+            rated,
             labels,
             groups,
         },
@@ -245,6 +262,8 @@ mod tests {
                 period_unit: "nanoseconds".into(),
                 delta: true,
             }],
+            default_type: 0,
+            rated: true,
             labels,
             groups: vec![(g, vec![42])],
         }
@@ -267,5 +286,25 @@ mod tests {
         for cut in 0..bytes.len() {
             assert_eq!(frame_at(&bytes[..cut], 0), None, "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn records_without_a_default_type_read_as_their_last_type() {
+        let mut h = header();
+        h.types.push(h.types[0].clone());
+        h.types[1].sample_type = "samples".into();
+        h.groups[0].1.push(7);
+        h.default_type = 0;
+        let bytes = encode(&h, b"body");
+        let payload = &bytes[frame_at(&bytes, 0).unwrap()];
+        // The record as written before the two fields: its header five bytes shorter.
+        let header_len = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
+        let mut old = ((header_len - 5) as u32).to_le_bytes().to_vec();
+        old.extend_from_slice(&payload[4..4 + header_len - 5]);
+        old.extend_from_slice(&payload[4 + header_len..]);
+        let (back, body) = decode(&old).unwrap();
+        assert_eq!(body, b"body");
+        assert_eq!((back.default_type, back.rated), (1, true));
+        assert_eq!(decode(payload).unwrap().0, h);
     }
 }

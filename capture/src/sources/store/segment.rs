@@ -70,6 +70,8 @@ mod tests {
             time_nanos: time,
             duration_nanos: 0,
             types: Vec::new(),
+            default_type: 0,
+            rated: false,
             labels: Default::default(),
             groups: Vec::new(),
         };

@@ -361,3 +361,67 @@ fn the_status_bar_tells_how_long_indexing_took_until_a_merge_is_shown() {
     h.get_by_label_contains("merged ");
     assert!(h.query_by_label_contains("indexed ").is_none());
 }
+
+/// A fresh directory `flint-gui-TAG-PID` holding copies of `files`, each a path under
+/// `tests/fixtures/`.
+fn dir_of(tag: &str, files: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flint-gui-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    for f in files {
+        let name = f.rsplit('/').next().unwrap();
+        std::fs::copy(fixtures.join(f), dir.join(name)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_folder_opens_on_the_type_pprof_shows() {
+    for (file, shown) in [
+        // default_sample_type (field 14) names the second of four types.
+        ("writers/default_sample_type.pb.gz", "alloc_space"),
+        // Else the last: a Go heap profile's bytes in use, a Node wall profile's time.
+        ("go/heap.pb.gz", "inuse_space"),
+        ("writers/node-pprof-wall.pb.gz", "wall"),
+        ("go/cpu-1.pb.gz", "cpu"),
+    ] {
+        let dir = dir_of("shown-type", &[file]);
+        let h = harness(dir.clone());
+        let tl = h.state().timeline.as_ref().unwrap();
+        assert_eq!(tl.types[tl.type_index].sample_type, shown, "{file}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn a_profile_shorter_than_its_period_is_plotted_with_no_absurd_rate() {
+    // Alone, 1 ns of 10 ms samples has no rate: its value is plotted as it is.
+    let dir = dir_of("rates-alone", &["writers/rates.pb.gz"]);
+    let profile = codec::decode(&std::fs::read(dir.join("rates.pb.gz")).unwrap()).unwrap();
+    let h = harness(dir.clone());
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.y_unit(), "nanoseconds");
+    let points: Vec<f64> = tl
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p[1]))
+        .collect();
+    assert_eq!(points, [profile.total(1) as f64]);
+    let _ = std::fs::remove_dir_all(dir);
+    // Beside a profile of 10 s (in one step of the plot), plotted in CPU cores: the
+    // rate is that profile's, not billions of cores.
+    let dir = dir_of("rates-beside", &["writers/rates.pb.gz", "go/cpu-1.pb.gz"]);
+    let cpu = codec::decode(&std::fs::read(dir.join("cpu-1.pb.gz")).unwrap()).unwrap();
+    let cores = cpu.total(1) as f64 / cpu.duration_nanos as f64;
+    let h = harness(dir.clone());
+    let tl = h.state().timeline.as_ref().unwrap();
+    assert_eq!(tl.y_unit(), "CPU cores");
+    let points: Vec<[f64; 2]> = tl.series.iter().flat_map(|s| s.points.clone()).collect();
+    assert!(!points.is_empty());
+    assert!(
+        points.iter().all(|p| (p[1] - cores).abs() < 1e-9),
+        "{cores}: {points:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
