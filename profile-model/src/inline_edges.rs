@@ -42,6 +42,11 @@ pub(crate) struct InlineEdges {
     /// Callees whose last such edge a sample called, since the last
     /// [`InlineEdges::take_all_called`]: their visits need no more looking at.
     all_called: Vec<FrameId>,
+    /// By callee frame id: how many of its kept in-edges no sample has counted yet.
+    uncounted: Vec<u32>,
+    /// Callees whose last such edge a sample counted, since the last
+    /// [`InlineEdges::take_all_counted`].
+    all_counted: Vec<FrameId>,
     /// States changed since [`InlineEdges::keep`], as they were before.
     journal: Vec<(u32, EdgeState)>,
 }
@@ -53,6 +58,7 @@ impl InlineEdges {
         if self.into.len() <= at {
             self.into.resize_with(at + 1, Vec::new);
             self.uncalled.resize(at + 1, 0);
+            self.uncounted.resize(at + 1, 0);
         }
         if self.into[at].iter().any(|(c, _)| *c == caller) {
             return false;
@@ -61,7 +67,27 @@ impl InlineEdges {
         self.edges.push((caller, callee));
         self.states.push(EdgeState::default());
         self.uncalled[at] += 1;
+        self.uncounted[at] += 1;
         true
+    }
+
+    /// The callers of `callee`'s kept in-edges.
+    pub fn kept_callers(&self, callee: FrameId) -> impl Iterator<Item = FrameId> + '_ {
+        let into = self
+            .into
+            .get(callee as usize)
+            .map_or(&[][..], Vec::as_slice);
+        into.iter().map(|(caller, _)| *caller)
+    }
+
+    /// Notes that edge `e` is counted, once.
+    fn counted(&mut self, e: u32) {
+        let callee = self.edges[e as usize].1 as usize;
+        let uncounted = &mut self.uncounted[callee];
+        *uncounted = uncounted.saturating_sub(1);
+        if *uncounted == 0 {
+            self.all_counted.push(callee as FrameId);
+        }
     }
 
     /// The kept edge `caller → callee`, if it is one.
@@ -113,6 +139,9 @@ impl InlineEdges {
                 }
                 s.counted = true;
             });
+            if !s.counted {
+                self.counted(e);
+            }
         }
         true
     }
@@ -120,7 +149,11 @@ impl InlineEdges {
     /// Ends the current sample: its pending real calls count.
     pub fn end_sample(&mut self) {
         while let Some(e) = self.pending.pop() {
-            if self.states[e as usize].pending != 0 {
+            let before = self.states[e as usize];
+            if before.pending != 0 {
+                if !before.counted {
+                    self.counted(e);
+                }
                 self.change(e, |s| {
                     s.pending = 0;
                     s.called = true;
@@ -140,6 +173,18 @@ impl InlineEdges {
     /// this was last asked.
     pub fn take_all_called(&mut self) -> std::vec::Drain<'_, FrameId> {
         self.all_called.drain(..)
+    }
+
+    /// Whether some callee has had all its kept in-edges counted since
+    /// [`InlineEdges::take_all_counted`] was last asked.
+    pub fn has_all_counted(&self) -> bool {
+        !self.all_counted.is_empty()
+    }
+
+    /// The callees all whose kept in-edges some sample has counted, since this was
+    /// last asked.
+    pub fn take_all_counted(&mut self) -> std::vec::Drain<'_, FrameId> {
+        self.all_counted.drain(..)
     }
 
     /// Ends counting: calls `mark(callee, inlined)` for every counted edge, inlined
@@ -162,6 +207,8 @@ impl InlineEdges {
         self.pending.clear();
         self.uncalled.clear();
         self.all_called.clear();
+        self.uncounted.clear();
+        self.all_counted.clear();
         self.journal.clear();
     }
 
@@ -176,6 +223,7 @@ impl InlineEdges {
     pub fn forget(&mut self) {
         self.pending.clear();
         self.all_called.clear();
+        self.all_counted.clear();
         while let Some((e, before)) = self.journal.pop() {
             self.states[e as usize] = before;
         }

@@ -120,8 +120,8 @@ struct Cell {
     /// [`InlineEdges`], that is kept there), and whether it has kept in-edges
     /// ([`EDGES`]).
     reached: u8,
-    /// With [`EDGES`]: the [`caller_tag`] of its kept callers, so that most calls by
-    /// other callers are told apart without leaving the counting loop.
+    /// With [`EDGES`]: a filter of its kept callers ([`may_keep`]), so that most
+    /// visits by other callers are told apart without leaving the counting loop.
     kept_callers: u16,
 }
 
@@ -135,20 +135,35 @@ const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 /// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
 const EDGES: u8 = 4;
-/// With [`EDGES`] and one kept caller: that edge was counted inlined.
+/// With [`EDGES`]: every kept in-edge has been counted.
 const KEPT_COUNTED: u8 = 8;
 /// With [`EDGES`] and one kept caller: that edge has been a real call, so no visit
 /// along it changes it.
 const ALL_CALLED: u8 = 16;
 
-/// A short tag of a kept caller's frame id ([`Cell::kept_callers`]); never
-/// [`SEVERAL`], which marks a frame with several kept callers.
+/// [`Cell::kept_callers`] of a frame with several kept callers: a 15-bit Bloom
+/// filter of them ([`caller_bit`]); with one, its 15-bit [`caller_tag`].
+const SEVERAL: u16 = 0x8000;
+
+/// A short tag of a frame's one kept caller.
 fn caller_tag(caller: FrameId) -> u16 {
-    ((caller ^ (caller >> 16)) as u16).min(SEVERAL - 1)
+    (caller ^ (caller >> 15)) as u16 & 0x7fff
 }
 
-/// The [`Cell::kept_callers`] of a frame with several kept callers.
-const SEVERAL: u16 = u16::MAX;
+/// A caller's bit in the filter of a frame with several kept callers.
+fn caller_bit(caller: FrameId) -> u16 {
+    1 << ((caller.wrapping_mul(0x9E37_79B9) >> 28) % 15)
+}
+
+/// Whether `caller` may be one of the kept callers that `filter` holds (never false
+/// for one that is).
+fn may_keep(filter: u16, caller: FrameId) -> bool {
+    if filter & SEVERAL == 0 {
+        filter == caller_tag(caller)
+    } else {
+        filter & caller_bit(caller) != 0
+    }
+}
 
 /// A location's one frame, or [`MANY_FRAMES`], from its frames.
 pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
@@ -190,14 +205,6 @@ fn reach_first(
         } else {
             edges.inlined(visit.caller, f, visit.mark)
         };
-        if kept
-            && how == INLINED
-            && cell.kept_callers != SEVERAL
-            && cell.reached & KEPT_COUNTED == 0
-        {
-            cell.reached |= KEPT_COUNTED;
-            noted.push((f, KEPT_COUNTED));
-        }
         if kept || cell.reached & how != 0 {
             return;
         }
@@ -239,15 +246,24 @@ impl Counts {
             edges.end_sample();
             for f in edges.take_all_called() {
                 let c = &mut cells[f as usize];
-                if c.reached & ALL_CALLED == 0 && c.kept_callers != SEVERAL {
+                if c.reached & ALL_CALLED == 0 && c.kept_callers & SEVERAL == 0 {
                     c.reached |= ALL_CALLED;
                     noted.push((f, ALL_CALLED));
                 }
             }
         }
+        if edges.has_all_counted() {
+            for f in edges.take_all_counted() {
+                let c = &mut cells[f as usize];
+                if c.reached & KEPT_COUNTED == 0 {
+                    c.reached |= KEPT_COUNTED;
+                    noted.push((f, KEPT_COUNTED));
+                }
+            }
+        }
         // A load, and a store only the first time a way of reaching the frame is seen
-        // (or, for a frame with kept in-edges, at every visit by a caller with the tag
-        // of a kept one).
+        // (or, for a frame with kept in-edges, at visits by what may be a kept caller,
+        // until they can change nothing).
         let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
@@ -256,8 +272,7 @@ impl Counts {
             }
             // As pprof: a frame calling itself is no edge.
             let mut how = if caller == f { 0 } else { how };
-            let mut kept = c.reached & EDGES != 0
-                && (c.kept_callers == SEVERAL || c.kept_callers == caller_tag(caller));
+            let mut kept = c.reached & EDGES != 0 && may_keep(c.kept_callers, caller);
             if kept && c.reached & ALL_CALLED != 0 {
                 // Its one kept edge is a real call: visits along it change nothing
                 // but the frame's being called.
@@ -266,8 +281,8 @@ impl Counts {
                     how = 0;
                 }
             }
-            // An inlined visit along a frame's one kept edge, once counted, matters
-            // only while a real call is pending.
+            // An inlined visit along a kept edge, once all are counted, matters only
+            // while a real call is pending.
             kept &= how != INLINED || c.reached & KEPT_COUNTED == 0 || edges.has_pending();
             if c.reached & how != how || kept {
                 let visit = Visit { caller, how, mark };
@@ -357,7 +372,7 @@ impl Counts {
                     c.kept_callers = if c.reached & EDGES == 0 {
                         caller_tag(caller)
                     } else {
-                        SEVERAL
+                        (self.edges.kept_callers(callee)).fold(SEVERAL, |f, k| f | caller_bit(k))
                     };
                     c.reached = (c.reached | EDGES) & !(KEPT_COUNTED | ALL_CALLED);
                 }
