@@ -214,11 +214,33 @@ fn base_name(path: &str) -> &str {
     trimmed.rsplit('/').next().unwrap_or(trimmed)
 }
 
+/// Whether [`clean_path`] leaves `path` as it is (most paths, found without
+/// allocating): no empty, `.` or `..` element, but `..` leading a relative path.
+fn is_clean(path: &str) -> bool {
+    if path == "/" || path == "." {
+        return true;
+    }
+    let rooted = path.starts_with('/');
+    let mut parts = path.split('/');
+    if rooted {
+        parts.next();
+    }
+    let mut leading = !rooted;
+    parts.all(|part| match part {
+        "" | "." => false,
+        ".." => leading,
+        _ => {
+            leading = false;
+            true
+        }
+    })
+}
+
 /// `path` cleaned lexically as Go's `filepath.Clean`: no `.` elements, no `x/..`
 /// pairs, no repeated or trailing slashes.
 pub fn clean_path(path: &str) -> Cow<'_, str> {
-    if path.is_empty() {
-        return Cow::Borrowed("");
+    if path.is_empty() || is_clean(path) {
+        return Cow::Borrowed(path);
     }
     let rooted = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
@@ -324,6 +346,12 @@ mod tests {
             ("../a", "../a"),
             ("./", "."),
             ("/", "/"),
+            ("src/main.rs", "src/main.rs"),
+            ("/usr/src/a.c", "/usr/src/a.c"),
+            ("../../a/b", "../../a/b"),
+            ("a/../../b", "../b"),
+            ("a/", "a"),
+            ("/..", "/"),
         ] {
             assert_eq!(clean_path(path), clean, "{path}");
         }

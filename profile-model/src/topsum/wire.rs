@@ -44,15 +44,15 @@ pub(super) struct WireState {
     /// id of its name and file in `names`; [`NO_FRAME`] for a function without a name
     /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
-    /// Function names and files (line and address granularity): name → id, and by id.
+    /// Functions (line and address granularity): `name NUL file` → id, and by id the
+    /// name and the cleaned file.
     names: FxHashMap<String, u32>,
-    name_of: Vec<String>,
-    /// Frame ids by (name, file, line, address) at line and address granularity, so
+    name_of: Vec<(String, String)>,
+    /// The key being looked up in `names`, kept to be reused.
+    name_key: String,
+    /// Frame ids by (function, line, address) at line and address granularity, so
     /// that a frame's key is made once per sum.
-    line_frames: FxHashMap<(u32, u32, i64, u64), FrameId>,
-    /// Per profile, per function (line and address granularity): the id of its
-    /// cleaned file name in `names`.
-    function_file: Vec<u32>,
+    line_frames: FxHashMap<(u32, i64, u64), FrameId>,
     /// Per profile: `location_frames[start..end]`, with `(start, end) = spans[l]`, are
     /// location l's frame ids (32-bit, as [`Tables::parse_with`] bounds them; one
     /// load per location).
@@ -208,7 +208,6 @@ impl WireState {
         // wait on one another (naming took a third less time than finding them location
         // by location). At function granularity, a function no location names gets a
         // row that stays empty.
-        w.function_file.clear();
         for function in &tables.functions {
             let name = function_name(tables.str(function.name), tables.str(function.system_name));
             let file = tables.str(function.filename);
@@ -225,13 +224,9 @@ impl WireState {
                 // A named frame's key is its name (crate::names::node_key).
                 w.frame(rows, &name, &name)
             } else {
-                w.name_id(&name)
+                w.function_id(&name, file)
             };
             w.function_key.push(key);
-            if w.granularity != Granularity::Function {
-                let file = w.name_id(&clean_path(file));
-                w.function_file.push(file);
-            }
         }
         w.spans.clear();
         w.location_frames.clear();
@@ -296,13 +291,14 @@ impl WireState {
                         Granularity::Address => loc.address,
                         _ => 0,
                     };
-                    let key = (name, self.function_file[function], line.line, address);
+                    let key = (name, line.line, address);
                     match self.line_frames.get(&key) {
                         Some(&f) => f,
                         None => {
+                            let (function, file) = &self.name_of[name as usize];
                             let parts = LineParts {
-                                function: &self.name_of[name as usize],
-                                file: &self.name_of[key.1 as usize],
+                                function,
+                                file,
                                 line: line.line,
                                 ..at
                             };
@@ -325,11 +321,16 @@ impl WireState {
         self.frame(rows, &key, &frame.name)
     }
 
-    /// The id of function name or file `name` in `names`.
-    fn name_id(&mut self, name: &str) -> u32 {
-        let id = id_of(&mut self.names, name);
+    /// The id in `names` of the function named `name` in source file `file`.
+    fn function_id(&mut self, name: &str, file: &str) -> u32 {
+        let key = &mut self.name_key;
+        key.clear();
+        key.push_str(name);
+        key.push('\0');
+        key.push_str(file);
+        let id = id_of(&mut self.names, key);
         if id as usize == self.name_of.len() {
-            self.name_of.push(name.to_string());
+            (self.name_of).push((name.to_string(), clean_path(file).into_owned()));
         }
         id
     }
