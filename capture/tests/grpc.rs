@@ -1112,3 +1112,33 @@ fn a_refused_write_raw_leaves_the_store_as_it_was() {
     let _ = stop.send(());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_request_over_the_size_limit_is_resource_exhausted() {
+    use capture::grpc::proto::profilestore::profile_store_service_client::ProfileStoreServiceClient;
+    use capture::grpc::proto::profilestore::{RawProfileSeries, RawSample, WriteRawRequest};
+    let h = Harness::start(ServerOptions {
+        max_message_bytes: 4096,
+        ..ServerOptions::default()
+    });
+    let url = format!("http://{}", h.address);
+    let mut client = h
+        .block_on(ProfileStoreServiceClient::connect(url))
+        .expect("connects");
+    let request = |size: usize| WriteRawRequest {
+        series: vec![RawProfileSeries {
+            labels: None,
+            samples: vec![RawSample {
+                raw_profile: vec![0; size],
+                executable_info: Vec::new(),
+            }],
+        }],
+        ..Default::default()
+    };
+    // As gRPC servers answer a message over their limit, not OUT_OF_RANGE.
+    let status = h.block_on(client.write_raw(request(8192))).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    // Under the limit the request is read (and these bytes refused as no profile).
+    let status = h.block_on(client.write_raw(request(64))).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+}

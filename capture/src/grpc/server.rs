@@ -130,11 +130,32 @@ pub async fn serve(
             .map_err(ServeError::Tls)?;
     }
     builder
+        .layer(tower::util::MapResponseLayer::new(too_large_is_exhausted))
         .add_service(query)
         .add_service(store)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await
         .map_err(ServeError::Failed)
+}
+
+/// A request over the size limit answered RESOURCE_EXHAUSTED, as gRPC servers answer
+/// it, where tonic's decoder says OUT_OF_RANGE ("decoded message length too large").
+fn too_large_is_exhausted<B>(
+    mut response: tonic::codegen::http::Response<B>,
+) -> tonic::codegen::http::Response<B> {
+    let headers = response.headers_mut();
+    let too_large = headers.get("grpc-status").is_some_and(|s| s == "11")
+        && headers.get("grpc-message").is_some_and(|m| {
+            m.as_bytes()
+                .starts_with(b"Error,%20decoded%20message%20length%20too%20large")
+        });
+    if too_large {
+        let code = (tonic::Code::ResourceExhausted as i32).to_string();
+        if let Ok(value) = tonic::codegen::http::HeaderValue::from_str(&code) {
+            headers.insert("grpc-status", value);
+        }
+    }
+    response
 }
 
 /// The bearer token check.
