@@ -516,7 +516,7 @@ fn no_data_and_invalid_arguments_map_to_source_errors() {
     invalid(send(range(CPU, None, ts(1 << 40), step)), "start and end");
     invalid(
         send(range(CPU, ts(5), ts(1), step)),
-        "end must be after start",
+        "end must not be before start",
     );
     invalid(send(range(CPU, ts(0), ts(1 << 40), None)), "step");
 
@@ -1141,4 +1141,80 @@ fn a_request_over_the_size_limit_is_resource_exhausted() {
     // Under the limit the request is read (and these bytes refused as no profile).
     let status = h.block_on(client.write_raw(request(64))).unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+}
+
+#[test]
+fn windows_include_both_ends_and_single_matches_to_the_millisecond_as_parca() {
+    let h = Harness::start(ServerOptions::default());
+    let cpu = selector(CPU);
+    let all = TimeRange::ALL;
+    let series = h
+        .block_on(h.direct.query_range(cpu.clone(), all, 1, Some(vec![])))
+        .unwrap();
+    let mut times: Vec<i64> = series[0].points.iter().map(|p| p.time_nanos).collect();
+    times.sort_unstable();
+    assert_eq!(times.len(), 4, "cpu, cpu-1..3");
+    let total_at = |t: i64| {
+        let p = h
+            .block_on(
+                h.direct
+                    .query(cpu.clone(), QueryTime::Single(t), Progress::default()),
+            )
+            .unwrap();
+        restricted(p, &cpu).total(0)
+    };
+    let ts = |t: i64| {
+        Some(prost_types::Timestamp {
+            seconds: t.div_euclid(1_000_000_000),
+            nanos: t.rem_euclid(1_000_000_000) as i32,
+        })
+    };
+    let mut client = h.raw_client();
+    let mut ask = |options| {
+        h.block_on(client.query(pq::QueryRequest {
+            mode: options_mode(&options) as i32,
+            options: Some(options),
+            report_type: query_request::ReportType::Pprof as i32,
+            ..Default::default()
+        }))
+        .map(|r| r.into_inner().total)
+    };
+    let merge = |start, end| {
+        query_request::Options::Merge(pq::MergeProfile {
+            query: CPU.to_string(),
+            start: ts(start),
+            end: ts(end),
+        })
+    };
+    // From the second profile's time to the last's: both ends in.
+    let want: i64 = times[1..].iter().map(|t| total_at(*t)).sum();
+    assert_eq!(ask(merge(times[1], times[3])).unwrap(), want);
+    // start = end: the profile of that instant.
+    assert_eq!(ask(merge(times[2], times[2])).unwrap(), total_at(times[2]));
+    // SINGLE at any nanosecond of the profile's millisecond.
+    let last_of_ms = times[2].div_euclid(1_000_000) * 1_000_000 + 999_999;
+    let single = query_request::Options::Single(pq::SingleProfile {
+        query: CPU.to_string(),
+        time: ts(last_of_ms),
+    });
+    assert_eq!(ask(single).unwrap(), total_at(times[2]));
+    // flint's own client keeps its half-open ranges: the end is left out.
+    let remote = h.remote(RemoteOptions::default());
+    let range = TimeRange {
+        start_nanos: times[1],
+        end_nanos: times[3],
+    };
+    let got = h
+        .block_on(remote.query(cpu.clone(), QueryTime::Merge(range), Progress::default()))
+        .unwrap();
+    assert_eq!(got.total(0), total_at(times[1]) + total_at(times[2]));
+}
+
+/// The query mode of a request's options.
+fn options_mode(options: &query_request::Options) -> query_request::Mode {
+    match options {
+        query_request::Options::Single(_) => query_request::Mode::SingleUnspecified,
+        query_request::Options::Merge(_) => query_request::Mode::Merge,
+        query_request::Options::Diff(_) => query_request::Mode::Diff,
+    }
 }

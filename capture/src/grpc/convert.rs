@@ -50,8 +50,9 @@ pub fn range_of(start: Option<&Timestamp>, end: Option<&Timestamp>) -> TimeRange
     }
 }
 
-/// A time range from bounds that must both be there, `end` after `start`; `what` names
-/// the request in the error.
+/// The time range of a request's bounds, which must both be there, `end` not before
+/// `start`; as Parca, both ends are included (a `start` = `end` range is the profiles
+/// of that instant). `what` names the request in the error.
 pub fn required_range(
     what: &str,
     start: Option<&Timestamp>,
@@ -63,12 +64,21 @@ pub fn required_range(
         )));
     };
     let range = range_of(Some(start), Some(end));
-    if range.end_nanos <= range.start_nanos {
+    if range.end_nanos < range.start_nanos {
         return Err(Status::invalid_argument(format!(
-            "{what}: end must be after start"
+            "{what}: end must not be before start"
         )));
     }
-    Ok(range)
+    Ok(TimeRange {
+        end_nanos: range.end_nanos.saturating_add(1),
+        ..range
+    })
+}
+
+/// The inclusive end a request names for flint's half-open `range` (its last
+/// nanosecond), as Parca reads request ends.
+pub fn inclusive_end(range: TimeRange) -> Timestamp {
+    timestamp(range.end_nanos.saturating_sub(1))
 }
 
 /// Parca's message for a profile type.

@@ -14,7 +14,8 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Response, Status};
 
 use crate::grpc::convert::{
-    duration, label_set, labels_of, nanos_of, profile_type_of, source_error_of, timestamp,
+    duration, inclusive_end, label_set, labels_of, nanos_of, profile_type_of, source_error_of,
+    timestamp,
 };
 use crate::grpc::proto::profilestore::profile_store_service_client::ProfileStoreServiceClient;
 use crate::grpc::proto::profilestore::{RawProfileSeries, RawSample, WriteRawRequest};
@@ -362,7 +363,7 @@ fn merge(query: String, range: TimeRange) -> pq::MergeProfile {
     pq::MergeProfile {
         query,
         start: Some(timestamp(range.start_nanos)),
-        end: Some(timestamp(range.end_nanos)),
+        end: Some(inclusive_end(range)),
     }
 }
 
@@ -460,7 +461,7 @@ impl ProfileSource for RemoteSource {
             let request = pq::QueryRangeRequest {
                 query: selector.to_string(),
                 start: Some(timestamp(range.start_nanos)),
-                end: Some(timestamp(range.end_nanos)),
+                end: Some(inclusive_end(range)),
                 limit: 0,
                 step: Some(duration(step_nanos)),
                 sum_by,

@@ -8,13 +8,17 @@ use super::labels::SampleLabels;
 use crate::selector::{ProfileType, Selector};
 use crate::source::{Labels, Point, QueryTime, Series, SourceError, TimeRange};
 
-/// The range a [`QueryTime`] covers.
+/// The range a [`QueryTime`] covers: a single profile is matched to the millisecond,
+/// as Parca (which keeps times in milliseconds) matches it.
 pub fn query_range_of(time: QueryTime) -> TimeRange {
     match time {
-        QueryTime::Single(t) => TimeRange {
-            start_nanos: t,
-            end_nanos: t.saturating_add(1),
-        },
+        QueryTime::Single(t) => {
+            let start = t.div_euclid(1_000_000).saturating_mul(1_000_000);
+            TimeRange {
+                start_nanos: start,
+                end_nanos: start.saturating_add(1_000_000),
+            }
+        }
         QueryTime::Merge(range) => range,
     }
 }
