@@ -44,6 +44,10 @@ pub(super) struct WireState {
     /// id of its name and file in `names`; [`NO_FRAME`] for a function without a name
     /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
+    /// Frames at function granularity without `hide`, by the name (equal to the system
+    /// name) of the functions they were met for: the next profile's look-up then needs
+    /// no naming.
+    raw_frames: FxHashMap<String, FrameId>,
     /// Functions (line and address granularity): `name NUL file` → id, and by id the
     /// name and the cleaned file.
     names: FxHashMap<String, u32>,
@@ -208,8 +212,15 @@ impl WireState {
         // wait on one another (naming took a third less time than finding them location
         // by location). At function granularity, a function no location names gets a
         // row that stays empty.
+        let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for function in &tables.functions {
-            let name = function_name(tables.str(function.name), tables.str(function.system_name));
+            let (raw, system) = (tables.str(function.name), tables.str(function.system_name));
+            // Most functions: named as their system name, a frame met before.
+            if plain && raw == system && let Some(&f) = w.raw_frames.get(raw) {
+                w.function_key.push(f);
+                continue;
+            }
+            let name = function_name(raw, system);
             let file = tables.str(function.filename);
             let key = if w
                 .filters
@@ -222,7 +233,11 @@ impl WireState {
                 NO_FRAME
             } else if w.granularity == Granularity::Function {
                 // A named frame's key is its name (crate::names::node_key).
-                w.frame(rows, &name, &name)
+                let f = w.frame(rows, &name, &name);
+                if plain && raw == system {
+                    w.raw_frames.insert(raw.to_string(), f);
+                }
+                f
             } else {
                 w.function_id(&name, file)
             };
@@ -230,7 +245,6 @@ impl WireState {
         }
         w.spans.clear();
         w.location_frames.clear();
-        let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for loc in &tables.locations {
             let start = w.location_frames.len() as u32;
             // Most locations: one line, of a named function, nothing hidden.
