@@ -1,6 +1,7 @@
 //! Frames: what one box of a flame graph or one row of a top table stands for, at a
 //! chosen granularity (function, function + line, or address).
 
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 
 use regex::Regex;
@@ -147,6 +148,17 @@ impl FrameTable {
             location_frames: Vec::with_capacity(profile.locations.len()),
         };
         let mut by_key: FxHashMap<String, FrameId> = FxHashMap::default();
+        // Each function named once (and whether `hide` removes it); at function
+        // granularity a named function's frame is found once too.
+        let names: Vec<(Cow<'_, str>, bool)> = (profile.functions.iter())
+            .map(|f| {
+                let name = function_name(profile.str(f.name), profile.str(f.system_name));
+                let file = profile.str(f.filename);
+                let hidden = hide.is_some_and(|re| re.is_match(&name) || re.is_match(file));
+                (name, hidden)
+            })
+            .collect();
+        let mut function_frames: Vec<Option<FrameId>> = vec![None; names.len()];
         table.offsets.push(0);
         for loc in &profile.locations {
             let binary = loc
@@ -167,29 +179,36 @@ impl FrameTable {
                 table.location_frames.push(id);
             }
             for line in &loc.lines {
-                let function = &profile.functions[line.function as usize];
-                let (name, system) = (
-                    profile.str(function.name),
-                    profile.str(function.system_name),
-                );
-                let fname = function_name(name, system);
-                let file = profile.str(function.filename);
-                if hide.is_some_and(|re| re.is_match(&fname) || re.is_match(file)) {
+                let f = line.function as usize;
+                let (fname, hidden) = &names[f];
+                if *hidden {
                     continue;
                 }
+                let named = granularity == Granularity::Function && !fname.is_empty();
+                if let (true, Some(id)) = (named, function_frames[f]) {
+                    table.location_frames.push(id);
+                    continue;
+                }
+                let function = &profile.functions[f];
                 let parts = LineParts {
-                    function: &fname,
-                    file,
+                    function: fname,
+                    file: profile.str(function.filename),
                     line: line.line,
                     start_line: function.start_line,
                     ..at
                 };
                 let (key, mut frame) = parts.frame(granularity);
-                let full = full_function_name(name, system);
-                if full != fname {
+                let full = full_function_name(
+                    profile.str(function.name),
+                    profile.str(function.system_name),
+                );
+                if full != *fname {
                     frame.full_name = full.into_owned();
                 }
                 let id = table.intern(&mut by_key, key, frame);
+                if named {
+                    function_frames[f] = Some(id);
+                }
                 table.location_frames.push(id);
             }
             table.offsets.push(table.location_frames.len() as u32);

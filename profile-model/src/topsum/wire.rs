@@ -216,7 +216,10 @@ impl WireState {
         for function in &tables.functions {
             let (raw, system) = (tables.str(function.name), tables.str(function.system_name));
             // Most functions: named as their system name, a frame met before.
-            if plain && raw == system && let Some(&f) = w.raw_frames.get(raw) {
+            if plain
+                && raw == system
+                && let Some(&f) = w.raw_frames.get(raw)
+            {
                 w.function_key.push(f);
                 continue;
             }
