@@ -7,7 +7,9 @@
 //! caller) can be both, and only if its callee is the outermost frame of some location
 //! and its caller the innermost of some location: those few edges are kept here, with
 //! what the samples said of them. A real call along one is pending until its sample
-//! ends, and is dropped if the same edge shows up inlined nearer the root.
+//! ends, and is dropped if the same edge shows up inlined nearer the root. An inlined
+//! visit is known by its location (each location's kept edges are noted), a call by
+//! its caller.
 
 use crate::frames::FrameId;
 
@@ -42,11 +44,7 @@ pub(crate) struct InlineEdges {
     /// Callees whose last such edge a sample called, since the last
     /// [`InlineEdges::take_all_called`]: their visits need no more looking at.
     all_called: Vec<FrameId>,
-    /// By callee frame id: how many of its kept in-edges no sample has counted yet.
-    uncounted: Vec<u32>,
-    /// Callees whose last such edge a sample counted, since the last
-    /// [`InlineEdges::take_all_counted`].
-    all_counted: Vec<FrameId>,
+
     /// States changed since [`InlineEdges::keep`], as they were before.
     journal: Vec<(u32, EdgeState)>,
 }
@@ -58,7 +56,6 @@ impl InlineEdges {
         if self.into.len() <= at {
             self.into.resize_with(at + 1, Vec::new);
             self.uncalled.resize(at + 1, 0);
-            self.uncounted.resize(at + 1, 0);
         }
         if self.into[at].iter().any(|(c, _)| *c == caller) {
             return false;
@@ -67,7 +64,6 @@ impl InlineEdges {
         self.edges.push((caller, callee));
         self.states.push(EdgeState::default());
         self.uncalled[at] += 1;
-        self.uncounted[at] += 1;
         true
     }
 
@@ -80,18 +76,8 @@ impl InlineEdges {
         into.iter().map(|(caller, _)| *caller)
     }
 
-    /// Notes that edge `e` is counted, once.
-    fn counted(&mut self, e: u32) {
-        let callee = self.edges[e as usize].1 as usize;
-        let uncounted = &mut self.uncounted[callee];
-        *uncounted = uncounted.saturating_sub(1);
-        if *uncounted == 0 {
-            self.all_counted.push(callee as FrameId);
-        }
-    }
-
     /// The kept edge `caller → callee`, if it is one.
-    fn find(&self, caller: FrameId, callee: FrameId) -> Option<u32> {
+    pub fn find(&self, caller: FrameId, callee: FrameId) -> Option<u32> {
         let into = self.into.get(callee as usize)?;
         into.iter().find(|(c, _)| *c == caller).map(|(_, e)| *e)
     }
@@ -124,13 +110,11 @@ impl InlineEdges {
         !self.pending.is_empty()
     }
 
-    /// Notes an inlined visit `caller → callee` in sample `mark`: the edge is counted,
-    /// and a real call of it pending in this sample (nearer the leaf) is dropped.
-    /// False when the edge is not kept.
-    pub fn inlined(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> bool {
-        let Some(e) = self.find(caller, callee) else {
-            return false;
-        };
+    /// Notes an inlined visit along kept edge `e` in sample `mark`: the edge is
+    /// counted, and a real call of it pending in this sample (nearer the leaf) is
+    /// dropped.
+    #[inline]
+    pub fn inlined(&mut self, e: u32, mark: u32) {
         let s = self.states[e as usize];
         if s.pending == mark || !s.counted {
             self.change(e, |s| {
@@ -139,21 +123,13 @@ impl InlineEdges {
                 }
                 s.counted = true;
             });
-            if !s.counted {
-                self.counted(e);
-            }
         }
-        true
     }
 
     /// Ends the current sample: its pending real calls count.
     pub fn end_sample(&mut self) {
         while let Some(e) = self.pending.pop() {
-            let before = self.states[e as usize];
-            if before.pending != 0 {
-                if !before.counted {
-                    self.counted(e);
-                }
+            if self.states[e as usize].pending != 0 {
                 self.change(e, |s| {
                     s.pending = 0;
                     s.called = true;
@@ -173,18 +149,6 @@ impl InlineEdges {
     /// this was last asked.
     pub fn take_all_called(&mut self) -> std::vec::Drain<'_, FrameId> {
         self.all_called.drain(..)
-    }
-
-    /// Whether some callee has had all its kept in-edges counted since
-    /// [`InlineEdges::take_all_counted`] was last asked.
-    pub fn has_all_counted(&self) -> bool {
-        !self.all_counted.is_empty()
-    }
-
-    /// The callees all whose kept in-edges some sample has counted, since this was
-    /// last asked.
-    pub fn take_all_counted(&mut self) -> std::vec::Drain<'_, FrameId> {
-        self.all_counted.drain(..)
     }
 
     /// Ends counting: calls `mark(callee, inlined)` for every counted edge, inlined
@@ -207,8 +171,6 @@ impl InlineEdges {
         self.pending.clear();
         self.uncalled.clear();
         self.all_called.clear();
-        self.uncounted.clear();
-        self.all_counted.clear();
         self.journal.clear();
     }
 
@@ -223,7 +185,6 @@ impl InlineEdges {
     pub fn forget(&mut self) {
         self.pending.clear();
         self.all_called.clear();
-        self.all_counted.clear();
         while let Some((e, before)) = self.journal.pop() {
             self.states[e as usize] = before;
         }

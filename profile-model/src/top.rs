@@ -103,6 +103,11 @@ pub(crate) struct Counts {
     new_reach: Vec<(FrameId, u8)>,
     /// The in-edges of the frames marked [`EDGES`], told apart.
     edges: InlineEdges,
+    /// Per location of the profile being counted: `(start, end)` into `location_edges`,
+    /// its kept edges, one per pair of its frames ([`NO_EDGE`] for a pair not kept);
+    /// empty for a location with none.
+    location_spans: Vec<(u32, u32)>,
+    location_edges: Vec<u32>,
     /// Per frame, while noting locations: where it sits in them (see
     /// [`Counts::note_locations`]), and the epoch of the profile noted.
     ends: Vec<u32>,
@@ -135,8 +140,6 @@ const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 /// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
 const EDGES: u8 = 4;
-/// With [`EDGES`]: every kept in-edge has been counted.
-const KEPT_COUNTED: u8 = 8;
 /// With [`EDGES`] and one kept caller: that edge has been a real call, so no visit
 /// along it changes it.
 const ALL_CALLED: u8 = 16;
@@ -144,6 +147,9 @@ const ALL_CALLED: u8 = 16;
 /// [`Cell::kept_callers`] of a frame with several kept callers: a 15-bit Bloom
 /// filter of them ([`caller_bit`]); with one, its 15-bit [`caller_tag`].
 const SEVERAL: u16 = 0x8000;
+
+/// In [`Counts::location_edges`]: a pair of frames that is no kept edge.
+const NO_EDGE: u32 = u32::MAX;
 
 /// A short tag of a frame's one kept caller.
 fn caller_tag(caller: FrameId) -> u16 {
@@ -199,13 +205,8 @@ fn reach_first(
     if how == 0 {
         return;
     }
-    if cell.reached & EDGES != 0 {
-        let kept = if how == CALLED {
-            edges.call(visit.caller, f, visit.mark)
-        } else {
-            edges.inlined(visit.caller, f, visit.mark)
-        };
-        if kept || cell.reached & how != 0 {
+    if cell.reached & EDGES != 0 && how == CALLED {
+        if edges.call(visit.caller, f, visit.mark) || cell.reached & how != 0 {
             return;
         }
     }
@@ -252,38 +253,35 @@ impl Counts {
                 }
             }
         }
-        if edges.has_all_counted() {
-            for f in edges.take_all_counted() {
-                let c = &mut cells[f as usize];
-                if c.reached & KEPT_COUNTED == 0 {
-                    c.reached |= KEPT_COUNTED;
-                    noted.push((f, KEPT_COUNTED));
-                }
-            }
-        }
         // A load, and a store only the first time a way of reaching the frame is seen
         // (or, for a frame with kept in-edges, at visits by what may be a kept caller,
         // until they can change nothing).
-        let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8| {
+        let spans = &self.location_spans;
+        let kept_edges = &self.location_edges;
+        // The kept edges of location `loc`'s pairs of frames (none for most).
+        let kept_in = |loc: LocationId| {
+            spans
+                .get(loc as usize)
+                .map_or(&[][..], |&(a, b)| &kept_edges[a as usize..b as usize])
+        };
+        let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8, edge: u32| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
                 c.stamp = mark;
                 c.cum = c.cum.wrapping_add(value);
             }
-            // As pprof: a frame calling itself is no edge.
-            let mut how = if caller == f { 0 } else { how };
-            let mut kept = c.reached & EDGES != 0 && may_keep(c.kept_callers, caller);
-            if kept && c.reached & ALL_CALLED != 0 {
-                // Its one kept edge is a real call: visits along it change nothing
-                // but the frame's being called.
-                kept = false;
-                if how == INLINED {
-                    how = 0;
-                }
+            if edge != NO_EDGE {
+                // Inlined along a kept edge: that edge says how it was reached.
+                edges.inlined(edge, mark);
+                return;
             }
-            // An inlined visit along a kept edge, once all are counted, matters only
-            // while a real call is pending.
-            kept &= how != INLINED || c.reached & KEPT_COUNTED == 0 || edges.has_pending();
+            // As pprof: a frame calling itself is no edge.
+            let how = if caller == f { 0 } else { how };
+            // A call by what may be a kept caller, unless its one kept edge is already
+            // known a real call.
+            let kept = how == CALLED
+                && c.reached & (EDGES | ALL_CALLED) == EDGES
+                && may_keep(c.kept_callers, caller);
             if c.reached & how != how || kept {
                 let visit = Visit { caller, how, mark };
                 reach_first(c, f, visit, noted, edges);
@@ -305,8 +303,10 @@ impl Counts {
                 let leaf = &mut cells[frames[0] as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
                 // The frames inlined into the outermost one, each reached by the next.
-                for pair in frames.windows(2) {
-                    count(cells, pair[0], pair[1], INLINED);
+                let kept = kept_in(loc);
+                for (i, pair) in frames.windows(2).enumerate() {
+                    let edge = kept.get(i).copied().unwrap_or(NO_EDGE);
+                    count(cells, pair[0], pair[1], INLINED, edge);
                 }
                 break last;
             }
@@ -318,7 +318,7 @@ impl Counts {
             // Most locations have one frame, which comes with the location: the loop
             // then holds few enough values to keep them all in registers.
             if frame != MANY_FRAMES {
-                count(cells, callee, frame, CALLED);
+                count(cells, callee, frame, CALLED, NO_EDGE);
                 callee = frame;
                 continue;
             }
@@ -326,13 +326,15 @@ impl Counts {
             let Some(&last) = frames.last() else {
                 continue;
             };
-            count(cells, callee, frames[0], CALLED);
-            for pair in frames.windows(2) {
-                count(cells, pair[0], pair[1], INLINED);
+            count(cells, callee, frames[0], CALLED, NO_EDGE);
+            let kept = kept_in(loc);
+            for (i, pair) in frames.windows(2).enumerate() {
+                let edge = kept.get(i).copied().unwrap_or(NO_EDGE);
+                count(cells, pair[0], pair[1], INLINED, edge);
             }
             callee = last;
         }
-        count(cells, callee, callee, 0);
+        count(cells, callee, callee, 0, NO_EDGE);
     }
 
     /// Notes the frames of every location, each innermost first, before any sample is
@@ -361,22 +363,38 @@ impl Counts {
                 mark(*last, 2);
             }
         }
-        for frames in locations.filter(|f| f.len() > 1) {
+        self.location_spans.clear();
+        self.location_edges.clear();
+        for frames in locations {
+            let start = self.location_edges.len() as u32;
+            let mut any = false;
             for pair in frames.windows(2) {
                 let (callee, caller) = (pair[0], pair[1]);
                 let either =
                     ends[callee as usize] == epoch | 2 || ends[callee as usize] == epoch | 3;
                 let either = either && ends[caller as usize] & !2 == epoch | 1;
-                if callee != caller && either && self.edges.keep_edge(caller, callee) {
+                let new = callee != caller && either && self.edges.keep_edge(caller, callee);
+                let edge = match callee != caller && either {
+                    true => self.edges.find(caller, callee).unwrap_or(NO_EDGE),
+                    false => NO_EDGE,
+                };
+                any |= edge != NO_EDGE;
+                self.location_edges.push(edge);
+                if new {
                     let c = &mut self.cells[callee as usize];
                     c.kept_callers = if c.reached & EDGES == 0 {
                         caller_tag(caller)
                     } else {
                         (self.edges.kept_callers(callee)).fold(SEVERAL, |f, k| f | caller_bit(k))
                     };
-                    c.reached = (c.reached | EDGES) & !(KEPT_COUNTED | ALL_CALLED);
+                    c.reached = (c.reached | EDGES) & !ALL_CALLED;
                 }
             }
+            if !any {
+                self.location_edges.truncate(start as usize);
+            }
+            self.location_spans
+                .push((start, self.location_edges.len() as u32));
         }
     }
 
