@@ -205,10 +205,11 @@ fn reach_first(
     if how == 0 {
         return;
     }
-    if cell.reached & EDGES != 0 && how == CALLED {
-        if edges.call(visit.caller, f, visit.mark) || cell.reached & how != 0 {
-            return;
-        }
+    if cell.reached & EDGES != 0
+        && how == CALLED
+        && (edges.call(visit.caller, f, visit.mark) || cell.reached & how != 0)
+    {
+        return;
     }
     cell.reached |= how;
     noted.push((f, how));
