@@ -202,7 +202,8 @@ fn reach_first(
     edges: &mut InlineEdges,
 ) {
     let how = visit.how;
-    if how == 0 {
+    // As pprof: a frame calling itself is no edge.
+    if how == 0 || visit.caller == f {
         return;
     }
     if cell.reached & EDGES != 0
@@ -276,8 +277,7 @@ impl Counts {
                 edges.inlined(edge, mark);
                 return;
             }
-            // As pprof: a frame calling itself is no edge.
-            let how = if caller == f { 0 } else { how };
+            // A frame calling itself, no edge in pprof, is told apart out of the loop.
             // A call by what may be a kept caller, unless its one kept edge is already
             // known a real call.
             let kept = how == CALLED
