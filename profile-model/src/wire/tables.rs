@@ -609,12 +609,15 @@ impl<'a> Tables<'a> {
     /// Whether two mappings are one binary to pprof ([`crate::normalize::mapping_key`]):
     /// pprof then moves locations between them as it reads the profile.
     pub fn has_equal_mappings(&self) -> bool {
-        let keys = self
-            .mappings
-            .iter()
-            .map(|m| crate::normalize::mapping_key(m, |id| self.str(id)));
+        let keys: Vec<_> = (self.mappings.iter())
+            .map(|m| crate::normalize::mapping_key(m, |id| self.str(id)))
+            .collect();
+        // Most profiles have a few mappings: comparing each pair costs less than hashing.
+        if keys.len() <= 32 {
+            return (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
+        }
         let mut seen = rustc_hash::FxHashSet::default();
-        keys.into_iter().any(|k| !seen.insert(k))
+        !keys.into_iter().all(|k| seen.insert(k))
     }
 
     /// The string with index `id` (checked when the tables were read).
