@@ -204,13 +204,46 @@ pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
             other => (v, other),
         },
     };
-    let text = format!("{scaled:.2}");
+    let text = match rounded_digits(scaled, 2) {
+        Some(0) => return "0".to_string(),
+        Some(n) => {
+            let sign = if scaled < 0.0 { "-" } else { "" };
+            match n % 100 {
+                0 => format!("{sign}{}", n / 100),
+                cents => format!("{sign}{}.{cents:02}", n / 100),
+            }
+        }
+        None => format!("{scaled:.2}"),
+    };
     let text = text.strip_suffix(".00").unwrap_or(&text);
     if text == "0" || text == "-0" {
         "0".to_string()
     } else {
         format!("{text}{suffix}")
     }
+}
+
+/// |v| × 10^`decimals` rounded to an integer as formatting `v` with `decimals`
+/// decimals rounds it (exactly), in one multiplication: most of a report's numbers.
+/// `None` where that product is too near a tie for its rounding error to be ruled
+/// out, or too large, which the caller formats the slow way.
+fn rounded_digits(v: f64, decimals: i32) -> Option<u64> {
+    if !(0..=22).contains(&decimals) {
+        return None;
+    }
+    // 10^0..10^22 are exact in an f64, and so is the product up to one rounding: a
+    // relative error of 2^-53.
+    let scaled = v.abs() * 10f64.powi(decimals);
+    // Also refuses NaN and infinities.
+    if !scaled.is_finite() || scaled >= 1e15 {
+        return None;
+    }
+    let whole = scaled.floor();
+    let fraction = scaled - whole;
+    if (fraction - 0.5).abs() <= scaled * 1e-15 + 1e-9 {
+        return None;
+    }
+    Some(whole as u64 + u64::from(fraction > 0.5))
 }
 
 /// A percentage as pprof prints it: `  100%`, `12.34%`, ` 0.5%` (Go's `%5.2g` below 1%).
@@ -223,10 +256,54 @@ pub fn pprof_percent(value: i64, total: i64) -> String {
     if (99.95..=100.05).contains(&ratio) {
         "  100%".to_string()
     } else if ratio >= 1.0 {
-        format!("{ratio:5.2}%")
+        match rounded_digits(ratio, 2) {
+            Some(n) => format!("{:>5}%", format!("{}.{:02}", n / 100, n % 100)),
+            None => format!("{ratio:5.2}%"),
+        }
     } else {
-        format!("{:>5}%", go_g2(ratio))
+        format!("{:>5}%", go_g2_fast(ratio).unwrap_or_else(|| go_g2(ratio)))
     }
+}
+
+/// [`go_g2`] of a `v` in (0, 1) from its two rounded digits, without formatting
+/// floats; `None` where [`rounded_digits`] cannot decide, or for 0.
+fn go_g2_fast(v: f64) -> Option<String> {
+    if v <= 0.0 || v >= 1.0 || v.is_nan() {
+        return None;
+    }
+    // The exponent of the leading digit, corrected where log10 is off by one.
+    let mut exp = v.log10().floor() as i32;
+    let mut digits = rounded_digits(v, 1 - exp)?;
+    if digits < 10 {
+        exp -= 1;
+        digits = rounded_digits(v, 1 - exp)?;
+    }
+    if digits >= 100 {
+        // Rounded up to the next power of ten (0.0999 → 0.1), or log10 was low.
+        exp += 1;
+        digits = rounded_digits(v, 1 - exp)?;
+    }
+    if !(10..100).contains(&digits) {
+        return None;
+    }
+    let (first, second) = (digits / 10, digits % 10);
+    let mut text = if exp < -4 {
+        let mantissa = match second {
+            0 => first.to_string(),
+            _ => format!("{first}.{second}"),
+        };
+        return Some(format!("{mantissa}e-{:02}", -exp));
+    } else if exp >= 0 {
+        // Only 1 (from 0.995 and up) is reached below 1.
+        format!("{first}.{second}")
+    } else {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    };
+    if text.contains('.') {
+        let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
+        text.truncate(trimmed);
+    }
+    Some(text)
 }
 
 /// Go's `%.2g`: two significant digits, trailing zeros dropped, exponent form for
@@ -297,6 +374,63 @@ mod tests {
         assert_eq!(pprof_percent(0, 10), "    0%");
         assert_eq!(pprof_percent(1, 10_000_000), "1e-05%");
         assert_eq!(pprof_percent(999, 100_000), "    1%");
+    }
+
+    /// A deterministic stream of f64s spread over many magnitudes, with exact ties and
+    /// values next to them.
+    fn test_values() -> impl Iterator<Item = f64> {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        (0..400_000).map(move |i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            match i % 4 {
+                0 => unit,
+                1 => unit * 10f64.powi((state % 40) as i32 - 20),
+                // Ties: a multiple of 0.005, and its neighbours.
+                2 => (state % 200_000) as f64 * 0.005,
+                _ => f64::from_bits(((state % 200_000) as f64 * 0.005).to_bits() + 1),
+            }
+        })
+    }
+
+    #[test]
+    fn fast_percentages_equal_formatting_the_float() {
+        for v in test_values().map(|v| v * 100.0) {
+            if v > 0.0 && v < 1.0 {
+                if let Some(fast) = go_g2_fast(v) {
+                    assert_eq!(fast, go_g2(v), "{v:e}");
+                }
+            } else if let Some(n) = rounded_digits(v, 2) {
+                assert_eq!(
+                    format!("{}.{:02}", n / 100, n % 100),
+                    format!("{v:.2}"),
+                    "{v:e}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fast_values_equal_formatting_the_float() {
+        let mut decided = 0;
+        for v in test_values().flat_map(|v| [v * 1e6, -v * 1e3, v]) {
+            if let Some(n) = rounded_digits(v, 2) {
+                decided += 1;
+                let sign = if v < 0.0 && n != 0 { "-" } else { "" };
+                let fast = format!("{sign}{}.{:02}", n / 100, n % 100);
+                let slow = format!("{v:.2}");
+                assert_eq!(
+                    fast,
+                    slow.strip_prefix("-0.00")
+                        .map_or(slow.clone(), |_| "0.00".into()),
+                    "{v:e}"
+                );
+            }
+        }
+        // Most are decided fast; only those next to a tie go the slow way.
+        assert!(decided > 1_000_000, "{decided} decided fast");
     }
 
     #[test]
