@@ -50,21 +50,22 @@ pub(crate) struct InlineEdges {
 }
 
 impl InlineEdges {
-    /// Keeps edge `caller → callee`; false when it was kept already.
-    pub fn keep_edge(&mut self, caller: FrameId, callee: FrameId) -> bool {
+    /// Keeps edge `caller → callee`: its id, and whether it is new.
+    pub fn keep_edge(&mut self, caller: FrameId, callee: FrameId) -> (u32, bool) {
         let at = callee as usize;
         if self.into.len() <= at {
             self.into.resize_with(at + 1, Vec::new);
             self.uncalled.resize(at + 1, 0);
         }
-        if self.into[at].iter().any(|(c, _)| *c == caller) {
-            return false;
+        if let Some(&(_, e)) = self.into[at].iter().find(|(c, _)| *c == caller) {
+            return (e, false);
         }
-        self.into[at].push((caller, self.edges.len() as u32));
+        let e = self.edges.len() as u32;
+        self.into[at].push((caller, e));
         self.edges.push((caller, callee));
         self.states.push(EdgeState::default());
         self.uncalled[at] += 1;
-        true
+        (e, true)
     }
 
     /// The callers of `callee`'s kept in-edges.

@@ -103,11 +103,6 @@ pub(crate) struct Counts {
     new_reach: Vec<(FrameId, u8)>,
     /// The in-edges of the frames marked [`EDGES`], told apart.
     edges: InlineEdges,
-    /// Per location of the profile being counted: `(start, end)` into `location_edges`,
-    /// its kept edges, one per pair of its frames ([`NO_EDGE`] for a pair not kept);
-    /// empty for a location with none.
-    location_spans: Vec<(u32, u32)>,
-    location_edges: Vec<u32>,
     /// Per frame, while noting locations: where it sits in them (see
     /// [`Counts::note_locations`]), and the epoch of the profile noted.
     ends: Vec<u32>,
@@ -123,16 +118,52 @@ struct Cell {
     stamp: u32,
     /// How callers reach the frame ([`INLINED`], [`CALLED`]; along kept edges, see
     /// [`InlineEdges`], that is kept there), and whether it has kept in-edges
-    /// ([`EDGES`]).
+    /// ([`EDGES`], [`SEVERAL_CALLERS`], [`ALL_CALLED`]).
     reached: u8,
     /// With [`EDGES`]: a filter of its kept callers ([`may_keep`]), so that most
     /// visits by other callers are told apart without leaving the counting loop.
     kept_callers: u16,
 }
 
-/// In a table of each location's one frame ([`single_frame`]): a location with no
-/// frame or with several, whose frames are to be looked up.
-pub(crate) const MANY_FRAMES: FrameId = FrameId::MAX;
+/// The frames of each location of the profile being counted, as the counting loop
+/// reads them: one entry per location, the location's one frame id, or for a
+/// location with none or several, [`SEVERAL_FRAMES`] plus where in `several` its
+/// count `n`, its `n` frames (innermost first) and its `n - 1` kept edges follow (one
+/// per pair of frames, [`NO_EDGE`] for a pair not kept). A location with several
+/// frames then costs one look-up, in a table small enough to stay in cache.
+#[derive(Debug, Default)]
+pub(crate) struct LocationFrames {
+    entries: Vec<u32>,
+    several: Vec<u32>,
+}
+
+impl LocationFrames {
+    /// Per location id, its entry, to be handed to [`Counts::add`].
+    pub fn entries(&self) -> &[u32] {
+        &self.entries
+    }
+
+    /// The entry of location `loc`: a location not in the profile has no frames.
+    pub fn entry(&self, loc: LocationId) -> u32 {
+        self.entries.get(loc as usize).copied().unwrap_or(NO_FRAMES)
+    }
+
+    /// The frames and kept edges an entry of [`SEVERAL_FRAMES`] or more points at.
+    fn several(&self, entry: u32) -> (&[FrameId], &[u32]) {
+        let at = (entry - SEVERAL_FRAMES) as usize;
+        let n = self.several.get(at).map_or(0, |&n| n as usize);
+        let frames = self.several.get(at + 1..at + 1 + n).unwrap_or(&[]);
+        let edges = (self.several).get(at + 1 + n..at + 2 * n).unwrap_or(&[]);
+        (frames, edges)
+    }
+}
+
+/// Entries of [`LocationFrames`] from here up point into its `several`; frame ids
+/// below it are a location's one frame.
+const SEVERAL_FRAMES: u32 = 1 << 31;
+
+/// The entry of a location without frames: `several` starts with a count of 0.
+const NO_FRAMES: u32 = SEVERAL_FRAMES;
 
 /// Reached through inlining.
 const INLINED: u8 = 1;
@@ -140,43 +171,40 @@ const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 /// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
 const EDGES: u8 = 4;
+/// With [`EDGES`]: several kept in-edges, so [`Cell::kept_callers`] is a Bloom
+/// filter of their callers ([`caller_bit`]), not the one caller's [`caller_tag`].
+const SEVERAL_CALLERS: u8 = 8;
 /// With [`EDGES`] and one kept caller: that edge has been a real call, so no visit
 /// along it changes it.
 const ALL_CALLED: u8 = 16;
 
-/// [`Cell::kept_callers`] of a frame with several kept callers: a 15-bit Bloom
-/// filter of them ([`caller_bit`]); with one, its 15-bit [`caller_tag`].
-const SEVERAL: u16 = 0x8000;
-
-/// In [`Counts::location_edges`]: a pair of frames that is no kept edge.
+/// In [`LocationFrames`]: a pair of frames that is no kept edge.
 const NO_EDGE: u32 = u32::MAX;
 
-/// A short tag of a frame's one kept caller.
+/// A frame's one kept caller, told apart from others but for a multiple of 2^16.
 fn caller_tag(caller: FrameId) -> u16 {
-    (caller ^ (caller >> 15)) as u16 & 0x7fff
+    caller as u16
 }
 
 /// A caller's bit in the filter of a frame with several kept callers.
 fn caller_bit(caller: FrameId) -> u16 {
-    1 << ((caller.wrapping_mul(0x9E37_79B9) >> 28) % 15)
+    1 << (caller.wrapping_mul(0x9E37_79B9) >> 28)
 }
 
-/// Whether `caller` may be one of the kept callers that `filter` holds (never false
-/// for one that is).
-fn may_keep(filter: u16, caller: FrameId) -> bool {
-    if filter & SEVERAL == 0 {
-        filter == caller_tag(caller)
+/// Whether a visit by `caller` of a frame with `reached` and `kept_callers` may be
+/// along one of its kept edges not yet known a real call (never false for one).
+/// Computed without branches: in profiles where many frames have kept in-edges,
+/// which frames do is a coin toss for the branch predictor.
+#[inline(always)]
+fn may_keep(reached: u8, kept_callers: u16, caller: FrameId) -> bool {
+    let one = kept_callers == caller_tag(caller);
+    let several = kept_callers & caller_bit(caller) != 0;
+    let hit = if reached & SEVERAL_CALLERS != 0 {
+        several
     } else {
-        filter & caller_bit(caller) != 0
-    }
-}
-
-/// A location's one frame, or [`MANY_FRAMES`], from its frames.
-pub(crate) fn single_frame(frames: &[FrameId]) -> FrameId {
-    match frames {
-        [one] => *one,
-        _ => MANY_FRAMES,
-    }
+        one
+    };
+    (reached & (EDGES | ALL_CALLED) == EDGES) & hit
 }
 
 /// Where a frame was reached in a sample: by `caller` in a way `how` (0: by nothing,
@@ -224,16 +252,15 @@ impl Counts {
         }
     }
 
-    /// Counts one sample of weight `value` (not 0) whose locations `stack` yields
-    /// (leaf first, read as they are counted), each with its one frame or
-    /// [`MANY_FRAMES`] (see [`Counts::single_frame`]), whose frames are then
-    /// `frames_of(location)` (innermost first).
+    /// Counts one sample of weight `value` (not 0) whose locations' entries in
+    /// `frames` ([`LocationFrames::entries`]) `stack` yields, leaf first, read as they
+    /// are counted.
     #[inline]
-    pub fn add<'f>(
+    pub fn add(
         &mut self,
         value: i64,
-        stack: &mut impl Iterator<Item = (LocationId, FrameId)>,
-        frames_of: impl Fn(LocationId) -> &'f [FrameId],
+        stack: &mut impl Iterator<Item = u32>,
+        frames: &LocationFrames,
     ) {
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
@@ -249,7 +276,7 @@ impl Counts {
             edges.end_sample();
             for f in edges.take_all_called() {
                 let c = &mut cells[f as usize];
-                if c.reached & ALL_CALLED == 0 && c.kept_callers & SEVERAL == 0 {
+                if c.reached & (ALL_CALLED | SEVERAL_CALLERS) == 0 {
                     c.reached |= ALL_CALLED;
                     noted.push((f, ALL_CALLED));
                 }
@@ -258,14 +285,6 @@ impl Counts {
         // A load, and a store only the first time a way of reaching the frame is seen
         // (or, for a frame with kept in-edges, at visits by what may be a kept caller,
         // until they can change nothing).
-        let spans = &self.location_spans;
-        let kept_edges = &self.location_edges;
-        // The kept edges of location `loc`'s pairs of frames (none for most).
-        let kept_in = |loc: LocationId| {
-            spans
-                .get(loc as usize)
-                .map_or(&[][..], |&(a, b)| &kept_edges[a as usize..b as usize])
-        };
         let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8, edge: u32| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
@@ -280,10 +299,8 @@ impl Counts {
             // A frame calling itself, no edge in pprof, is told apart out of the loop.
             // A call by what may be a kept caller, unless its one kept edge is already
             // known a real call.
-            let kept = how == CALLED
-                && c.reached & (EDGES | ALL_CALLED) == EDGES
-                && may_keep(c.kept_callers, caller);
-            if c.reached & how != how || kept {
+            let kept = (how == CALLED) & may_keep(c.reached, c.kept_callers, caller);
+            if (c.reached & how != how) | kept {
                 let visit = Visit { caller, how, mark };
                 reach_first(c, f, visit, noted, edges);
             }
@@ -291,22 +308,20 @@ impl Counts {
         // The leaf location (the first with frames) is taken out of the loop: its
         // innermost frame gets the flat value, and the loop needs no flag for it.
         let mut callee = loop {
-            let Some((loc, frame)) = stack.next() else {
+            let Some(entry) = stack.next() else {
                 return;
             };
-            if frame != MANY_FRAMES {
-                let leaf = &mut cells[frame as usize];
+            if entry < SEVERAL_FRAMES {
+                let leaf = &mut cells[entry as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
-                break frame;
+                break entry;
             }
-            let frames = frames_of(loc);
-            if let Some(&last) = frames.last() {
-                let leaf = &mut cells[frames[0] as usize];
+            let (several, kept) = frames.several(entry);
+            if let (Some(&first), Some(&last)) = (several.first(), several.last()) {
+                let leaf = &mut cells[first as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
                 // The frames inlined into the outermost one, each reached by the next.
-                let kept = kept_in(loc);
-                for (i, pair) in frames.windows(2).enumerate() {
-                    let edge = kept.get(i).copied().unwrap_or(NO_EDGE);
+                for (pair, &edge) in several.windows(2).zip(kept) {
                     count(cells, pair[0], pair[1], INLINED, edge);
                 }
                 break last;
@@ -315,22 +330,20 @@ impl Counts {
         // `callee`, the last frame of the previous location with frames, is counted
         // once the next location with frames shows how it is reached: called by that
         // location's innermost frame, or by nothing (the outermost frame).
-        for (loc, frame) in stack {
-            // Most locations have one frame, which comes with the location: the loop
-            // then holds few enough values to keep them all in registers.
-            if frame != MANY_FRAMES {
-                count(cells, callee, frame, CALLED, NO_EDGE);
-                callee = frame;
+        for entry in stack {
+            // Most locations have one frame, which is their entry: the loop then holds
+            // few enough values to keep them all in registers.
+            if entry < SEVERAL_FRAMES {
+                count(cells, callee, entry, CALLED, NO_EDGE);
+                callee = entry;
                 continue;
             }
-            let frames = frames_of(loc);
-            let Some(&last) = frames.last() else {
+            let (several, kept) = frames.several(entry);
+            let (Some(&first), Some(&last)) = (several.first(), several.last()) else {
                 continue;
             };
-            count(cells, callee, frames[0], CALLED, NO_EDGE);
-            let kept = kept_in(loc);
-            for (i, pair) in frames.windows(2).enumerate() {
-                let edge = kept.get(i).copied().unwrap_or(NO_EDGE);
+            count(cells, callee, first, CALLED, NO_EDGE);
+            for (pair, &edge) in several.windows(2).zip(kept) {
                 count(cells, pair[0], pair[1], INLINED, edge);
             }
             callee = last;
@@ -338,12 +351,16 @@ impl Counts {
         count(cells, callee, callee, 0, NO_EDGE);
     }
 
-    /// Notes the frames of every location, each innermost first, before any sample is
-    /// counted. An edge inside a location (callee inlined into caller) may also be a
-    /// real call where its callee is the outermost frame of some location and its
-    /// caller the innermost of some location: such edges are kept, to be told apart
-    /// ([`InlineEdges`]).
-    pub fn note_locations<'f>(&mut self, locations: impl Iterator<Item = &'f [FrameId]> + Clone) {
+    /// Notes the frames of every location (each innermost first) in `into`, before
+    /// any sample is counted. An edge inside a location (callee inlined into caller)
+    /// may also be a real call where its callee is the outermost frame of some
+    /// location and its caller the innermost of some location: such edges are kept,
+    /// to be told apart ([`InlineEdges`]).
+    pub fn note_locations<'f>(
+        &mut self,
+        locations: impl Iterator<Item = &'f [FrameId]> + Clone,
+        into: &mut LocationFrames,
+    ) {
         // Per frame: the profile's epoch times 4, plus bit 0 for an innermost frame and
         // bit 1 for an outermost one (of this profile when the epoch is this one's).
         self.epoch = self.epoch.wrapping_add(1);
@@ -364,38 +381,47 @@ impl Counts {
                 mark(*last, 2);
             }
         }
-        self.location_spans.clear();
-        self.location_edges.clear();
+        into.entries.clear();
+        // Entry NO_FRAMES: a count of 0.
+        into.several.clear();
+        into.several.push(0);
         for frames in locations {
-            let start = self.location_edges.len() as u32;
-            let mut any = false;
+            if let [one] = frames
+                && *one < SEVERAL_FRAMES
+            {
+                into.entries.push(*one);
+                continue;
+            }
+            if frames.is_empty() {
+                into.entries.push(NO_FRAMES);
+                continue;
+            }
+            into.entries
+                .push(SEVERAL_FRAMES + into.several.len() as u32);
+            into.several.push(frames.len() as u32);
+            into.several.extend_from_slice(frames);
             for pair in frames.windows(2) {
                 let (callee, caller) = (pair[0], pair[1]);
                 let either =
                     ends[callee as usize] == epoch | 2 || ends[callee as usize] == epoch | 3;
                 let either = either && ends[caller as usize] & !2 == epoch | 1;
-                let new = callee != caller && either && self.edges.keep_edge(caller, callee);
-                let edge = match callee != caller && either {
-                    true => self.edges.find(caller, callee).unwrap_or(NO_EDGE),
-                    false => NO_EDGE,
+                let (edge, new) = match callee != caller && either {
+                    true => self.edges.keep_edge(caller, callee),
+                    false => (NO_EDGE, false),
                 };
-                any |= edge != NO_EDGE;
-                self.location_edges.push(edge);
+                into.several.push(edge);
                 if new {
                     let c = &mut self.cells[callee as usize];
-                    c.kept_callers = if c.reached & EDGES == 0 {
-                        caller_tag(caller)
+                    if c.reached & EDGES == 0 {
+                        c.kept_callers = caller_tag(caller);
                     } else {
-                        (self.edges.kept_callers(callee)).fold(SEVERAL, |f, k| f | caller_bit(k))
-                    };
+                        let callers = self.edges.kept_callers(callee);
+                        c.kept_callers = callers.fold(0, |f, k| f | caller_bit(k));
+                        c.reached |= SEVERAL_CALLERS;
+                    }
                     c.reached = (c.reached | EDGES) & !ALL_CALLED;
                 }
             }
-            if !any {
-                self.location_edges.truncate(start as usize);
-            }
-            self.location_spans
-                .push((start, self.location_edges.len() as u32));
         }
     }
 
@@ -458,15 +484,6 @@ impl Counts {
     }
 }
 
-/// The locations of `stack` with their entries in `single` ([`single_frame`]), as
-/// [`Counts::add`] takes them.
-pub(crate) fn with_single<'a>(
-    stack: &'a [LocationId],
-    single: &'a [FrameId],
-) -> impl Iterator<Item = (LocationId, FrameId)> + 'a {
-    (stack.iter()).map(|&l| (l, single.get(l as usize).copied().unwrap_or(MANY_FRAMES)))
-}
-
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps.
 pub fn top(
     profile: &Profile,
@@ -477,8 +494,8 @@ pub fn top(
     let mut counts = Counts::default();
     counts.grow(frames.len());
     let locations = (0..profile.locations.len()).map(|l| frames.of_location(l as LocationId));
-    counts.note_locations(locations.clone());
-    let single: Vec<FrameId> = locations.map(single_frame).collect();
+    let mut location_frames = LocationFrames::default();
+    counts.note_locations(locations, &mut location_frames);
     let mut kept = 0i64;
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
@@ -492,10 +509,11 @@ pub fn top(
             // As pprof: a sample that weighs nothing adds no row.
             continue;
         }
+        let stack = profile.samples.stack(i).iter();
         counts.add(
             value,
-            &mut with_single(profile.samples.stack(i), &single),
-            |l| frames.of_location(l),
+            &mut stack.map(|&l| location_frames.entry(l)),
+            &location_frames,
         );
     }
     let (total, base_total) = totals(profile, sample_type);

@@ -13,7 +13,7 @@ use crate::frames::{FrameId, Granularity, LineParts};
 use crate::merge::BASE_LABEL;
 use crate::names::{clean_path, function_name};
 use crate::profile::{Label, LocationId, StrId};
-use crate::top::{Counts, single_frame, with_single};
+use crate::top::{Counts, LocationFrames};
 use crate::view::ViewOptions;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
 
@@ -44,9 +44,9 @@ pub(super) struct WireState {
     /// id of its name and file in `names`; [`NO_FRAME`] for a function without a name
     /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
-    /// Frames at function granularity without `hide`, by the name (equal to the system
-    /// name) of the functions they were met for: the next profile's look-up then needs
-    /// no naming.
+    /// Frames at function granularity without `hide`, by the (non-empty) name of the
+    /// functions they were met for, which alone decides the frame
+    /// ([`function_name`]): the next profile's look-up then needs no naming.
     raw_frames: FxHashMap<String, FrameId>,
     /// Functions (line and address granularity): `name NUL file` → id, and by id the
     /// name and the cleaned file.
@@ -62,8 +62,8 @@ pub(super) struct WireState {
     /// load per location).
     spans: Vec<(u32, u32)>,
     location_frames: Vec<FrameId>,
-    /// Per profile: each location's one frame id, or [`crate::top::MANY_FRAMES`].
-    single: Vec<FrameId>,
+    /// Per profile: each location's frames as the counting loop reads them.
+    frames: LocationFrames,
     sample: SampleBuf,
     /// Per profile: the label runs met so far and their labels, so that a sample whose
     /// labels repeat a run's bytes has them neither read nor checked again.
@@ -177,9 +177,7 @@ impl WireState {
         self.counts.grow(self.row_of.len());
         let frames = &self.location_frames;
         let locations = (self.spans.iter()).map(|&(a, b)| &frames[a as usize..b as usize]);
-        self.counts.note_locations(locations.clone());
-        self.single.clear();
-        self.single.extend(locations.map(single_frame));
+        self.counts.note_locations(locations, &mut self.frames);
         let counted = self.count_samples(tables, body, sample_type, sign);
         if counted.is_err() {
             // Reading is deterministic: counted again negated, the samples counted
@@ -214,16 +212,16 @@ impl WireState {
         // row that stays empty.
         let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for function in &tables.functions {
-            let (raw, system) = (tables.str(function.name), tables.str(function.system_name));
-            // Most functions: named as their system name, a frame met before.
+            let raw = tables.str(function.name);
+            // Most functions: a name met before.
             if plain
-                && raw == system
+                && !raw.is_empty()
                 && let Some(&f) = w.raw_frames.get(raw)
             {
                 w.function_key.push(f);
                 continue;
             }
-            let name = function_name(raw, system);
+            let name = function_name(raw, tables.str(function.system_name));
             let file = tables.str(function.filename);
             let key = if w
                 .filters
@@ -237,7 +235,7 @@ impl WireState {
             } else if w.granularity == Granularity::Function {
                 // A named frame's key is its name (crate::names::node_key).
                 let f = w.frame(rows, &name, &name);
-                if plain && raw == system {
+                if plain && !raw.is_empty() {
                     w.raw_frames.insert(raw.to_string(), f);
                 }
                 f
@@ -376,9 +374,7 @@ impl WireState {
     ) -> Result<(i64, i64), ProfileError> {
         let WireState {
             counts,
-            spans,
-            single,
-            location_frames,
+            frames,
             sample,
             filters,
             runs,
@@ -428,27 +424,20 @@ impl WireState {
             {
                 base_total = base_total.wrapping_add(value.wrapping_abs());
             }
-            let frames_of = |l: LocationId| {
-                let (a, b) = spans[l as usize];
-                &location_frames[a as usize..b as usize]
-            };
             let counted = value != 0 && filters.keeps(tables, &sample.locations, labels);
             let weight = value.wrapping_mul(sign);
             match packed {
                 None if counted => {
-                    counts.add(
-                        weight,
-                        &mut with_single(&sample.locations, single),
-                        frames_of,
-                    );
+                    let stack = sample.locations.iter();
+                    counts.add(weight, &mut stack.map(|&l| frames.entry(l)), frames);
                 }
                 None => {}
-                // One entry per location: `location_frames` filled `single` so.
+                // One entry per location: `location_frames` filled `frames` so.
                 Some(packed) => {
                     let read = (i - 1, bytes, packed);
-                    tables.read_deferred_ids(read, single, sample, |stack| {
+                    tables.read_deferred_ids(read, frames.entries(), sample, |stack| {
                         if counted {
-                            counts.add(weight, stack, frames_of);
+                            counts.add(weight, &mut stack.map(|(_, entry)| entry), frames);
                         }
                     })?;
                 }
