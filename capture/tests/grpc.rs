@@ -1218,3 +1218,123 @@ fn options_mode(options: &query_request::Options) -> query_request::Mode {
         query_request::Options::Diff(_) => query_request::Mode::Diff,
     }
 }
+
+/// A type that is no delta (bytes in use) is named, ranged and counted as Parca does:
+/// no `:delta` without a duration, in a file as in the store; one point per step at
+/// the first profile's own time, counting the others; series never summed; the
+/// "rate" on the wire is the value.
+#[test]
+fn levels_are_named_and_ranged_as_parca_does() {
+    let dir = std::env::temp_dir().join(format!("flint-grpc-levels-{}", std::process::id()));
+    let (runtime, address, _store, stop) = serve_store(&dir);
+    let remote = RemoteSource::new(&format!("grpc://{address}"), RemoteOptions::default()).unwrap();
+    let heap =
+        profile_model::codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
+    assert_eq!(heap.duration_nanos, 0, "a Go heap profile has no duration");
+    let t0 = 1_800_000_000_000_000_000_i64;
+    let offsets = [0, 1_000_000_000, 2_000_000_000, 100_000_000_000];
+    for (i, offset) in offsets.iter().enumerate() {
+        let mut p = heap.clone();
+        p.time_nanos = t0 + offset;
+        let labels = Labels::from([
+            ("__name__".to_string(), "memory".to_string()),
+            ("job".to_string(), "api".to_string()),
+            ("pod".to_string(), format!("api-{}", i % 2)),
+        ]);
+        let bytes = profile_model::codec::encode_gzip(&p);
+        runtime.block_on(remote.write_raw(labels, bytes)).unwrap();
+    }
+    // The file and the store name the heap's types alike, none of them a delta.
+    let in_file: Vec<String> = capture::files::profile_types_of(&heap)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let all = TimeRange::ALL;
+    let mut served: Vec<String> = (runtime.block_on(remote.profile_types(all)).unwrap())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    served.sort();
+    let mut expected = in_file.clone();
+    expected.sort();
+    assert_eq!(served, expected);
+    assert!(in_file.contains(&"memory:inuse_space:bytes:space:bytes".to_string()));
+
+    let inuse = heap.find_sample_type("inuse_space").unwrap();
+    let value = heap.total(inuse);
+    let mut client = QueryServiceClient::new(
+        runtime
+            .block_on(
+                tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+                    .unwrap()
+                    .connect(),
+            )
+            .unwrap(),
+    );
+    let response = runtime
+        .block_on(client.query_range(pq::QueryRangeRequest {
+            query: "memory:inuse_space:bytes:space:bytes".to_string(),
+            start: Some(prost_types::Timestamp {
+                seconds: t0 / 1_000_000_000 - 60,
+                nanos: 0,
+            }),
+            end: Some(prost_types::Timestamp {
+                seconds: t0 / 1_000_000_000 + 600,
+                nanos: 0,
+            }),
+            step: Some(prost_types::Duration {
+                seconds: 60,
+                nanos: 0,
+            }),
+            // Ignored for levels, as by Parca: every label set is its own series.
+            sum_by: vec!["job".to_string()],
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner();
+    // (labels, [(time, value, value per second, count)]) per series.
+    type Got = Vec<(Vec<(String, String)>, Vec<(i64, i64, f64, i32)>)>;
+    let mut got: Got = response
+        .series
+        .iter()
+        .map(|s| {
+            let labels = (s.labelset.as_ref().unwrap().labels.iter())
+                .map(|l| (l.name.clone(), l.value.clone()))
+                .collect();
+            let points = (s.samples.iter())
+                .map(|p| {
+                    let ts = p.timestamp.as_ref().unwrap();
+                    let t = ts.seconds * 1_000_000_000 + i64::from(ts.nanos);
+                    (t, p.value, p.value_per_second, p.count)
+                })
+                .collect();
+            (labels, points)
+        })
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    let labels = |pod: &str| {
+        vec![
+            ("job".to_string(), "api".to_string()),
+            ("pod".to_string(), pod.to_string()),
+        ]
+    };
+    let v = value as f64;
+    // The step from t0 holds pod api-0's profiles at t0 and t0+2s (the first shown,
+    // at its own time, counting both) and api-1's at t0+1s; api-1's at t0+100s is
+    // alone in the next step.
+    assert_eq!(
+        got,
+        vec![
+            (labels("api-0"), vec![(t0, value, v, 2)]),
+            (
+                labels("api-1"),
+                vec![
+                    (t0 + offsets[1], value, v, 1),
+                    (t0 + offsets[3], value, v, 1)
+                ]
+            ),
+        ]
+    );
+    drop(stop);
+    let _ = std::fs::remove_dir_all(dir);
+}

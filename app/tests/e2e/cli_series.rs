@@ -151,16 +151,17 @@ fn without_a_query_the_type_is_the_one_pprof_shows() {
     // (fixture, the type `go tool pprof` shows, another type of it)
     for (file, shown, other) in [
         // default_sample_type (field 14) names the second of four types.
+        // Without a duration no type is a delta, as Parca names them.
         (
             "../writers/default_sample_type.pb.gz",
-            "memory:alloc_space:bytes:space:bytes:delta",
-            "memory:alloc_objects:count:space:bytes:delta",
+            "memory:alloc_space:bytes:space:bytes",
+            "memory:alloc_objects:count:space:bytes",
         ),
         // Else the last: a Go heap profile's bytes in use, not its first type.
         (
             "heap.pb.gz",
             "memory:inuse_space:bytes:space:bytes",
-            "memory:alloc_objects:count:space:bytes:delta",
+            "memory:alloc_objects:count:space:bytes",
         ),
         (
             "../writers/datadog-pprof-heap.pb.gz",

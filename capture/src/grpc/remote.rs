@@ -486,6 +486,7 @@ impl ProfileSource for RemoteSource {
                             value: p.value,
                             value_per_second: rate_of(delta, &p),
                             duration_nanos: p.duration,
+                            count: u32::try_from(p.count).unwrap_or(0),
                         })
                         .collect(),
                 })

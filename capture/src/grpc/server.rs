@@ -334,8 +334,10 @@ impl QueryService for QueryServer {
         let profile_type = selector.profile_type.clone();
         let source = self.source.clone();
         let handle = tokio::runtime::Handle::current();
+        // As Parca: a level's series (a type that is no delta) are never summed.
+        let sum_by = Some(request.sum_by).filter(|_| profile_type.delta);
         let series = off_runtime(move || {
-            handle.block_on(source.query_range(selector, range, step_nanos, Some(request.sum_by)))
+            handle.block_on(source.query_range(selector, range, step_nanos, sum_by))
         })
         .await?
         .map_err(status_of)?;
@@ -354,11 +356,14 @@ impl QueryService for QueryServer {
                         timestamp: Some(timestamp(p.time_nanos)),
                         value: p.value,
                         // Parca's sample has no "none": 0 for no rate, which
-                        // `RemoteSource` reads back as none.
-                        value_per_second: p.value_per_second.unwrap_or(0.0),
+                        // `RemoteSource` reads back as none; a level's "rate" is its
+                        // value, as Parca gives it.
+                        value_per_second: match profile_type.delta {
+                            true => p.value_per_second.unwrap_or(0.0),
+                            false => p.value as f64,
+                        },
                         duration: p.duration_nanos,
-                        // flint's sources do not count the profiles in a step.
-                        count: 0,
+                        count: i32::try_from(p.count).unwrap_or(i32::MAX),
                     })
                     .collect(),
                 period_type: Some(value_type(

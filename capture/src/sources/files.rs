@@ -41,7 +41,8 @@ pub fn profile_types_of(p: &Profile) -> Vec<ProfileType> {
 }
 
 /// The profile types of a profile under the profile name `name` (a `__name__` label),
-/// one per sample type; delta unless the sample type is an in-use one.
+/// one per sample type; delta iff the profile has a duration (Parca's rule at ingest,
+/// so that a file, the store and a Parca server name the same data alike).
 pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
     let period_kind = p.str(p.period_type.kind);
     p.sample_types
@@ -59,7 +60,7 @@ pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
                 sample_unit: p.str(t.unit).to_string(),
                 period_type: period_type.to_string(),
                 period_unit: period_unit.to_string(),
-                delta: !kind.starts_with("inuse"),
+                delta: p.duration_nanos != 0,
             }
         })
         .collect()

@@ -39,7 +39,8 @@ pub type Labels = BTreeMap<String, String>;
 /// One point of a series: the profiles of one step summed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
-    /// Start of the step (or of the profile, when a step holds one profile).
+    /// Start of the step; for a type that is no delta (bytes in use), the time of the
+    /// first profile in the step, which alone is shown, as Parca shows levels.
     pub time_nanos: i64,
     /// Sum of the sample type's values, in its unit.
     pub value: i64,
@@ -50,6 +51,9 @@ pub struct Point {
     pub value_per_second: Option<f64>,
     /// Profiled time summed over the step.
     pub duration_nanos: i64,
+    /// How many profiles the point stands for: those summed into a step; for a type
+    /// that is no delta, 1 plus those of the step it stands in for (Parca's count).
+    pub count: u32,
 }
 
 /// Values over time of the profiles that share a set of labels.

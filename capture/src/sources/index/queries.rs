@@ -179,17 +179,23 @@ impl<L> Index<L> {
                 "the step must be positive".into(),
             ));
         }
-        // series labels → bucket start → point
+        // A snapshot (bytes in use) is a level, not a count over the profiled time: as
+        // Parca, it is not summed over a step, each step shows its first profile.
+        let delta = selector.profile_type.delta;
+        // series labels → bucket start (a level's own time) → point
         let mut series: BTreeMap<Labels, BTreeMap<i64, Bucket>> = BTreeMap::new();
         let mut this_entry: BTreeMap<Labels, i64> = BTreeMap::new();
         let mut current: Option<&Entry<L>> = None;
         let mut flush = |entry: &Entry<L>, this_entry: &mut BTreeMap<Labels, i64>| {
-            let bucket = entry
-                .time_nanos
-                .saturating_sub(entry.time_nanos.rem_euclid(step_nanos));
+            let bucket = if delta {
+                (entry.time_nanos).saturating_sub(entry.time_nanos.rem_euclid(step_nanos))
+            } else {
+                entry.time_nanos
+            };
             for (labels, value) in std::mem::take(this_entry) {
                 let point = series.entry(labels).or_default().entry(bucket).or_default();
                 point.value = point.value.wrapping_add(value);
+                point.count = if delta { point.count + 1 } else { 1 };
                 point.duration_nanos = point.duration_nanos.saturating_add(entry.duration_nanos);
                 if entry.rated {
                     point.rated_value = point.rated_value.wrapping_add(value);
@@ -230,22 +236,22 @@ impl<L> Index<L> {
         if series.is_empty() {
             return Err(SourceError::NoData);
         }
-        // A snapshot (bytes in use) is a level, not a count over the profiled time.
-        let delta = selector.profile_type.delta;
         Ok(series
             .into_iter()
-            .map(|(labels, points)| Series {
-                labels,
-                points: points
-                    .into_iter()
-                    .map(|(time_nanos, b)| Point {
-                        time_nanos,
-                        value: b.value,
-                        value_per_second: (delta && b.rated_nanos > 0)
-                            .then(|| b.rated_value as f64 / (b.rated_nanos as f64 / 1e9)),
-                        duration_nanos: b.duration_nanos,
-                    })
-                    .collect(),
+            .map(|(labels, points)| {
+                let points = points.into_iter().map(|(time_nanos, b)| Point {
+                    time_nanos,
+                    value: b.value,
+                    value_per_second: (delta && b.rated_nanos > 0)
+                        .then(|| b.rated_value as f64 / (b.rated_nanos as f64 / 1e9)),
+                    duration_nanos: b.duration_nanos,
+                    count: b.count,
+                });
+                let points = match delta {
+                    true => points.collect(),
+                    false => first_per_step(points, step_nanos),
+                };
+                Series { labels, points }
             })
             .collect())
     }
@@ -266,9 +272,27 @@ impl<L> Index<L> {
 #[derive(Debug, Default)]
 struct Bucket {
     value: i64,
+    count: u32,
     duration_nanos: i64,
     rated_value: i64,
     rated_nanos: i64,
+}
+
+/// Of `points` (by time), the first of each step, counting the others of its step.
+fn first_per_step(points: impl Iterator<Item = Point>, step_nanos: i64) -> Vec<Point> {
+    let mut kept: Vec<Point> = Vec::new();
+    for p in points {
+        match kept.last_mut() {
+            Some(first)
+                if first.time_nanos.div_euclid(step_nanos)
+                    == p.time_nanos.div_euclid(step_nanos) =>
+            {
+                first.count = first.count.saturating_add(1);
+            }
+            _ => kept.push(p),
+        }
+    }
+    kept
 }
 
 /// From the start of the first of `entries` (sorted by time) to the latest end.

@@ -39,14 +39,7 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
             "the profile has no sample types".into(),
         ));
     }
-    let delta = profile.duration_nanos != 0;
-    let types = profile_types_named(&profile, &name)
-        .into_iter()
-        .map(|mut t| {
-            t.delta = delta;
-            t
-        })
-        .collect();
+    let types = profile_types_named(&profile, &name);
     let groups = groups_of(&profile, &labels, SampleLabels::StringsOnly);
     let header = Header {
         time_nanos: if profile.time_nanos != 0 {

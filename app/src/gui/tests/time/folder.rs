@@ -50,11 +50,11 @@ fn a_heap_profile_is_plotted_as_its_values_having_no_duration() {
     let dir = heap_dir("heap");
     let mut h = harness(dir.clone());
     let profile = codec::decode(&std::fs::read(fixture("heap.pb.gz")).unwrap()).unwrap();
-    // Bytes in use: a snapshot. Objects allocated: counted from the program's start,
-    // with no duration to divide by.
+    // Bytes in use: a snapshot. Objects allocated: counted from the program's start.
+    // Neither is a delta, as Parca names them: the profile has no duration.
     for (sample_type, delta, unit) in [
         ("inuse_space", false, "bytes"),
-        ("alloc_objects", true, "count"),
+        ("alloc_objects", false, "count"),
     ] {
         plot_type(&mut h, sample_type);
         let tl = h.state().timeline.as_ref().unwrap();
