@@ -213,8 +213,10 @@ fn every_query_through_grpc_equals_the_direct_answer() {
                 let got = h
                     .block_on(remote.query_range(s.clone(), all, step, sum_by.clone()))
                     .expect("series");
+                // The server sums no level by labels, as Parca.
+                let direct_sum_by = sum_by.clone().filter(|_| t.delta);
                 let want = h
-                    .block_on(h.direct.query_range(s.clone(), all, step, sum_by.clone()))
+                    .block_on(h.direct.query_range(s.clone(), all, step, direct_sum_by))
                     .unwrap();
                 assert_eq!(got, want, "{t} step {step} sum_by {sum_by:?}");
             }
@@ -867,8 +869,14 @@ fn a_store_written_through_write_raw_answers_through_grpc_as_directly() {
                 runtime
                     .block_on(remote.query_range(s.clone(), range, 1_000_000_000, sum_by.clone()))
                     .unwrap(),
+                // The server sums no level by labels, as Parca.
                 runtime
-                    .block_on(store.query_range(s.clone(), range, 1_000_000_000, sum_by.clone()))
+                    .block_on(store.query_range(
+                        s.clone(),
+                        range,
+                        1_000_000_000,
+                        sum_by.clone().filter(|_| t.delta)
+                    ))
                     .unwrap(),
                 "{t} {sum_by:?}"
             );
@@ -1337,4 +1345,69 @@ fn levels_are_named_and_ranged_as_parca_does() {
     );
     drop(stop);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// QueryRange of a CPU profile's sample count gives CPU time, as Parca computes it:
+/// the count times the period, in the period's type and unit; in Go's profiles, the
+/// same values as the `cpu` type.
+#[test]
+fn sample_counts_are_ranged_as_cpu_time_as_parca_does() {
+    let h = Harness::start(ServerOptions::default());
+    let mut client = h.raw_client();
+    let ask = |client: &mut QueryServiceClient<tonic::transport::Channel>, query: &str| {
+        h.block_on(client.query_range(pq::QueryRangeRequest {
+            query: query.to_string(),
+            start: Some(prost_types::Timestamp {
+                seconds: 946_684_800,
+                nanos: 0,
+            }),
+            end: Some(prost_types::Timestamp {
+                seconds: 4_102_444_800,
+                nanos: 0,
+            }),
+            step: Some(prost_types::Duration {
+                seconds: 1,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner()
+        .series
+    };
+    let counts = ask(
+        &mut client,
+        "process_cpu:samples:count:cpu:nanoseconds:delta",
+    );
+    let cpu = ask(&mut client, CPU);
+    assert_eq!(counts.len(), 1);
+    let unit = counts[0].sample_type.as_ref().unwrap();
+    assert_eq!(
+        (unit.r#type.as_str(), unit.unit.as_str()),
+        ("cpu", "nanoseconds")
+    );
+    let values = |series: &[pq::MetricsSeries]| -> Vec<(i64, i64)> {
+        series[0]
+            .samples
+            .iter()
+            .map(|p| (p.timestamp.as_ref().unwrap().seconds, p.value))
+            .collect()
+    };
+    assert_eq!(values(&counts), values(&cpu));
+    assert!(
+        values(&cpu).iter().all(|(_, v)| *v > 1_000_000),
+        "{:?}",
+        values(&cpu)
+    );
+    // flint's own reading of it: CPU time, with a rate in cores.
+    let direct = h
+        .block_on(h.direct.query_range(
+            selector("process_cpu:samples:count:cpu:nanoseconds:delta"),
+            TimeRange::ALL,
+            1_000_000_000,
+            Some(vec![]),
+        ))
+        .unwrap();
+    let rate = direct[0].points[0].value_per_second.unwrap();
+    assert!(rate > 1e8 && rate < 4e9, "CPU ns per second: {rate}");
 }

@@ -105,7 +105,7 @@ pub fn run(args: &SeriesArgs, decode: DecodeOptions) -> Result<(), CliError> {
             .query_range(selector.clone(), range, step, sum_by)
             .await
             .map_err(|e| format!("{selector}: {e}"))?;
-        let unit = selector.profile_type.sample_unit.as_str();
+        let unit = selector.profile_type.range_unit().1;
         let mut out = String::new();
         if matches!(args.format, Format::Tsv) {
             out.push_str("time\tlabels\tvalue\tvalue_per_second\n");

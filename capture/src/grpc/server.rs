@@ -370,9 +370,10 @@ impl QueryService for QueryServer {
                     &profile_type.period_type,
                     &profile_type.period_unit,
                 )),
+                // A CPU sample's count comes as CPU time (see `ranged_by_period`).
                 sample_type: Some(value_type(
-                    &profile_type.sample_type,
-                    &profile_type.sample_unit,
+                    profile_type.range_unit().0,
+                    profile_type.range_unit().1,
                 )),
             })
             .collect();

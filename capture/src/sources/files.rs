@@ -93,6 +93,7 @@ fn entry(interner: &Mutex<Interner>, path: &Path, profile: &Profile) -> Entry<Pa
         locator: path.to_path_buf(),
         time_nanos,
         duration_nanos: profile.duration_nanos,
+        period: profile.period,
         types: interner.types(types),
         default_type: profile.default_sample_index(),
         rated: index::profile_gives_rate(profile),

@@ -73,6 +73,22 @@ impl ProfileType {
         })
     }
 
+    /// Whether QueryRange gives this type's values times the profile's period, in the
+    /// period's type and unit: a delta of `samples`/`count` (Parca's rule: one CPU
+    /// sample stands for one period of CPU time).
+    pub fn ranged_by_period(&self) -> bool {
+        self.delta && self.sample_type == "samples" && self.sample_unit == "count"
+    }
+
+    /// The type and unit of this type's QueryRange values (see
+    /// [`ProfileType::ranged_by_period`]).
+    pub fn range_unit(&self) -> (&str, &str) {
+        match self.ranged_by_period() {
+            true => (&self.period_type, &self.period_unit),
+            false => (&self.sample_type, &self.sample_unit),
+        }
+    }
+
     /// A friendly name for menus, e.g. "CPU time (process_cpu)".
     pub fn friendly(&self) -> String {
         let what = match (self.sample_type.as_str(), self.sample_unit.as_str()) {

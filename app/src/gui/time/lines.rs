@@ -235,7 +235,7 @@ impl PlotScale {
         // No points (nothing matches): the type's own scale, for the axis' unit.
         let mut points = series.iter().flat_map(|s| &s.points).peekable();
         let timed = points.peek().is_none() || points.any(|p| p.value_per_second.is_some());
-        match (t.delta, t.sample_unit.as_str()) {
+        match (t.delta, t.range_unit().1) {
             (true, _) if !timed => Self::Value,
             (false, _) => Self::Value,
             (true, "nanoseconds") => Self::Cores,

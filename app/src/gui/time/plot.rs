@@ -311,7 +311,7 @@ pub fn panel(
         let sample_unit = tl
             .types
             .get(tl.type_index)
-            .map(|t| t.sample_unit.clone())
+            .map(|t| t.range_unit().1.to_string())
             .unwrap_or_default();
         let (vx0, vx1, width) = tl.last_view.unwrap_or((
             tl.span.start_nanos as f64 / 1e9,

@@ -601,7 +601,7 @@ impl Timeline {
     /// "<unit>/s" for other delta types, the unit itself for snapshots (bytes in use).
     pub fn y_unit(&self) -> String {
         match self.types.get(self.type_index) {
-            Some(t) => self.scale.unit(&t.sample_unit),
+            Some(t) => self.scale.unit(t.range_unit().1),
             None => String::new(),
         }
     }

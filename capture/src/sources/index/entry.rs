@@ -57,6 +57,9 @@ pub struct Entry<L> {
     pub time_nanos: i64,
     /// Profiled time, 0 when unknown.
     pub duration_nanos: i64,
+    /// The pprof period (one sample stands for this much of the period type); 0 when
+    /// unknown.
+    pub period: i64,
     /// One profile type per pprof sample type, in pprof order.
     pub types: Arc<[ProfileType]>,
     /// Index in `types` of the one pprof shows by default: the profile's

@@ -182,6 +182,7 @@ impl<L> Index<L> {
         // A snapshot (bytes in use) is a level, not a count over the profiled time: as
         // Parca, it is not summed over a step, each step shows its first profile.
         let delta = selector.profile_type.delta;
+        let by_period = selector.profile_type.ranged_by_period();
         // series labels → bucket start (a level's own time) → point
         let mut series: BTreeMap<Labels, BTreeMap<i64, Bucket>> = BTreeMap::new();
         let mut this_entry: BTreeMap<Labels, i64> = BTreeMap::new();
@@ -210,6 +211,11 @@ impl<L> Index<L> {
             }
             current = Some(entry);
             let value = group.values.get(t).copied().unwrap_or(0);
+            // As Parca: a CPU sample stands for one period of CPU time.
+            let value = match by_period && entry.period > 0 {
+                true => value.wrapping_mul(entry.period),
+                false => value,
+            };
             match sum_by {
                 None => {
                     let labels = entry.series_labels(group);

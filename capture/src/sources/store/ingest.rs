@@ -51,6 +51,7 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
         types,
         default_type: profile.default_sample_index(),
         rated: profile_gives_rate(&profile),
+        period: profile.period,
         labels,
         groups,
     };

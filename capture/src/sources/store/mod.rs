@@ -110,6 +110,7 @@ fn entry_of(interner: &mut Interner, locator: RecordRef, header: Header) -> Entr
         locator,
         time_nanos: header.time_nanos,
         duration_nanos: header.duration_nanos,
+        period: header.period,
         types: interner.types(header.types),
         default_type: header.default_type,
         rated: header.rated,

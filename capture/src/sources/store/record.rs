@@ -8,12 +8,14 @@
 //!          | n_types u32 | n_types × (name, sample_type, sample_unit, period_type, period_unit: str, delta: u8)
 //!          | written labels: n u32 | n × (key: str, value: str)
 //!          | n_groups u32 | n_groups × (labels as above, n_types × i64)
-//!          | default_type u32 | rated u8
+//!          | default_type u32 | rated u8 | period i64
 //! str:     len u32 LE | UTF-8 bytes
 //! ```
 //!
 //! Records written before `default_type` and `rated` were kept end after the groups:
-//! they read as their last type and as rated when they have a duration.
+//! they read as their last type and as rated when they have a duration. Records
+//! written before `period` was kept end after `rated`: their period reads as 0,
+//! unknown.
 
 use std::ops::Range;
 
@@ -41,6 +43,8 @@ pub struct Header {
     pub default_type: usize,
     /// Whether the profile gives a per-second rate ([`crate::index::gives_rate`]).
     pub rated: bool,
+    /// The pprof period; 0 when unknown.
+    pub period: i64,
     /// The written labels without `__name__`.
     pub labels: Labels,
     /// Series labels (written labels with sample labels over them) and their value sums,
@@ -77,6 +81,7 @@ pub fn encode(header: &Header, body: &[u8]) -> Vec<u8> {
     }
     put_len(&mut h, header.default_type);
     h.push(u8::from(header.rated));
+    put_i64(&mut h, header.period);
     let payload_len = 4 + h.len() + body.len();
     let mut out = Vec::with_capacity(FRAME_BYTES + payload_len);
     out.extend_from_slice(&MAGIC);
@@ -160,6 +165,7 @@ pub fn decode(payload: &[u8]) -> Result<(Header, &[u8]), String> {
     } else {
         (r.len()?, r.take(1)?[0] != 0)
     };
+    let period = if r.bytes.is_empty() { 0 } else { r.i64()? };
     if !r.bytes.is_empty() {
         return Err("record header has trailing bytes".into());
     }
@@ -170,6 +176,7 @@ pub fn decode(payload: &[u8]) -> Result<(Header, &[u8]), String> {
             types,
             default_type,
             rated,
+            period,
             labels,
             groups,
         },
@@ -264,6 +271,7 @@ mod tests {
             }],
             default_type: 0,
             rated: true,
+            period: 10_000_000,
             labels,
             groups: vec![(g, vec![42])],
         }
@@ -297,14 +305,23 @@ mod tests {
         h.default_type = 0;
         let bytes = encode(&h, b"body");
         let payload = &bytes[frame_at(&bytes, 0).unwrap()];
-        // The record as written before the two fields: its header five bytes shorter.
+        // The record as written before a header's last `cut` bytes were kept.
         let header_len = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
-        let mut old = ((header_len - 5) as u32).to_le_bytes().to_vec();
-        old.extend_from_slice(&payload[4..4 + header_len - 5]);
-        old.extend_from_slice(&payload[4 + header_len..]);
-        let (back, body) = decode(&old).unwrap();
+        let written_before = |cut: usize| {
+            let mut old = ((header_len - cut) as u32).to_le_bytes().to_vec();
+            old.extend_from_slice(&payload[4..4 + header_len - cut]);
+            old.extend_from_slice(&payload[4 + header_len..]);
+            old
+        };
+        // Before the default type, rated and the period: 13 bytes shorter.
+        let before_default = written_before(13);
+        let (back, body) = decode(&before_default).unwrap();
         assert_eq!(body, b"body");
-        assert_eq!((back.default_type, back.rated), (1, true));
+        assert_eq!((back.default_type, back.rated, back.period), (1, true, 0));
+        // Before the period only.
+        let before_period = written_before(8);
+        let (back, _) = decode(&before_period).unwrap();
+        assert_eq!((back.default_type, back.rated, back.period), (0, true, 0));
         assert_eq!(decode(payload).unwrap().0, h);
     }
 }

@@ -72,6 +72,7 @@ mod tests {
             types: Vec::new(),
             default_type: 0,
             rated: false,
+            period: 0,
             labels: Default::default(),
             groups: Vec::new(),
         };

@@ -397,9 +397,12 @@ fn the_scale_of_a_type_without_points_is_its_own() {
     let cpu = capture::ProfileType::parse("process_cpu:cpu:nanoseconds:cpu:nanoseconds:delta");
     let inuse = capture::ProfileType::parse("memory:inuse_space:bytes:space:bytes");
     let samples = capture::ProfileType::parse("process_cpu:samples:count:cpu:nanoseconds:delta");
+    let objects = capture::ProfileType::parse("memory:alloc_objects:count:space:bytes:delta");
     assert_eq!(PlotScale::of(&cpu.unwrap(), &[]), PlotScale::Cores);
     assert_eq!(PlotScale::of(&inuse.unwrap(), &[]), PlotScale::Value);
-    assert_eq!(PlotScale::of(&samples.unwrap(), &[]), PlotScale::PerSecond);
+    // CPU samples are ranged as the CPU time they stand for, as Parca does.
+    assert_eq!(PlotScale::of(&samples.unwrap(), &[]), PlotScale::Cores);
+    assert_eq!(PlotScale::of(&objects.unwrap(), &[]), PlotScale::PerSecond);
     assert_eq!(PlotScale::Cores.unit("nanoseconds"), "CPU cores");
     assert_eq!(PlotScale::PerSecond.unit("count"), "count/s");
 }
