@@ -204,22 +204,24 @@ pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
             other => (v, other),
         },
     };
-    let text = match rounded_digits(scaled, 2) {
-        Some(0) => return "0".to_string(),
-        Some(n) => {
-            let sign = if scaled < 0.0 { "-" } else { "" };
-            match n % 100 {
-                0 => format!("{sign}{}", n / 100),
-                cents => format!("{sign}{}.{cents:02}", n / 100),
-            }
-        }
-        None => format!("{scaled:.2}"),
-    };
+    let text = two_decimals(scaled);
     let text = text.strip_suffix(".00").unwrap_or(&text);
     if text == "0" || text == "-0" {
         "0".to_string()
     } else {
         format!("{text}{suffix}")
+    }
+}
+
+/// `v` with two decimals, exactly as `format!("{v:.2}")`, most often without
+/// formatting a float ([`rounded_digits`]).
+fn two_decimals(v: f64) -> String {
+    match rounded_digits(v, 2) {
+        Some(n) => {
+            let sign = if v.is_sign_negative() { "-" } else { "" };
+            format!("{sign}{}.{:02}", n / 100, n % 100)
+        }
+        None => format!("{v:.2}"),
     }
 }
 
@@ -256,13 +258,16 @@ pub fn pprof_percent(value: i64, total: i64) -> String {
     if (99.95..=100.05).contains(&ratio) {
         "  100%".to_string()
     } else if ratio >= 1.0 {
-        match rounded_digits(ratio, 2) {
-            Some(n) => format!("{:>5}%", format!("{}.{:02}", n / 100, n % 100)),
-            None => format!("{ratio:5.2}%"),
-        }
+        format!("{:>5}%", two_decimals(ratio))
     } else {
-        format!("{:>5}%", go_g2_fast(ratio).unwrap_or_else(|| go_g2(ratio)))
+        format!("{:>5}%", go_g2(ratio))
     }
+}
+
+/// Go's `%.2g`: two significant digits, trailing zeros dropped, exponent form for
+/// exponents below -4; most often without formatting a float ([`go_g2_fast`]).
+fn go_g2(v: f64) -> String {
+    go_g2_fast(v).unwrap_or_else(|| go_g2_formatted(v))
 }
 
 /// [`go_g2`] of a `v` in (0, 1) from its two rounded digits, without formatting
@@ -306,9 +311,8 @@ fn go_g2_fast(v: f64) -> Option<String> {
     Some(text)
 }
 
-/// Go's `%.2g`: two significant digits, trailing zeros dropped, exponent form for
-/// exponents below -4.
-fn go_g2(v: f64) -> String {
+/// [`go_g2`] by formatting `v` and reading it back.
+fn go_g2_formatted(v: f64) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
@@ -400,14 +404,10 @@ mod tests {
         for v in test_values().map(|v| v * 100.0) {
             if v > 0.0 && v < 1.0 {
                 if let Some(fast) = go_g2_fast(v) {
-                    assert_eq!(fast, go_g2(v), "{v:e}");
+                    assert_eq!(fast, go_g2_formatted(v), "{v:e}");
                 }
-            } else if let Some(n) = rounded_digits(v, 2) {
-                assert_eq!(
-                    format!("{}.{:02}", n / 100, n % 100),
-                    format!("{v:.2}"),
-                    "{v:e}"
-                );
+            } else {
+                assert_eq!(two_decimals(v), format!("{v:.2}"), "{v:e}");
             }
         }
     }
@@ -416,18 +416,8 @@ mod tests {
     fn fast_values_equal_formatting_the_float() {
         let mut decided = 0;
         for v in test_values().flat_map(|v| [v * 1e6, -v * 1e3, v]) {
-            if let Some(n) = rounded_digits(v, 2) {
-                decided += 1;
-                let sign = if v < 0.0 && n != 0 { "-" } else { "" };
-                let fast = format!("{sign}{}.{:02}", n / 100, n % 100);
-                let slow = format!("{v:.2}");
-                assert_eq!(
-                    fast,
-                    slow.strip_prefix("-0.00")
-                        .map_or(slow.clone(), |_| "0.00".into()),
-                    "{v:e}"
-                );
-            }
+            decided += usize::from(rounded_digits(v, 2).is_some());
+            assert_eq!(two_decimals(v), format!("{v:.2}"), "{v:e}");
         }
         // Most are decided fast; only those next to a tie go the slow way.
         assert!(decided > 1_000_000, "{decided} decided fast");
