@@ -57,7 +57,7 @@ impl InlineEdges {
             self.into.resize_with(at + 1, Vec::new);
             self.uncalled.resize(at + 1, 0);
         }
-        if let Some(&(_, e)) = self.into[at].iter().find(|(c, _)| *c == caller) {
+        if let Some(e) = self.find(caller, callee) {
             return (e, false);
         }
         let e = self.edges.len() as u32;

@@ -345,6 +345,7 @@ impl QueryService for QueryServer {
             r#type: kind.to_string(),
             unit: unit.to_string(),
         };
+        let (range_kind, range_unit) = profile_type.range_unit();
         let series = series
             .into_iter()
             .map(|s| pq::MetricsSeries {
@@ -371,10 +372,7 @@ impl QueryService for QueryServer {
                     &profile_type.period_unit,
                 )),
                 // A CPU sample's count comes as CPU time (see `ranged_by_period`).
-                sample_type: Some(value_type(
-                    profile_type.range_unit().0,
-                    profile_type.range_unit().1,
-                )),
+                sample_type: Some(value_type(range_kind, range_unit)),
             })
             .collect();
         Ok(Response::new(pq::QueryRangeResponse { series }))
