@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use capture::grpc::convert::{duration, nanos_of, timestamp};
 use capture::grpc::proto::query::query_service_client::QueryServiceClient;
 use capture::grpc::proto::query::{self as pq, query_request};
 use capture::grpc::{RemoteOptions, RemoteSource, ServerOptions, bind, serve};
@@ -178,6 +179,17 @@ fn restricted(p: Profile, selector: &Selector) -> Profile {
     p.only_sample_type(i).expect("type")
 }
 
+/// The direct answer for the profile at `t`, restricted to `s`'s type.
+fn direct_at(h: &Harness, s: &Selector, t: i64) -> Profile {
+    let p = h
+        .block_on(
+            h.direct
+                .query(s.clone(), QueryTime::Single(t), Progress::default()),
+        )
+        .unwrap();
+    restricted(p, s)
+}
+
 fn assert_same_profile(remote: &Profile, direct: &Profile) {
     assert_eq!(remote.sample_type_names(), direct.sample_type_names());
     assert_eq!(remote.total(0), direct.total(0));
@@ -336,15 +348,7 @@ fn diff_is_b_minus_a_as_parca_computes_it() {
         )
         .unwrap();
     let times: Vec<i64> = series[0].points.iter().map(|p| p.time_nanos).collect();
-    let direct = |t: i64| {
-        let p = h
-            .block_on(
-                h.direct
-                    .query(cpu.clone(), QueryTime::Single(t), Progress::default()),
-            )
-            .unwrap();
-        restricted(p, &cpu)
-    };
+    let direct = |t: i64| direct_at(&h, &cpu, t);
     // The last two are cpu-1 and cpu-3 or similar: different totals either way.
     let (ta, tb) = (times[1], times[3]);
     let (a, b) = (direct(ta), direct(tb));
@@ -1162,21 +1166,8 @@ fn windows_include_both_ends_and_single_matches_to_the_millisecond_as_parca() {
     let mut times: Vec<i64> = series[0].points.iter().map(|p| p.time_nanos).collect();
     times.sort_unstable();
     assert_eq!(times.len(), 4, "cpu, cpu-1..3");
-    let total_at = |t: i64| {
-        let p = h
-            .block_on(
-                h.direct
-                    .query(cpu.clone(), QueryTime::Single(t), Progress::default()),
-            )
-            .unwrap();
-        restricted(p, &cpu).total(0)
-    };
-    let ts = |t: i64| {
-        Some(prost_types::Timestamp {
-            seconds: t.div_euclid(1_000_000_000),
-            nanos: t.rem_euclid(1_000_000_000) as i32,
-        })
-    };
+    let total_at = |t: i64| direct_at(&h, &cpu, t).total(0);
+    let ts = |t: i64| Some(timestamp(t));
     let mut client = h.raw_client();
     let mut ask = |options| {
         h.block_on(client.query(pq::QueryRequest {
@@ -1270,30 +1261,15 @@ fn levels_are_named_and_ranged_as_parca_does() {
 
     let inuse = heap.find_sample_type("inuse_space").unwrap();
     let value = heap.total(inuse);
-    let mut client = QueryServiceClient::new(
-        runtime
-            .block_on(
-                tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-                    .unwrap()
-                    .connect(),
-            )
-            .unwrap(),
-    );
+    let mut client = runtime
+        .block_on(QueryServiceClient::connect(format!("http://{address}")))
+        .unwrap();
     let response = runtime
         .block_on(client.query_range(pq::QueryRangeRequest {
             query: "memory:inuse_space:bytes:space:bytes".to_string(),
-            start: Some(prost_types::Timestamp {
-                seconds: t0 / 1_000_000_000 - 60,
-                nanos: 0,
-            }),
-            end: Some(prost_types::Timestamp {
-                seconds: t0 / 1_000_000_000 + 600,
-                nanos: 0,
-            }),
-            step: Some(prost_types::Duration {
-                seconds: 60,
-                nanos: 0,
-            }),
+            start: Some(timestamp(t0 - 60_000_000_000)),
+            end: Some(timestamp(t0 + 600_000_000_000)),
+            step: Some(duration(60_000_000_000)),
             // Ignored for levels, as by Parca: every label set is its own series.
             sum_by: vec!["job".to_string()],
             ..Default::default()
@@ -1311,8 +1287,7 @@ fn levels_are_named_and_ranged_as_parca_does() {
                 .collect();
             let points = (s.samples.iter())
                 .map(|p| {
-                    let ts = p.timestamp.as_ref().unwrap();
-                    let t = ts.seconds * 1_000_000_000 + i64::from(ts.nanos);
+                    let t = nanos_of(p.timestamp.as_ref().unwrap());
                     (t, p.value, p.value_per_second, p.count)
                 })
                 .collect();
@@ -1357,18 +1332,9 @@ fn sample_counts_are_ranged_as_cpu_time_as_parca_does() {
     let ask = |client: &mut QueryServiceClient<tonic::transport::Channel>, query: &str| {
         h.block_on(client.query_range(pq::QueryRangeRequest {
             query: query.to_string(),
-            start: Some(prost_types::Timestamp {
-                seconds: 946_684_800,
-                nanos: 0,
-            }),
-            end: Some(prost_types::Timestamp {
-                seconds: 4_102_444_800,
-                nanos: 0,
-            }),
-            step: Some(prost_types::Duration {
-                seconds: 1,
-                nanos: 0,
-            }),
+            start: Some(timestamp(946_684_800_000_000_000)),
+            end: Some(timestamp(4_102_444_800_000_000_000)),
+            step: Some(duration(1_000_000_000)),
             ..Default::default()
         }))
         .unwrap()

@@ -70,66 +70,45 @@ fn mark(bytes: &[u8], name: &str) -> InlineMark {
     decoded
 }
 
-// Functions: 1 main, 2 work, 3 helper, 4 other. Locations: 1 [helper, work] (helper
-// inlined into work), 2 [helper], 3 [work], 4 [main], 5 [other].
-
-#[test]
-fn inlined_only_is_inline() {
+/// The mark of `helper` in a profile of `samples` over functions 1 main, 2 work,
+/// 3 helper, 4 other and locations 1 [helper, work] (helper inlined into work),
+/// 2 [helper], 3 [work], 4 [main], 5 [other].
+fn helper_mark(samples: &[&[u64]]) -> InlineMark {
     let b = profile(
         &["main", "work", "helper", "other"],
         &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[1, 4]],
+        samples,
     );
-    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+    mark(&b, "helper")
+}
+
+#[test]
+fn inlined_only_is_inline() {
+    assert_eq!(helper_mark(&[&[1, 4]]), InlineMark::Inline);
 }
 
 #[test]
 fn inlined_by_one_caller_and_called_by_another_is_partial() {
-    let b = profile(
-        &["main", "work", "helper", "other"],
-        &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[1, 4], &[2, 5, 4]],
-    );
-    assert_eq!(mark(&b, "helper"), InlineMark::Partial);
+    assert_eq!(helper_mark(&[&[1, 4], &[2, 5, 4]]), InlineMark::Partial);
 }
 
 #[test]
 fn inlined_and_called_by_the_same_caller_is_a_call() {
     // work inlines helper at one call site and calls it at another: one edge, a call.
-    let b = profile(
-        &["main", "work", "helper", "other"],
-        &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[1, 4], &[2, 3, 4]],
-    );
-    assert_eq!(mark(&b, "helper"), InlineMark::None);
+    assert_eq!(helper_mark(&[&[1, 4], &[2, 3, 4]]), InlineMark::None);
 }
 
 #[test]
 fn the_rootmost_occurrence_of_an_edge_in_a_sample_decides() {
     // main → [work → helper inlined] → work → helper (a call, nearer the leaf): the
     // edge work → helper counts once per sample, inlined.
-    let b = profile(
-        &["main", "work", "helper", "other"],
-        &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[2, 3, 1, 4]],
-    );
-    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+    assert_eq!(helper_mark(&[&[2, 3, 1, 4]]), InlineMark::Inline);
     // The other way round, the call is nearer the root.
-    let b = profile(
-        &["main", "work", "helper", "other"],
-        &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[1, 3, 2, 3, 4]],
-    );
-    assert_eq!(mark(&b, "helper"), InlineMark::None);
+    assert_eq!(helper_mark(&[&[1, 3, 2, 3, 4]]), InlineMark::None);
 }
 
 #[test]
 fn a_frame_calling_itself_is_no_edge() {
     // helper inlined into work, and helper calling helper: still only inlined.
-    let b = profile(
-        &["main", "work", "helper", "other"],
-        &[&[3, 2], &[3], &[2], &[1], &[4]],
-        &[&[2, 1, 4]],
-    );
-    assert_eq!(mark(&b, "helper"), InlineMark::Inline);
+    assert_eq!(helper_mark(&[&[2, 1, 4]]), InlineMark::Inline);
 }
