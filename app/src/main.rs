@@ -6,6 +6,9 @@ use std::process::ExitCode;
 use clap::Parser as _;
 use flint::cli;
 
+#[global_allocator]
+static ALLOCATOR: flint::allocator::Allocator = flint::allocator::Allocator {};
+
 fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,

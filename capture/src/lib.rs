@@ -10,11 +10,12 @@
 //!   client of it;
 //! - [`live`]: the live recorder's user-space half, and symbolization.
 //!
-//! Beside them: the names of the threads flint starts ([`threads`]) and the runtime
-//! its requests run on ([`runtime()`]).
+//! Beside them: the names of the threads flint starts ([`threads`]), the runtime its
+//! requests run on ([`runtime()`]), and the memory a server may hold ([`memory`]).
 
 pub mod grpc;
 pub mod live;
+pub mod memory;
 pub mod read;
 mod runtime;
 pub mod sources;

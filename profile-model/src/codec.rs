@@ -82,6 +82,17 @@ pub fn message_bytes<'b>(
     Ok(body)
 }
 
+/// The size `bytes` (gzipped or plain pprof) come to before they are decoded, as far
+/// as can be told without inflating: a gzip trailer's size field (exact for one
+/// member under 4 GiB, which is what pprof writers make), else their own length.
+pub fn inflated_size_hint(bytes: &[u8]) -> u64 {
+    if is_gzip(bytes) {
+        crate::gzip::size_hint(bytes)
+    } else {
+        bytes.len() as u64
+    }
+}
+
 /// Builds the validated model from a decoded protobuf message.
 pub fn from_proto(p: proto::Profile) -> Result<Profile, ProfileError> {
     from_body(&p.encode_to_vec())
@@ -361,7 +372,16 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
     out
 }
 
-/// Encodes the profile as gzip-compressed pprof, as `.pb.gz` files hold it.
+/// Encodes the profile as gzip-compressed pprof, as `.pb.gz` files hold it. The
+/// samples are compressed as they are encoded: the uncompressed message is never
+/// held whole.
 pub fn encode_gzip(profile: &Profile) -> Vec<u8> {
-    gzip(&encode(profile))
+    let mut out = crate::gzip::Gzip::new();
+    let mut encoded = tables_proto(profile).encode_to_vec();
+    crate::wire::write_samples_flushing(profile, &mut encoded, |chunk| {
+        out.write(chunk);
+        chunk.clear();
+    });
+    out.write(&encoded);
+    out.finish()
 }

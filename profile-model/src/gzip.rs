@@ -23,11 +23,34 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 /// profiles (`gzip.BestSpeed`): a server answering with merged profiles spends far less
 /// time compressing for a slightly larger answer.
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Writing into a Vec cannot fail.
-    let _ = encoder.write_all(bytes);
-    encoder.finish().unwrap_or_default()
+    let mut out = Gzip::new();
+    out.write(bytes);
+    out.finish()
+}
+
+/// A gzip stream written piece by piece, compressed as [`gzip`] compresses.
+pub(crate) struct Gzip(flate2::write::GzEncoder<Vec<u8>>);
+
+impl Gzip {
+    /// An empty stream.
+    pub(crate) fn new() -> Self {
+        Self(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ))
+    }
+
+    /// Compresses `bytes` onto the stream.
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        use std::io::Write as _;
+        // Writing into a Vec cannot fail.
+        let _ = self.0.write_all(bytes);
+    }
+
+    /// The compressed stream.
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.0.finish().unwrap_or_default()
+    }
 }
 
 fn gzip_error(what: &str) -> ProfileError {
@@ -43,14 +66,7 @@ pub(crate) fn gunzip_into(bytes: &[u8], limit: u64, out: &mut Vec<u8>) -> Result
     let Some(decompressor) = Decompressor::new() else {
         return explain(bytes, limit, out);
     };
-    // The last trailer holds the last member's size modulo 2^32: exact for the usual
-    // single member, else only a first guess.
-    let hint = bytes
-        .len()
-        .checked_sub(4)
-        .and_then(|at| bytes.get(at..))
-        .and_then(|t| <[u8; 4]>::try_from(t).ok())
-        .map_or(0, |t| u64::from(u32::from_le_bytes(t)));
+    let hint = size_hint(bytes);
     let mut rest = bytes;
     while !rest.is_empty() {
         gzip_header_len(rest)?;
@@ -70,6 +86,17 @@ pub(crate) fn gunzip_into(bytes: &[u8], limit: u64, out: &mut Vec<u8>) -> Result
         rest = rest.get(used..).unwrap_or_default();
     }
     Ok(())
+}
+
+/// The size a gzip stream inflates to, as its last trailer tells it: the last member's
+/// size modulo 2^32, exact for the usual single member, else only a first guess.
+pub(crate) fn size_hint(bytes: &[u8]) -> u64 {
+    bytes
+        .len()
+        .checked_sub(4)
+        .and_then(|at| bytes.get(at..))
+        .and_then(|t| <[u8; 4]>::try_from(t).ok())
+        .map_or(0, |t| u64::from(u32::from_le_bytes(t)))
 }
 
 fn to_usize(n: u64) -> usize {

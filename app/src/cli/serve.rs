@@ -11,6 +11,16 @@ use capture::{ProfileSink, ProfileSource};
 use clap::Args;
 
 use super::CliError;
+use crate::allocator;
+use capture::memory::budget::mib;
+use capture::memory::{BudgetOptions, MemoryBudget, limit};
+use std::time::Duration;
+
+/// Queries that may wait for memory at once; more are refused.
+const MAX_WAITING_QUERIES: usize = 32;
+
+/// How long a query waits for memory before it is refused.
+const MAX_QUERY_WAIT: Duration = Duration::from_secs(60);
 use super::parse_size;
 
 /// Arguments of `flint serve`.
@@ -37,6 +47,11 @@ pub struct ServeArgs {
     /// Drop the oldest profiles while the store is larger than this, e.g. 10GiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_size: Option<u64>,
+    /// The most memory the server may hold, e.g. 512MiB: queries wait for memory or are
+    /// refused (RESOURCE_EXHAUSTED), never the process killed. Default: the memory
+    /// limit of the cgroup it runs in, if any.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_memory: Option<u64>,
 }
 
 /// Runs `flint serve` until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -73,10 +88,12 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "grpc" };
+    allocator::share_heaps();
     let store = Arc::new(Store::open(&args.store, options)?);
     for w in store.warnings() {
         eprintln!("warning: {w}");
     }
+    let memory = budget(args.max_memory, &store)?;
     let token = args.token.clone().filter(|t| !t.is_empty());
     let runtime = super::remote::runtime()?;
     runtime.block_on(async {
@@ -86,10 +103,14 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             .map_or_else(|_| args.listen.clone(), |a| a.to_string());
         let stats = store.stats();
         eprintln!(
-            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes{})",
+            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes; {}{})",
             args.store.display(),
             stats.profiles,
             stats.size_bytes,
+            memory.as_ref().map_or_else(
+                || "no memory budget".to_string(),
+                |m| format!("memory budget {}", mib(m.limit_bytes()))
+            ),
             if token.is_some() {
                 "; bearer token required"
             } else {
@@ -105,6 +126,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             ServerOptions {
                 bearer_token: token,
                 tls,
+                memory,
                 ..ServerOptions::default()
             },
             shutdown_signal(),
@@ -113,6 +135,39 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     })?;
     eprintln!("flint serve: stopped");
     Ok(())
+}
+
+/// The server's memory budget: `--max-memory`, else the cgroup's limit, else none.
+/// What is resident now (the store's index as opened) is set aside; the index's growth
+/// is counted as it grows.
+fn budget(
+    max_memory: Option<u64>,
+    store: &Arc<Store>,
+) -> Result<Option<Arc<MemoryBudget>>, CliError> {
+    let (limit_bytes, source) = match (max_memory, limit::cgroup_limit()) {
+        (Some(0), _) => {
+            return Err(
+                "--max-memory 0: must be more than zero (leave it out for the cgroup's limit)"
+                    .into(),
+            );
+        }
+        (Some(bytes), _) => (bytes, "--max-memory".to_string()),
+        (None, Some(bytes)) => (bytes, "the cgroup's memory limit".to_string()),
+        (None, None) => return Ok(None),
+    };
+    let opened = store.index_bytes();
+    let index = store.clone();
+    let options = BudgetOptions {
+        limit_bytes,
+        source,
+        resident_bytes: limit::resident_bytes().unwrap_or(0),
+        max_waiting: MAX_WAITING_QUERIES,
+        max_wait: MAX_QUERY_WAIT,
+    };
+    let grown = Box::new(move || index.index_bytes().saturating_sub(opened));
+    MemoryBudget::new(options, grown)
+        .map(Some)
+        .map_err(|r| format!("--max-memory: {r}").into())
 }
 
 /// Completes on Ctrl-C or SIGTERM.

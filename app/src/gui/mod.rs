@@ -19,8 +19,9 @@ use std::sync::{Arc, OnceLock};
 use profile_model::codec::DecodeOptions;
 
 use self::app::FlintApp;
-use self::shell::{allocator, connect};
+use self::shell::connect;
 use self::view::loader::{Job, Settings, Source};
+use crate::allocator;
 
 /// The profile shown when the window is opened without a file.
 pub const DEMO_NAME: &str = "demo-cpu.pb.gz";

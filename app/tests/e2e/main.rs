@@ -15,6 +15,7 @@ mod gui_smoke;
 mod layout;
 mod record;
 mod serve;
+mod serve_memory;
 mod writers;
 
 use std::io::Write as _;

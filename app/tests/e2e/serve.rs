@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufRead as _, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
@@ -24,25 +24,30 @@ const YEARS: TimeRange = TimeRange {
 };
 
 /// A running `flint serve` on a free loopback port; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
+pub(super) struct Server {
+    pub(super) child: Child,
+    pub(super) url: String,
     /// What it printed before its address: warnings from opening the store.
     warnings: Vec<String>,
 }
 
 impl Server {
-    fn start(store: &PathBuf, token: Option<&str>) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_flint"));
-        cmd.args(["serve", "--store"])
-            .arg(store)
-            .args(["--listen", "127.0.0.1:0"])
+    fn start(store: &Path, token: Option<&str>) -> Self {
+        let mut args = vec!["serve".to_string(), "--store".into()];
+        args.push(store.display().to_string());
+        if let Some(t) = token {
+            args.extend(["--token".into(), t.into()]);
+        }
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_flint")).args(args))
+    }
+
+    /// Runs `cmd` (a `flint serve` without `--listen`, perhaps through a shell)
+    /// listening on a free loopback port, and reads where it listens.
+    pub(super) fn spawn(cmd: &mut Command) -> Self {
+        cmd.args(["--listen", "127.0.0.1:0"])
             .env_remove("FLINT_TOKEN")
             .stderr(Stdio::piped())
             .stdout(Stdio::null());
-        if let Some(t) = token {
-            cmd.args(["--token", t]);
-        }
         let mut child = cmd.spawn().expect("flint serve starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
@@ -83,7 +88,7 @@ impl Drop for Server {
     }
 }
 
-fn temp_store(tag: &str) -> PathBuf {
+pub(super) fn temp_store(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("flint-e2e-store-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -93,7 +98,7 @@ fn fixture(name: &str) -> String {
     fixtures().join(name).display().to_string()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()
@@ -101,7 +106,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-fn client(url: &str) -> Arc<RemoteSource> {
+pub(super) fn client(url: &str) -> Arc<RemoteSource> {
     Arc::new(RemoteSource::new(url, RemoteOptions::default()).expect("client"))
 }
 

@@ -170,6 +170,7 @@ pub fn status_of(error: SourceError) -> Status {
         SourceError::Cancelled => Status::cancelled("the query was cancelled"),
         SourceError::Unavailable(message) => Status::unavailable(message),
         SourceError::Failed(message) => Status::internal(message),
+        SourceError::ResourceExhausted(message) => Status::resource_exhausted(message),
     }
 }
 
@@ -195,6 +196,9 @@ pub fn source_error_of(status: &Status, server: &str, cap_bytes: usize) -> Sourc
             SourceError::Failed(format!(
                 "the answer from {server} is larger than the maximum response size of {cap_bytes} bytes ({message}); raise the limit or narrow the query"
             ))
+        }
+        Code::ResourceExhausted => {
+            SourceError::ResourceExhausted(format!("{server} is short of memory: {message}"))
         }
         Code::Unimplemented => {
             SourceError::Failed(format!("{server} does not support this request: {message}"))

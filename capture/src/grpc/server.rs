@@ -22,10 +22,12 @@ use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
 use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
 use crate::grpc::report::{only_type, parca_difference};
+use crate::memory::{self, Lease, MemoryBudget, Refused};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, SourceError, TimeRange,
 };
+use profile_model::codec::{self, DEFAULT_MAX_DECOMPRESSED_BYTES};
 
 /// Parca's cap on one gRPC message, each way: 32 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 << 20;
@@ -41,6 +43,8 @@ pub struct ServerOptions {
     /// Serve TLS (HTTPS) with this certificate chain and private key, both PEM;
     /// cleartext HTTP/2 when `None`.
     pub tls: Option<TlsIdentity>,
+    /// The memory queries and pushes may hold; no limit when `None`.
+    pub memory: Option<Arc<MemoryBudget>>,
 }
 
 /// A server's TLS certificate chain and private key, PEM-encoded.
@@ -58,6 +62,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
             .field("max_message_bytes", &self.max_message_bytes)
             .field("tls", &self.tls.is_some())
+            .field("memory", &self.memory)
             .finish()
     }
 }
@@ -68,6 +73,7 @@ impl Default for ServerOptions {
             bearer_token: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             tls: None,
+            memory: None,
         }
     }
 }
@@ -116,12 +122,17 @@ pub async fn serve(
     let query = QueryServiceServer::new(QueryServer {
         source,
         auth: auth.clone(),
+        memory: options.memory.clone(),
     })
     .max_decoding_message_size(options.max_message_bytes)
     .max_encoding_message_size(options.max_message_bytes);
-    let store = ProfileStoreServiceServer::new(StoreServer { sink, auth })
-        .max_decoding_message_size(options.max_message_bytes)
-        .max_encoding_message_size(options.max_message_bytes);
+    let store = ProfileStoreServiceServer::new(StoreServer {
+        sink,
+        auth,
+        memory: options.memory.clone(),
+    })
+    .max_decoding_message_size(options.max_message_bytes)
+    .max_encoding_message_size(options.max_message_bytes);
     let mut builder = tonic::transport::Server::builder();
     if let Some(id) = &options.tls {
         let identity = tonic::transport::Identity::from_pem(&id.cert_pem, &id.key_pem);
@@ -247,27 +258,69 @@ async fn selectors(
 struct QueryServer {
     source: Arc<dyn ProfileSource>,
     auth: Auth,
+    memory: Option<Arc<MemoryBudget>>,
 }
 
+/// The memory one request may hold, when the server has a budget.
+type Within = Option<Arc<Lease>>;
+
 impl QueryServer {
+    /// Admits a query within the memory budget, if any: it may wait in the queue.
+    /// `first` and `alone` as [`MemoryBudget::admit_query`] takes them.
+    async fn admit(&self, first: u64, alone: bool) -> Result<Within, Status> {
+        match &self.memory {
+            Some(budget) => Ok(Some(Arc::new(
+                budget.admit_query(first, alone).await.map_err(exhausted)?,
+            ))),
+            None => Ok(None),
+        }
+    }
+
     /// One side of a query: the selector and which profile(s).
     async fn profile(
         &self,
         query: &str,
         time: QueryTime,
+        lease: &Within,
     ) -> Result<(profile_model::Profile, Selector), Status> {
         let selector = parse_selector(query)?;
         let (source, asked) = (self.source.clone(), selector.clone());
         let handle = tokio::runtime::Handle::current();
-        let profile = off_runtime(move || {
+        let progress = match lease {
+            Some(lease) => Progress::default().within(lease.clone()),
+            None => Progress::default(),
+        };
+        let profile = within(lease, move || {
             handle
-                .block_on(source.query(asked.clone(), time, Progress::default()))
+                .block_on(source.query(asked.clone(), time, progress))
                 .and_then(|p| only_type(p, &asked.profile_type))
         })
         .await?
         .map_err(status_of)?;
         Ok((profile, selector))
     }
+}
+
+/// RESOURCE_EXHAUSTED, for memory the budget refused.
+fn exhausted(refused: Refused) -> Status {
+    Status::resource_exhausted(refused.0)
+}
+
+/// [`off_runtime`], charging the work's memory to `lease` and checking it after.
+async fn within<T: Send + 'static>(
+    lease: &Within,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Status> {
+    let account = lease.as_ref().map(|l| l.account());
+    let done = off_runtime(move || {
+        let _charge = memory::charge_to_any(account);
+        work()
+    })
+    .await?;
+    if let Some(lease) = lease {
+        lease.checkpoint().map_err(exhausted)?;
+    }
+    Ok(done)
 }
 
 /// Runs CPU-heavy work (a local source's merge, a diff, encoding the answer) on tokio's
@@ -315,6 +368,66 @@ fn diff_side<'a>(
             side.mode
         ))),
     }
+}
+
+impl QueryServer {
+    /// The report of a checked query, its memory within `lease`.
+    async fn answer(
+        &self,
+        request: &pq::QueryRequest,
+        mode: Mode,
+        lease: &Within,
+    ) -> Result<Response<pq::QueryResponse>, Status> {
+        let profile = match (mode, &request.options) {
+            (Mode::SingleUnspecified, Some(Options::Single(s))) => {
+                self.profile(&s.query, single_time(s)?, lease).await?.0
+            }
+            (Mode::Merge, Some(Options::Merge(m))) => {
+                self.profile(&m.query, merge_time(m)?, lease).await?.0
+            }
+            (Mode::Diff, Some(Options::Diff(d))) => {
+                let (query_a, time_a) = diff_side(&d.a, "a")?;
+                let (query_b, time_b) = diff_side(&d.b, "b")?;
+                let (a, _) = self.profile(query_a, time_a, lease).await?;
+                let (b, _) = self.profile(query_b, time_b, lease).await?;
+                let absolute = d.absolute.unwrap_or(false);
+                within(lease, move || parca_difference(&a, &b, absolute))
+                    .await?
+                    .map_err(status_of)?
+            }
+            (mode, _) => return Err(mismatched(mode)),
+        };
+        let total = profile.total(0);
+        let report = within(lease, move || profile_model::codec::encode_gzip(&profile)).await?;
+        Ok(Response::new(pq::QueryResponse {
+            report: Some(query_response::Report::Pprof(report)),
+            total,
+            filtered: 0,
+        }))
+    }
+}
+
+/// Whether a query's options are those of its mode.
+fn options_match(mode: Mode, options: &Option<Options>) -> bool {
+    matches!(
+        (mode, options),
+        (Mode::SingleUnspecified, Some(Options::Single(_)))
+            | (Mode::Merge, Some(Options::Merge(_)))
+            | (Mode::Diff, Some(Options::Diff(_)))
+    )
+}
+
+/// The refusal of a query whose options are not those of its mode.
+fn mismatched(mode: Mode) -> Status {
+    invalid(format!(
+        "query mode {} needs its matching options ({})",
+        mode.as_str_name(),
+        match mode {
+            Mode::SingleUnspecified => "single",
+            Mode::Merge => "merge",
+            Mode::Diff => "diff",
+        }
+    ))
 }
 
 #[tonic::async_trait]
@@ -401,42 +514,22 @@ impl QueryService for QueryServer {
         }
         let mode = Mode::try_from(request.mode)
             .map_err(|_| invalid(format!("unknown query mode {}", request.mode)))?;
-        let profile = match (mode, &request.options) {
-            (Mode::SingleUnspecified, Some(Options::Single(s))) => {
-                self.profile(&s.query, single_time(s)?).await?.0
+        if !options_match(mode, &request.options) {
+            return Err(mismatched(mode));
+        }
+        // A query refused memory that others held is tried again alone, so that
+        // queries queue up rather than fail.
+        let lease = self.admit(0, false).await?;
+        let answered = self.answer(&request, mode, &lease).await;
+        let wanted = lease.as_ref().and_then(|l| l.wanted());
+        match (answered, wanted) {
+            (Err(status), Some(wanted)) if status.code() == tonic::Code::ResourceExhausted => {
+                drop(lease);
+                let lease = self.admit(wanted, true).await?;
+                self.answer(&request, mode, &lease).await
             }
-            (Mode::Merge, Some(Options::Merge(m))) => {
-                self.profile(&m.query, merge_time(m)?).await?.0
-            }
-            (Mode::Diff, Some(Options::Diff(d))) => {
-                let (query_a, time_a) = diff_side(&d.a, "a")?;
-                let (query_b, time_b) = diff_side(&d.b, "b")?;
-                let (a, _) = self.profile(query_a, time_a).await?;
-                let (b, _) = self.profile(query_b, time_b).await?;
-                let absolute = d.absolute.unwrap_or(false);
-                off_runtime(move || parca_difference(&a, &b, absolute))
-                    .await?
-                    .map_err(status_of)?
-            }
-            (mode, _) => {
-                return Err(invalid(format!(
-                    "query mode {} needs its matching options ({})",
-                    mode.as_str_name(),
-                    match mode {
-                        Mode::SingleUnspecified => "single",
-                        Mode::Merge => "merge",
-                        Mode::Diff => "diff",
-                    }
-                )));
-            }
-        };
-        let total = profile.total(0);
-        let report = off_runtime(move || profile_model::codec::encode_gzip(&profile)).await?;
-        Ok(Response::new(pq::QueryResponse {
-            report: Some(query_response::Report::Pprof(report)),
-            total,
-            filtered: 0,
-        }))
+            (answered, _) => answered,
+        }
     }
 
     async fn series(
@@ -527,6 +620,35 @@ where
 struct StoreServer {
     sink: Option<Arc<dyn ProfileSink>>,
     auth: Auth,
+    memory: Option<Arc<MemoryBudget>>,
+}
+
+/// A push's lease within the budget, and the most any of its profiles may inflate to:
+/// the request's bytes and twice its largest profile inflated (bytes, then tables) are
+/// granted at once or refused; a profile whose gzip trailer tells a size beyond the
+/// budget is refused before it is inflated, and one whose trailer lies is stopped as it
+/// inflates past what is free.
+fn push_within(
+    budget: &Arc<MemoryBudget>,
+    profiles: &[(Labels, Vec<u8>)],
+) -> Result<(Lease, u64), Status> {
+    let raw: u64 = profiles.iter().map(|(_, p)| p.len() as u64).sum();
+    let largest = profiles
+        .iter()
+        .map(|(_, p)| codec::inflated_size_hint(p))
+        .max()
+        .unwrap_or(0);
+    if largest.saturating_mul(2) > budget.for_all() {
+        return Err(Status::resource_exhausted(format!(
+            "a profile of this request inflates to {} (its gzip trailer says), more than the server's memory budget of {} allows",
+            memory::budget::mib(largest),
+            memory::budget::mib(budget.limit_bytes())
+        )));
+    }
+    let lease = budget
+        .admit_push(raw + 2 * largest + (1 << 20))
+        .map_err(exhausted)?;
+    Ok((lease, budget.inflate_cap(largest)))
 }
 
 #[tonic::async_trait]
@@ -556,11 +678,20 @@ impl ProfileStoreService for StoreServer {
             .collect::<Result<_, Status>>()?;
         // All or nothing, as Parca's WriteRaw: a refused profile leaves the store as it
         // was, with the good ones before it.
-        let profiles = series
+        let profiles: Vec<(Labels, Vec<u8>)> = series
             .into_iter()
             .flat_map(|(labels, profiles)| profiles.into_iter().map(move |p| (labels.clone(), p)))
             .collect();
-        sink.write_raw_all(profiles).await.map_err(status_of)?;
+        let (_lease, max_inflated) = match &self.memory {
+            Some(budget) => {
+                let (lease, cap) = push_within(budget, &profiles)?;
+                (Some(lease), cap)
+            }
+            None => (None, DEFAULT_MAX_DECOMPRESSED_BYTES),
+        };
+        sink.write_raw_all(profiles, max_inflated)
+            .await
+            .map_err(status_of)?;
         Ok(Response::new(WriteRawResponse {}))
     }
 }

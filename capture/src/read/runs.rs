@@ -8,6 +8,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::memory;
+
 /// Why an item was not folded in.
 #[derive(Debug)]
 pub enum Failure<E> {
@@ -67,11 +69,16 @@ pub fn fold_in_runs<A: Send, E: Send>(
         left: Mutex::new(first_runs),
         stop_at: AtomicUsize::new(usize::MAX),
     };
+    // The helpers' memory is the caller's (a query's, within a server's budget).
+    let account = memory::current();
     let done: Vec<RunsDone<A, E>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|thread| {
-                let (runs, new, add) = (&runs, &new, &add);
-                scope.spawn(move || runs.work(thread, new, add))
+                let (runs, new, add, account) = (&runs, &new, &add, account.clone());
+                scope.spawn(move || {
+                    let _charge = memory::charge_to_any(account);
+                    runs.work(thread, new, add)
+                })
             })
             .collect();
         workers

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use profile_model::Profile;
 
+use crate::memory::Lease;
 use crate::selector::{ProfileType, Selector};
 
 /// A time range in nanoseconds since the Unix epoch, start inclusive, end exclusive.
@@ -81,6 +82,8 @@ pub struct Progress {
     total: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
     skipped: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The memory the query may hold, when it runs within a budget.
+    lease: Option<Arc<Lease>>,
 }
 
 impl Progress {
@@ -124,6 +127,24 @@ impl Progress {
     pub fn skipped(&self) -> Vec<String> {
         self.skipped.lock().map(|s| s.clone()).unwrap_or_default()
     }
+
+    /// The same progress, for a query that runs within `lease`'s memory.
+    pub fn within(mut self, lease: Arc<Lease>) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// Where a long query checks its memory: it may go on while what its threads hold
+    /// fits its lease, which grows when it can ([`Lease::checkpoint`]);
+    /// [`SourceError::ResourceExhausted`] when it cannot. Always `Ok` outside a budget.
+    pub fn checkpoint(&self) -> Result<(), SourceError> {
+        match &self.lease {
+            Some(lease) => lease
+                .checkpoint()
+                .map_err(|r| SourceError::ResourceExhausted(r.0)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Why a source could not answer.
@@ -144,6 +165,9 @@ pub enum SourceError {
     /// Reading or decoding failed.
     #[error("{0}")]
     Failed(String),
+    /// The answer would take more memory than the server's budget gives it now.
+    #[error("{0}")]
+    ResourceExhausted(String),
 }
 
 /// A future returned by a [`ProfileSource`].
@@ -215,9 +239,15 @@ pub trait ProfileSink: Send + Sync {
     fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()>;
 
     /// Stores every profile of one request, or none of them when one is refused (a
-    /// WriteRaw is all or nothing, as Parca's is). The default writes them one after
+    /// WriteRaw is all or nothing, as Parca's is); a sink that decodes them inflates
+    /// each to at most `max_inflated_bytes`. The default writes them one after
     /// another, for sinks that cannot do better.
-    fn write_raw_all(&self, profiles: Vec<(Labels, Vec<u8>)>) -> SourceFuture<'_, ()> {
+    fn write_raw_all(
+        &self,
+        profiles: Vec<(Labels, Vec<u8>)>,
+        max_inflated_bytes: u64,
+    ) -> SourceFuture<'_, ()> {
+        let _ = max_inflated_bytes;
         Box::pin(async move {
             for (labels, raw_profile) in profiles {
                 self.write_raw(labels, raw_profile).await?;

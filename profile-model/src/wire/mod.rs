@@ -468,6 +468,16 @@ fn put_varint_field(out: &mut Vec<u8>, field: u64, v: u64) {
 /// prost would encode `proto::Sample`s: packed location ids (`id = index + 1`),
 /// packed values, and the labels of each sample's label set (encoded once per set).
 pub(crate) fn write_samples(profile: &crate::Profile, out: &mut Vec<u8>) {
+    write_samples_flushing(profile, out, |_| {});
+}
+
+/// [`write_samples`], handing `out` to `flush` (which may empty it) whenever it holds
+/// a mebibyte or more, so that a large profile can be compressed as it is encoded.
+pub(crate) fn write_samples_flushing(
+    profile: &crate::Profile,
+    out: &mut Vec<u8>,
+    mut flush: impl FnMut(&mut Vec<u8>),
+) {
     let labels: Vec<Vec<u8>> = profile
         .label_sets
         .iter()
@@ -507,6 +517,9 @@ pub(crate) fn write_samples(profile: &crate::Profile, out: &mut Vec<u8>) {
             sample.extend_from_slice(encoded);
         }
         put_bytes(out, 2, &sample);
+        if out.len() >= 1 << 20 {
+            flush(out);
+        }
     }
 }
 

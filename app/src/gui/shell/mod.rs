@@ -1,7 +1,6 @@
 //! The window's shell: menus, keyboard and drops, dialogs, the Connect window, the
 //! status bar and the panels' sizes.
 
-pub mod allocator;
 pub mod connect;
 pub mod dialogs;
 pub mod input;

@@ -79,6 +79,13 @@ pub struct Entry<L> {
 }
 
 impl<L> Entry<L> {
+    /// The heap bytes the entry holds of its own (shared labels and types not counted).
+    pub fn heap_bytes(&self) -> u64 {
+        let groups = self.groups.capacity() * std::mem::size_of::<Group>();
+        let values: usize = self.groups.iter().map(|g| g.values.capacity() * 8).sum();
+        (std::mem::size_of::<Self>() + groups + values) as u64
+    }
+
     /// Index of profile type `t` among the entry's types.
     pub fn type_index(&self, t: &ProfileType) -> Option<usize> {
         self.types.iter().position(|x| x == t)

@@ -21,7 +21,8 @@ use crate::source::{Progress, SourceError};
 /// merged in order ([`fold_in_runs`]), so the result is the same as merging one entry
 /// after another. An entry gone or broken since it was indexed is merged without and
 /// named ([`Progress::skip`]); the merge fails only when nothing is left.
-/// [`SourceError::NoData`] when `entries` is empty.
+/// [`SourceError::NoData`] when `entries` is empty. Before each entry the memory the
+/// merge holds is checked against its lease, if any ([`Progress::checkpoint`]).
 #[allow(
     clippy::too_many_arguments,
     reason = "one call site per source, each naming every part"
@@ -44,6 +45,7 @@ pub(crate) fn merge<L: Sync>(
         if progress.is_cancelled() {
             return Err(Failure::Stop(SourceError::Cancelled));
         }
+        progress.checkpoint().map_err(Failure::Stop)?;
         let entry = entries[i];
         let added = merge_entry(
             merger, buf, entry, selector, rule, one_type, decode, &name, &load,

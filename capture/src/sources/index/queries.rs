@@ -28,13 +28,20 @@ pub fn query_range_of(time: QueryTime) -> TimeRange {
 pub struct Index<L> {
     entries: Vec<Entry<L>>,
     rule: SampleLabels,
+    /// The entries' [`Entry::heap_bytes`], summed.
+    bytes: u64,
 }
 
 impl<L: Ord> Index<L> {
     /// An index of `entries` (any order) whose groups were built with `rule`.
     pub fn new(mut entries: Vec<Entry<L>>, rule: SampleLabels) -> Self {
         entries.sort_by(|a, b| (a.time_nanos, &a.locator).cmp(&(b.time_nanos, &b.locator)));
-        Self { entries, rule }
+        let bytes = entries.iter().map(Entry::heap_bytes).sum();
+        Self {
+            entries,
+            rule,
+            bytes,
+        }
     }
 
     /// Adds an entry in its place.
@@ -42,16 +49,24 @@ impl<L: Ord> Index<L> {
         let at = self
             .entries
             .partition_point(|e| (e.time_nanos, &e.locator) <= (entry.time_nanos, &entry.locator));
+        self.bytes += entry.heap_bytes();
         self.entries.insert(at, entry);
     }
 
     /// Keeps only the entries for which `keep` is true.
     pub fn retain(&mut self, keep: impl FnMut(&Entry<L>) -> bool) {
         self.entries.retain(keep);
+        self.bytes = self.entries.iter().map(Entry::heap_bytes).sum();
     }
 }
 
 impl<L> Index<L> {
+    /// The heap bytes the entries hold, near enough to budget the index's memory.
+    pub fn heap_bytes(&self) -> u64 {
+        let spare = self.entries.capacity() - self.entries.len();
+        self.bytes + (spare * std::mem::size_of::<Entry<L>>()) as u64
+    }
+
     /// All entries, in time order.
     pub fn entries(&self) -> &[Entry<L>] {
         &self.entries

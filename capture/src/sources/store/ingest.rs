@@ -21,8 +21,14 @@ pub struct Prepared {
 /// Checks `labels` and `raw` (gzipped or plain pprof) and builds the record. The profile
 /// is placed at its `time_nanos`, or at `now_nanos` when that is 0. Each sample type is
 /// a profile type named `__name__:type:unit:period_type:period_unit`, with `:delta` iff
-/// the pprof has a duration (Parca's rule at ingest).
-pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepared, SourceError> {
+/// the pprof has a duration (Parca's rule at ingest). It is inflated to at most
+/// `decode.max_decompressed_bytes`.
+pub fn prepare(
+    mut labels: Labels,
+    raw: &[u8],
+    now_nanos: i64,
+    decode: DecodeOptions,
+) -> Result<Prepared, SourceError> {
     let name = labels
         .remove("__name__")
         .ok_or_else(|| SourceError::InvalidArgument("missing __name__ label".into()))?;
@@ -32,7 +38,7 @@ pub fn prepare(mut labels: Labels, raw: &[u8], now_nanos: i64) -> Result<Prepare
         )));
     }
     // Checked as decoding checks it; the index needs no stacks.
-    let profile = codec::decode_without_stacks(raw, DecodeOptions::default())
+    let profile = codec::decode_without_stacks(raw, decode)
         .map_err(|e| SourceError::InvalidArgument(format!("cannot decode the profile: {e}")))?;
     if profile.sample_types.is_empty() {
         return Err(SourceError::InvalidArgument(

@@ -315,7 +315,7 @@ impl Store {
     /// durable; see [`ingest::prepare`] for what is checked. Blocks: call it from a plain
     /// thread, or use [`ProfileSink::write_raw`] from async code.
     pub fn write(&self, labels: Labels, raw_profile: &[u8]) -> Result<(), SourceError> {
-        let prepared = ingest::prepare(labels, raw_profile, now_nanos())?;
+        let prepared = ingest::prepare(labels, raw_profile, now_nanos(), DecodeOptions::default())?;
         self.submit(vec![prepared])?
             .blocking_recv()
             .map_err(|_| stopped())?
@@ -324,7 +324,10 @@ impl Store {
     /// Stores several profiles with one sync; all are checked first, and none is stored
     /// when one is invalid. Blocks like [`Store::write`].
     pub fn write_batch(&self, profiles: &[(Labels, Vec<u8>)]) -> Result<(), SourceError> {
-        let prepared = prepare_all(profiles.iter().map(|(l, raw)| (l.clone(), raw)))?;
+        let prepared = prepare_all(
+            profiles.iter().map(|(l, raw)| (l.clone(), raw)),
+            DecodeOptions::default(),
+        )?;
         self.submit(prepared)?
             .blocking_recv()
             .map_err(|_| stopped())?
@@ -374,6 +377,11 @@ impl Store {
     /// The time span of the stored profiles of type `t` ([`Index::span_of`]).
     pub fn span_of(&self, t: &ProfileType) -> TimeRange {
         self.shared.read_index().span_of(t)
+    }
+
+    /// The heap bytes its index holds, for a memory budget.
+    pub fn index_bytes(&self) -> u64 {
+        self.shared.read_index().heap_bytes()
     }
 
     /// The store's directory.
@@ -766,11 +774,12 @@ impl ProfileSource for Store {
 /// the first refused one is the error, and then none is kept.
 fn prepare_all<R: AsRef<[u8]>>(
     profiles: impl IntoIterator<Item = (Labels, R)>,
+    decode: DecodeOptions,
 ) -> Result<Vec<Prepared>, SourceError> {
     let now = now_nanos();
     profiles
         .into_iter()
-        .map(|(labels, raw)| ingest::prepare(labels, raw.as_ref(), now))
+        .map(|(labels, raw)| ingest::prepare(labels, raw.as_ref(), now, decode))
         .collect()
 }
 
@@ -780,19 +789,27 @@ impl ProfileSink for Store {
     fn write_raw(&self, labels: Labels, raw_profile: Vec<u8>) -> SourceFuture<'_, ()> {
         Box::pin(async move {
             let now = now_nanos();
-            let prepared =
-                tokio::task::spawn_blocking(move || ingest::prepare(labels, &raw_profile, now))
-                    .await
-                    .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
+            let prepared = tokio::task::spawn_blocking(move || {
+                ingest::prepare(labels, &raw_profile, now, DecodeOptions::default())
+            })
+            .await
+            .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
             self.submit(vec![prepared])?.await.map_err(|_| stopped())?
         })
     }
 
     /// Every profile checked and prepared first, then all written with one sync: a
     /// refused one leaves the store as it was.
-    fn write_raw_all(&self, profiles: Vec<(Labels, Vec<u8>)>) -> SourceFuture<'_, ()> {
+    fn write_raw_all(
+        &self,
+        profiles: Vec<(Labels, Vec<u8>)>,
+        max_inflated_bytes: u64,
+    ) -> SourceFuture<'_, ()> {
+        let decode = DecodeOptions {
+            max_decompressed_bytes: max_inflated_bytes,
+        };
         Box::pin(async move {
-            let prepared = tokio::task::spawn_blocking(move || prepare_all(profiles))
+            let prepared = tokio::task::spawn_blocking(move || prepare_all(profiles, decode))
                 .await
                 .map_err(|e| SourceError::Failed(format!("ingest task failed: {e}")))??;
             if prepared.is_empty() {
