@@ -21,6 +21,7 @@ use crate::grpc::proto::profilestore::{WriteRawRequest, WriteRawResponse};
 use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
 use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
+use crate::grpc::query_options::QueryOptions;
 use crate::grpc::report::{only_type, parca_difference};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
@@ -401,6 +402,9 @@ impl QueryService for QueryServer {
         }
         let mode = Mode::try_from(request.mode)
             .map_err(|_| invalid(format!("unknown query mode {}", request.mode)))?;
+        let options = QueryOptions::of_request(&request)?;
+        // A diff's `filtered` is B's, as Parca's: B's value its stack filters remove.
+        let mut filtered_b = None;
         let profile = match (mode, &request.options) {
             (Mode::SingleUnspecified, Some(Options::Single(s))) => {
                 self.profile(&s.query, single_time(s)?).await?.0
@@ -414,9 +418,13 @@ impl QueryService for QueryServer {
                 let (a, _) = self.profile(query_a, time_a).await?;
                 let (b, _) = self.profile(query_b, time_b).await?;
                 let absolute = d.absolute.unwrap_or(false);
-                off_runtime(move || parca_difference(&a, &b, absolute))
-                    .await?
-                    .map_err(status_of)?
+                let of_b = options.clone();
+                let (difference, removed) = off_runtime(move || {
+                    (parca_difference(&a, &b, absolute), of_b.removed_value(&b))
+                })
+                .await?;
+                filtered_b = Some(removed);
+                difference.map_err(status_of)?
             }
             (mode, _) => {
                 return Err(invalid(format!(
@@ -430,12 +438,14 @@ impl QueryService for QueryServer {
                 )));
             }
         };
+        let shaped = off_runtime(move || options.apply(profile)).await?;
+        let (profile, filtered) = (shaped.profile, filtered_b.unwrap_or(shaped.filtered));
         let total = profile.total(0);
         let report = off_runtime(move || profile_model::codec::encode_gzip(&profile)).await?;
         Ok(Response::new(pq::QueryResponse {
             report: Some(query_response::Report::Pprof(report)),
             total,
-            filtered: 0,
+            filtered,
         }))
     }
 
