@@ -1377,3 +1377,203 @@ fn sample_counts_are_ranged_as_cpu_time_as_parca_does() {
     let rate = direct[0].points[0].value_per_second.unwrap();
     assert!(rate > 1e8 && rate < 4e9, "CPU ns per second: {rate}");
 }
+
+/// A PPROF merge of all CPU profiles with `shape` applied to the request: the answer
+/// decoded and its `filtered`, or the refusal.
+fn ask_merge(
+    h: &Harness,
+    shape: impl FnOnce(&mut pq::QueryRequest),
+) -> Result<(Profile, i64), tonic::Status> {
+    let mut request = pq::QueryRequest {
+        mode: query_request::Mode::Merge as i32,
+        options: Some(query_request::Options::Merge(pq::MergeProfile {
+            query: CPU.to_string(),
+            start: Some(timestamp(i64::MIN / 2)),
+            end: Some(timestamp(i64::MAX / 2)),
+        })),
+        report_type: query_request::ReportType::Pprof as i32,
+        ..Default::default()
+    };
+    shape(&mut request);
+    let answer = h.block_on(h.raw_client().query(request))?.into_inner();
+    let Some(pq::query_response::Report::Pprof(bytes)) = answer.report else {
+        panic!("not a pprof report");
+    };
+    Ok((
+        profile_model::codec::decode(&bytes).unwrap(),
+        answer.filtered,
+    ))
+}
+
+/// The direct merge of all CPU profiles, CPU time only.
+fn direct_cpu_merge(h: &Harness) -> Profile {
+    let cpu = selector(CPU);
+    let all = QueryTime::Merge(TimeRange::ALL);
+    restricted(
+        h.block_on(h.direct.query(cpu.clone(), all, Progress::default()))
+            .unwrap(),
+        &cpu,
+    )
+}
+
+/// Function names (leaf first) → summed value, of each sample's stack as `rewrite`
+/// turns it (its location ids, leaf first; `None` leaves the sample out).
+fn stacks_by(
+    p: &Profile,
+    rewrite: impl Fn(&[u32]) -> Option<Vec<u32>>,
+) -> BTreeMap<Vec<String>, i64> {
+    let mut out = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        let Some(stack) = rewrite(p.samples.stack(i)) else {
+            continue;
+        };
+        let names = stack
+            .iter()
+            .flat_map(|&l| &p.locations[l as usize].lines)
+            .map(|l| p.str(p.functions[l.function as usize].name).to_string())
+            .collect();
+        *out.entry(names).or_insert(0) += p.samples.values[0][i];
+    }
+    out.retain(|_, v| *v != 0);
+    out
+}
+
+/// The function names of a location's lines.
+fn location_names(p: &Profile, location: u32) -> Vec<&str> {
+    (p.locations[location as usize].lines.iter())
+        .map(|l| p.str(p.functions[l.function as usize].name))
+        .collect()
+}
+
+/// A `filter` of the request: a stack (or frame) filter on the function name.
+fn function_filter(stack: bool, condition: pq::string_condition::Condition) -> pq::Filter {
+    let criteria = pq::FilterCriteria {
+        function_name: Some(pq::StringCondition {
+            condition: Some(condition),
+        }),
+        ..Default::default()
+    };
+    pq::Filter {
+        filter: Some(match stack {
+            true => pq::filter::Filter::StackFilter(pq::StackFilter {
+                filter: Some(pq::stack_filter::Filter::Criteria(criteria)),
+            }),
+            false => pq::filter::Filter::FrameFilter(pq::FrameFilter {
+                filter: Some(pq::frame_filter::Filter::Criteria(criteria)),
+            }),
+        }),
+    }
+}
+
+#[test]
+fn a_stack_filter_keeps_the_stacks_with_a_match_and_reports_the_rest_as_filtered() {
+    use pq::string_condition::Condition;
+    let h = Harness::start(ServerOptions::default());
+    let direct = direct_cpu_merge(&h);
+    let has_sha = |s: &[u32]| {
+        (s.iter()).any(|&l| {
+            location_names(&direct, l)
+                .iter()
+                .any(|n| n.contains("sha256"))
+        })
+    };
+    let want = stacks_by(&direct, |s| has_sha(s).then(|| s.to_vec()));
+    let kept: i64 = want.values().sum();
+    assert!(kept > 0 && kept < direct.total(0), "{kept}");
+    let contains = function_filter(true, Condition::Contains("SHA256".into()));
+    let (got, filtered) = ask_merge(&h, |r| r.filter = vec![contains]).unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+    assert_eq!(filtered, direct.total(0) - kept);
+    // Negated: no line of the stack may match.
+    let want = stacks_by(&direct, |s| (!has_sha(s)).then(|| s.to_vec()));
+    let not_contains = function_filter(true, Condition::NotContains("sha256".into()));
+    let (got, filtered) = ask_merge(&h, |r| r.filter = vec![not_contains]).unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+    assert_eq!(filtered, kept);
+}
+
+#[test]
+fn a_frame_filter_keeps_the_matching_frames_and_filters_no_value() {
+    use pq::string_condition::Condition;
+    let h = Harness::start(ServerOptions::default());
+    let direct = direct_cpu_merge(&h);
+    // Go's frames are one line each here, so a frame is a location.
+    let sha = |&l: &u32| location_names(&direct, l) == ["crypto/sha256.block"];
+    let want = stacks_by(&direct, |s| {
+        let kept: Vec<u32> = s.iter().copied().filter(sha).collect();
+        (!kept.is_empty()).then_some(kept)
+    });
+    assert!(!want.is_empty());
+    let equal = function_filter(false, Condition::Equal("crypto/SHA256.block".into()));
+    let (got, filtered) = ask_merge(&h, |r| r.filter = vec![equal]).unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+    assert_eq!(filtered, 0);
+}
+
+#[test]
+fn sandwich_by_function_cuts_a_merge_at_the_function_as_parca() {
+    let h = Harness::start(ServerOptions::default());
+    let direct = direct_cpu_merge(&h);
+    let function = "crypto/sha256.block";
+    let first_is = |&l: &u32| location_names(&direct, l).first() == Some(&function);
+    // Callees: from the leaf up to the first match.
+    let want = stacks_by(&direct, |s| {
+        s.iter().position(first_is).map(|i| s[..=i].to_vec())
+    });
+    assert!(!want.is_empty() && want.values().sum::<i64>() < direct.total(0));
+    let sandwich = |r: &mut pq::QueryRequest| r.sandwich_by_function = Some(function.into());
+    let (got, filtered) = ask_merge(&h, sandwich).unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+    assert_eq!(filtered, 0);
+    // Callers, inverted: from the root down to the last match.
+    let want = stacks_by(&direct, |s| {
+        let i = s.iter().rposition(first_is)?;
+        Some(s[i..].iter().rev().copied().collect())
+    });
+    let (got, _) = ask_merge(&h, |r| {
+        sandwich(r);
+        r.invert_call_stack = Some(true);
+    })
+    .unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+}
+
+#[test]
+fn invert_call_stack_answers_stacks_root_first() {
+    let h = Harness::start(ServerOptions::default());
+    let direct = direct_cpu_merge(&h);
+    let want = stacks_by(&direct, |s| Some(s.iter().rev().copied().collect()));
+    assert_ne!(want, stacks_by(&direct, |s| Some(s.to_vec())));
+    let (got, filtered) = ask_merge(&h, |r| r.invert_call_stack = Some(true)).unwrap();
+    assert_eq!(stacks_by(&got, |s| Some(s.to_vec())), want);
+    assert_eq!(filtered, 0);
+}
+
+#[test]
+fn group_by_is_checked_and_a_merge_keeps_the_labels_it_names() {
+    let h = Harness::start(ServerOptions::default());
+    let group_by = |fields: &[&str]| {
+        let fields = fields.iter().map(|f| f.to_string()).collect();
+        move |r: &mut pq::QueryRequest| r.group_by = Some(pq::GroupBy { fields })
+    };
+    let refused = ask_merge(&h, group_by(&["function_name", "labels"])).unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert_eq!(refused.message(), "invalid group by field: labels");
+    let direct = direct_cpu_merge(&h);
+    let only = |keys: &[&str]| -> BTreeMap<StackKey, i64> {
+        let mut out = BTreeMap::new();
+        for ((frames, labels), v) in stacks(&direct) {
+            let labels = labels
+                .into_iter()
+                .filter(|(k, _)| keys.contains(&k.as_str()));
+            *out.entry((frames, labels.collect())).or_insert(0) += v;
+        }
+        out
+    };
+    assert_ne!(only(&[]), stacks(&direct), "the profiles have labels");
+    let (got, _) = ask_merge(&h, group_by(&["labels.endpoint", "timestamp"])).unwrap();
+    assert_eq!(stacks(&got), only(&["endpoint"]));
+    assert!(stacks(&got).keys().any(|(_, labels)| !labels.is_empty()));
+    let (got, _) = ask_merge(&h, group_by(&["labels.nothing"])).unwrap();
+    assert_eq!(stacks(&got), only(&[]));
+}

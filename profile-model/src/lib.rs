@@ -34,6 +34,7 @@ pub mod names;
 pub mod normalize;
 pub mod profile;
 pub mod prune;
+pub mod restack;
 mod sample_table;
 mod slot_table;
 pub mod stack_index;

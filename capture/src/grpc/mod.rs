@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod proto;
+pub mod query_options;
 pub mod remote;
 pub mod report;
 pub mod server;

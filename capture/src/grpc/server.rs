@@ -21,6 +21,7 @@ use crate::grpc::proto::profilestore::{WriteRawRequest, WriteRawResponse};
 use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
 use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
+use crate::grpc::query_options::QueryOptions;
 use crate::grpc::report::{only_type, parca_difference};
 use crate::memory::{self, Lease, MemoryBudget, Refused};
 use crate::selector::{ProfileType, Selector};
@@ -376,8 +377,11 @@ impl QueryServer {
         &self,
         request: &pq::QueryRequest,
         mode: Mode,
+        options: &QueryOptions,
         lease: &Within,
     ) -> Result<Response<pq::QueryResponse>, Status> {
+        // A diff's `filtered` is B's, as Parca's: B's value its stack filters remove.
+        let mut filtered_b = None;
         let profile = match (mode, &request.options) {
             (Mode::SingleUnspecified, Some(Options::Single(s))) => {
                 self.profile(&s.query, single_time(s)?, lease).await?.0
@@ -391,18 +395,25 @@ impl QueryServer {
                 let (a, _) = self.profile(query_a, time_a, lease).await?;
                 let (b, _) = self.profile(query_b, time_b, lease).await?;
                 let absolute = d.absolute.unwrap_or(false);
-                within(lease, move || parca_difference(&a, &b, absolute))
-                    .await?
-                    .map_err(status_of)?
+                let of_b = options.clone();
+                let (difference, removed) = within(lease, move || {
+                    (parca_difference(&a, &b, absolute), of_b.removed_value(&b))
+                })
+                .await?;
+                filtered_b = Some(removed);
+                difference.map_err(status_of)?
             }
             (mode, _) => return Err(mismatched(mode)),
         };
+        let options = options.clone();
+        let shaped = within(lease, move || options.apply(profile)).await?;
+        let (profile, filtered) = (shaped.profile, filtered_b.unwrap_or(shaped.filtered));
         let total = profile.total(0);
         let report = within(lease, move || profile_model::codec::encode_gzip(&profile)).await?;
         Ok(Response::new(pq::QueryResponse {
             report: Some(query_response::Report::Pprof(report)),
             total,
-            filtered: 0,
+            filtered,
         }))
     }
 }
@@ -517,16 +528,17 @@ impl QueryService for QueryServer {
         if !options_match(mode, &request.options) {
             return Err(mismatched(mode));
         }
+        let options = QueryOptions::of_request(&request)?;
         // A query refused memory that others held is tried again alone, so that
         // queries queue up rather than fail.
         let lease = self.admit(0, false).await?;
-        let answered = self.answer(&request, mode, &lease).await;
+        let answered = self.answer(&request, mode, &options, &lease).await;
         let wanted = lease.as_ref().and_then(|l| l.wanted());
         match (answered, wanted) {
             (Err(status), Some(wanted)) if status.code() == tonic::Code::ResourceExhausted => {
                 drop(lease);
                 let lease = self.admit(wanted, true).await?;
-                self.answer(&request, mode, &lease).await
+                self.answer(&request, mode, &options, &lease).await
             }
             (answered, _) => answered,
         }
