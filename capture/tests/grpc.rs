@@ -549,9 +549,13 @@ fn no_data_and_invalid_arguments_map_to_source_errors() {
         query(Mode::Diff, merge.clone(), ReportType::Pprof).unwrap_err(),
         "MODE_DIFF",
     );
-    let unsupported = query(Mode::Merge, merge.clone(), ReportType::Top).unwrap_err();
+    let unsupported = query(Mode::Merge, merge.clone(), ReportType::FlamegraphArrow).unwrap_err();
     assert_eq!(unsupported.code(), tonic::Code::Unimplemented);
-    assert!(unsupported.message().contains("REPORT_TYPE_PPROF"));
+    assert!(
+        unsupported
+            .message()
+            .contains("REPORT_TYPE_FLAMEGRAPH_TABLE")
+    );
     let ok = query(Mode::Merge, merge, ReportType::Pprof)
         .expect("merge")
         .into_inner();

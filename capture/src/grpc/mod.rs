@@ -6,6 +6,7 @@ pub mod convert;
 pub mod proto;
 pub mod remote;
 pub mod report;
+pub mod reports;
 pub mod server;
 pub mod url;
 

@@ -20,8 +20,9 @@ use crate::grpc::proto::profilestore::profile_store_service_server::{
 use crate::grpc::proto::profilestore::{WriteRawRequest, WriteRawResponse};
 use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
 use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
-use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
-use crate::grpc::report::{only_type, parca_difference};
+use crate::grpc::proto::query::{self as pq, profile_diff_selection};
+use crate::grpc::report::only_type;
+use crate::grpc::reports::{Requested, diff_profile, report};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, SourceError, TimeRange,
@@ -268,6 +269,26 @@ impl QueryServer {
         .map_err(status_of)?;
         Ok((profile, selector))
     }
+
+    /// The label names of a PROFILE_METADATA request's merge selection (B's in a diff),
+    /// or `None` where Parca gives no metadata (a single profile).
+    async fn metadata_labels(
+        &self,
+        request: &pq::QueryRequest,
+    ) -> Result<Option<Vec<String>>, Status> {
+        let merge = match &request.options {
+            Some(Options::Merge(m)) => m,
+            Some(Options::Diff(d)) => match d.b.as_ref().and_then(|b| b.options.as_ref()) {
+                Some(profile_diff_selection::Options::Merge(m)) => m,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let selector = parse_selector(&merge.query)?;
+        let range = required_range("merge profile", merge.start.as_ref(), merge.end.as_ref())?;
+        let labels = self.source.labels(selector, range).await;
+        labels.map(Some).map_err(status_of)
+    }
 }
 
 /// Runs CPU-heavy work (a local source's merge, a diff, encoding the answer) on tokio's
@@ -278,6 +299,21 @@ async fn off_runtime<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| Status::internal(format!("the query failed: {e}")))
+}
+
+/// The response with `requested`'s report of `profile` (see [`report`]).
+async fn answer(
+    requested: Requested,
+    profile: profile_model::Profile,
+    diff: bool,
+    labels: Option<Vec<String>>,
+) -> Result<Response<pq::QueryResponse>, Status> {
+    let (report, total) = off_runtime(move || report(&requested, profile, diff, labels)).await??;
+    Ok(Response::new(pq::QueryResponse {
+        report: Some(report),
+        total,
+        filtered: 0,
+    }))
 }
 
 fn single_time(single: &pq::SingleProfile) -> Result<QueryTime, Status> {
@@ -384,21 +420,7 @@ impl QueryService for QueryServer {
     ) -> Result<Response<pq::QueryResponse>, Status> {
         self.auth.check(&request)?;
         let request = request.into_inner();
-        match ReportType::try_from(request.report_type) {
-            Ok(ReportType::Pprof) => {}
-            Ok(other) => {
-                return Err(Status::unimplemented(format!(
-                    "report type {} is not supported by this server; ask for REPORT_TYPE_PPROF",
-                    other.as_str_name()
-                )));
-            }
-            Err(_) => {
-                return Err(invalid(format!(
-                    "unknown report type {}",
-                    request.report_type
-                )));
-            }
-        }
+        let requested = Requested::of(&request)?;
         let mode = Mode::try_from(request.mode)
             .map_err(|_| invalid(format!("unknown query mode {}", request.mode)))?;
         let profile = match (mode, &request.options) {
@@ -414,7 +436,8 @@ impl QueryService for QueryServer {
                 let (a, _) = self.profile(query_a, time_a).await?;
                 let (b, _) = self.profile(query_b, time_b).await?;
                 let absolute = d.absolute.unwrap_or(false);
-                off_runtime(move || parca_difference(&a, &b, absolute))
+                let kind = requested.kind;
+                off_runtime(move || diff_profile(kind, &a, &b, absolute))
                     .await?
                     .map_err(status_of)?
             }
@@ -430,13 +453,13 @@ impl QueryService for QueryServer {
                 )));
             }
         };
-        let total = profile.total(0);
-        let report = off_runtime(move || profile_model::codec::encode_gzip(&profile)).await?;
-        Ok(Response::new(pq::QueryResponse {
-            report: Some(query_response::Report::Pprof(report)),
-            total,
-            filtered: 0,
-        }))
+        let diff = mode == Mode::Diff;
+        if requested.kind == ReportType::ProfileMetadata {
+            // As Parca: the metadata of the selection, before any filter.
+            let labels = self.metadata_labels(&request).await?;
+            return answer(requested, profile, diff, labels).await;
+        }
+        answer(requested, profile, diff, None).await
     }
 
     async fn series(
