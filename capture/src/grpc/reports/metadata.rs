@@ -5,7 +5,8 @@
 //! - Only in merge mode, and in diff mode for selection B's merge: the sorted,
 //!   distinct mapping files of every location on the selected stacks (`""` for a
 //!   location without one), and the sorted names of the labels that have a value on
-//!   them. In single mode Parca answers no metadata: an empty message here.
+//!   them. In single mode Parca answers no metadata: an empty message here, as for a
+//!   diff whose B is a single profile (where Parca fails on the missing merge).
 //! - It is answered before any filter, and its totals are 0.
 
 use std::collections::BTreeSet;
