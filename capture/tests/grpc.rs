@@ -549,9 +549,13 @@ fn no_data_and_invalid_arguments_map_to_source_errors() {
         query(Mode::Diff, merge.clone(), ReportType::Pprof).unwrap_err(),
         "MODE_DIFF",
     );
-    let unsupported = query(Mode::Merge, merge.clone(), ReportType::Top).unwrap_err();
+    let unsupported = query(Mode::Merge, merge.clone(), ReportType::FlamegraphArrow).unwrap_err();
     assert_eq!(unsupported.code(), tonic::Code::Unimplemented);
-    assert!(unsupported.message().contains("REPORT_TYPE_PPROF"));
+    assert!(
+        unsupported
+            .message()
+            .contains("REPORT_TYPE_FLAMEGRAPH_TABLE")
+    );
     let ok = query(Mode::Merge, merge, ReportType::Pprof)
         .expect("merge")
         .into_inner();
@@ -1576,4 +1580,511 @@ fn group_by_is_checked_and_a_merge_keeps_the_labels_it_names() {
     assert!(stacks(&got).keys().any(|(_, labels)| !labels.is_empty()));
     let (got, _) = ask_merge(&h, group_by(&["labels.nothing"])).unwrap();
     assert_eq!(stacks(&got), only(&[]));
+}
+
+/// The answer to a Query for `report` of `options`, trimmed at `threshold` percent.
+fn ask_report(
+    h: &Harness,
+    report: query_request::ReportType,
+    options: query_request::Options,
+    threshold: Option<f32>,
+) -> Result<pq::QueryResponse, tonic::Status> {
+    let mut client = h.raw_client();
+    h.block_on(client.query(pq::QueryRequest {
+        mode: options_mode(&options) as i32,
+        options: Some(options),
+        report_type: report as i32,
+        node_trim_threshold: threshold,
+        ..Default::default()
+    }))
+    .map(tonic::Response::into_inner)
+}
+
+/// (total, time) of each CPU profile served, smallest total first.
+fn cpu_profiles_by_total(h: &Harness) -> Vec<(i64, i64)> {
+    let cpu = selector(CPU);
+    let series = h
+        .block_on(
+            h.direct
+                .query_range(cpu.clone(), TimeRange::ALL, 1, Some(vec![])),
+        )
+        .unwrap();
+    let mut profiles: Vec<(i64, i64)> = (series[0].points.iter())
+        .map(|p| (direct_at(h, &cpu, p.time_nanos).total(0), p.time_nanos))
+        .collect();
+    profiles.sort_unstable();
+    profiles
+}
+
+/// The request options of the single CPU profile at `time`.
+fn single_at(time: i64) -> query_request::Options {
+    query_request::Options::Single(pq::SingleProfile {
+        query: CPU.to_string(),
+        time: Some(timestamp(time)),
+    })
+}
+
+/// The single profile of cpu.pb.gz (the one whose total is `total`) as request options.
+fn single_with_total(h: &Harness, total: i64) -> query_request::Options {
+    let profiles = cpu_profiles_by_total(h);
+    let time = profiles
+        .iter()
+        .find(|p| p.0 == total)
+        .expect("a profile with that total");
+    single_at(time.1)
+}
+
+/// The PPROF report of `options`, decoded.
+fn pprof_report(h: &Harness, options: query_request::Options) -> Profile {
+    let answer = ask_report(h, query_request::ReportType::Pprof, options, None).unwrap();
+    let Some(pq::query_response::Report::Pprof(bytes)) = answer.report else {
+        panic!("no pprof report");
+    };
+    profile_model::codec::decode(&bytes).unwrap()
+}
+
+/// `go tool pprof -top`'s (name without inline marks, flat, cum) in nanoseconds, and
+/// its total.
+fn go_top(golden: &str) -> (Vec<(String, i64, i64)>, i64) {
+    let text = std::fs::read_to_string(fixture("golden").join(golden)).unwrap();
+    let nanos = |s: &str| (s.trim_end_matches('s').parse::<f64>().unwrap() * 1e9).round() as i64;
+    let total = text
+        .lines()
+        .find_map(|l| l.split("Total samples = ").nth(1))
+        .and_then(|t| t.split_whitespace().next())
+        .map(nanos)
+        .unwrap();
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let name = words[5..].join(" ");
+            let name = name
+                .trim_end_matches(" (inline)")
+                .trim_end_matches(" (partial-inline)");
+            (name.to_string(), nanos(words[0]), nanos(words[3]))
+        })
+        .collect();
+    (rows, total)
+}
+
+/// The name of the function of `line` of `location` in `p`.
+fn line_name(p: &Profile, location: u32, line: usize) -> String {
+    let f = p.locations[location as usize].lines[line].function;
+    p.str(p.functions[f as usize].name).to_string()
+}
+
+/// Parca's TOP cumulative, computed from the pprof report `p`: per function, the value
+/// of every sample once per location whose first line is that function.
+fn parca_top_cumulative(p: &Profile, column: usize) -> BTreeMap<String, i64> {
+    let mut cum = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        for &loc in p.samples.stack(i) {
+            if !p.locations[loc as usize].lines.is_empty() {
+                *cum.entry(line_name(p, loc, 0)).or_insert(0) += p.samples.values[column][i];
+            }
+        }
+    }
+    cum
+}
+
+/// (function name, flat, cum, diff) of every node of a TOP answer.
+fn top_rows(answer: &pq::QueryResponse) -> Vec<(String, i64, i64, i64)> {
+    let Some(pq::query_response::Report::Top(top)) = &answer.report else {
+        panic!("no top report");
+    };
+    assert_eq!(top.reported as usize, top.list.len());
+    (top.list.iter())
+        .map(|n| {
+            let f = n.meta.as_ref().and_then(|m| m.function.as_ref());
+            let name = f.map_or(String::new(), |f| f.name.clone());
+            (name, n.flat, n.cumulative, n.diff)
+        })
+        .collect()
+}
+
+/// TOP of cpu.pb.gz: flat per function as `go tool pprof -top` has it, cumulative as
+/// Parca counts it (per location, first line only), sorted by flat.
+#[test]
+fn top_has_pprofs_flat_and_parcas_cumulative_per_function() {
+    let h = Harness::start(ServerOptions::default());
+    let (golden, total) = go_top("cpu.sample_index=1.top.txt");
+    let single = single_with_total(&h, total);
+    let answer = ask_report(&h, query_request::ReportType::Top, single.clone(), None).unwrap();
+    assert_eq!(answer.total, total);
+    let rows = top_rows(&answer);
+    let flat: BTreeMap<&str, i64> = rows.iter().map(|r| (r.0.as_str(), r.1)).collect();
+    assert_eq!(flat.len(), rows.len(), "one node per function");
+    for (name, want, _) in &golden {
+        assert_eq!(
+            flat.get(name.as_str()).copied().unwrap_or(0),
+            *want,
+            "{name}"
+        );
+    }
+    assert_eq!(rows.iter().map(|r| r.1).sum::<i64>(), total);
+    assert!(rows.windows(2).all(|w| w[0].1 >= w[1].1), "sorted by flat");
+    let cum = parca_top_cumulative(&pprof_report(&h, single), 0);
+    for (name, _, got, _) in &rows {
+        assert_eq!(Some(got), cum.get(name), "{name}");
+    }
+    // Recursion counts a location once per occurrence, where pprof counts once per sample.
+    let fib = |rows: &[(String, i64, i64)]| rows.iter().find(|r| r.0 == "main.fib").map(|r| r.2);
+    let go_fib = fib(&golden).unwrap();
+    assert!(cum["main.fib"] > go_fib, "{} {go_fib}", cum["main.fib"]);
+}
+
+/// The names of sample `i`'s frames from the root down, each location's lines
+/// outermost first.
+fn names_from_root(p: &Profile, i: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    for &loc in p.samples.stack(i).iter().rev() {
+        for line in (0..p.locations[loc as usize].lines.len()).rev() {
+            names.push(line_name(p, loc, line));
+        }
+    }
+    names
+}
+
+/// CALLGRAPH of cpu.pb.gz against Parca's rules applied to its PPROF report: per
+/// function, cumulative per occurrence, flat on the leaf location's lines, an edge from
+/// each frame to the one below it; only nodes under 0.5% of the total are pruned.
+#[test]
+fn callgraph_nodes_and_edges_are_parcas_sums_of_the_pprof_report() {
+    let h = Harness::start(ServerOptions::default());
+    let single = single_with_total(&h, go_top("cpu.sample_index=1.top.txt").1);
+    let p = pprof_report(&h, single.clone());
+    let (mut cum, mut flat, mut edges) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    for i in 0..p.samples.len() {
+        let value = p.samples.values[0][i];
+        let names = names_from_root(&p, i);
+        let leaf_lines = p.locations[p.samples.stack(i)[0] as usize].lines.len();
+        for (depth, name) in names.iter().enumerate() {
+            *cum.entry(name.clone()).or_insert(0) += value;
+            if depth + leaf_lines >= names.len() {
+                *flat.entry(name.clone()).or_insert(0) += value;
+            }
+        }
+        // Walked from the leaf up, outermost line first within a location.
+        let mut walk: Vec<String> = Vec::new();
+        for &loc in p.samples.stack(i) {
+            for line in (0..p.locations[loc as usize].lines.len()).rev() {
+                walk.push(line_name(&p, loc, line));
+            }
+        }
+        for pair in walk.windows(2) {
+            *edges.entry((pair[1].clone(), pair[0].clone())).or_insert(0) += value;
+        }
+    }
+    let answer = ask_report(&h, query_request::ReportType::Callgraph, single, None).unwrap();
+    let Some(pq::query_response::Report::Callgraph(graph)) = answer.report else {
+        panic!("no callgraph");
+    };
+    assert_eq!(answer.total, p.total(0));
+    let name_of: BTreeMap<&str, &str> = (graph.nodes.iter())
+        .map(|n| {
+            let f = n.meta.as_ref().and_then(|m| m.function.as_ref()).unwrap();
+            (n.id.as_str(), f.name.as_str())
+        })
+        .collect();
+    for n in &graph.nodes {
+        let name = name_of[n.id.as_str()];
+        assert_eq!(
+            (n.cumulative, n.flat),
+            (cum[name], flat.get(name).copied().unwrap_or(0)),
+            "{name}"
+        );
+    }
+    let cut_off = p.total(0) as f64 * 0.005;
+    for (name, c) in &cum {
+        if !name_of.values().any(|n| n == name) {
+            assert!((*c as f64) < cut_off, "{name} pruned with {c}");
+        }
+    }
+    assert!(name_of.len() < cum.len(), "some nodes are pruned");
+    let mut collapsed = 0;
+    for e in &graph.edges {
+        let ends = (
+            name_of[e.source.as_str()].to_string(),
+            name_of[e.target.as_str()].to_string(),
+        );
+        if e.is_collapsed {
+            collapsed += 1;
+        } else {
+            assert_eq!(Some(&e.cumulative), edges.get(&ends), "{ends:?}");
+        }
+    }
+    assert!(collapsed > 0);
+}
+
+/// The tree of a FLAMEGRAPH_TABLE answer as function-name paths from the root, with
+/// their cumulative and diff.
+fn flame_paths(graph: &pq::Flamegraph) -> BTreeMap<Vec<String>, (i64, i64)> {
+    fn walk(
+        g: &pq::Flamegraph,
+        nodes: &[pq::FlamegraphNode],
+        path: &mut Vec<String>,
+        out: &mut BTreeMap<Vec<String>, (i64, i64)>,
+    ) {
+        for n in nodes {
+            let meta = n.meta.as_ref().unwrap();
+            let location = &g.locations[meta.location_index as usize - 1];
+            let line = &location.lines[meta.line_index as usize];
+            let function = &g.function[line.function_index as usize - 1];
+            path.push(g.string_table[function.name_string_index as usize].clone());
+            assert!(
+                out.insert(path.clone(), (n.cumulative, n.diff)).is_none(),
+                "{path:?} twice"
+            );
+            walk(g, &n.children, path, out);
+            path.pop();
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(
+        graph,
+        &graph.root.as_ref().unwrap().children,
+        &mut Vec::new(),
+        &mut out,
+    );
+    out
+}
+
+/// Every prefix of every sample's function names from the root, with the values of
+/// `column` summed.
+fn prefix_sums(p: &Profile, column: usize) -> BTreeMap<Vec<String>, i64> {
+    let mut sums = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        let names = names_from_root(p, i);
+        for depth in 1..=names.len() {
+            *sums.entry(names[..depth].to_vec()).or_insert(0) += p.samples.values[column][i];
+        }
+    }
+    sums
+}
+
+fn flamegraph_of(answer: pq::QueryResponse) -> pq::Flamegraph {
+    match answer.report {
+        Some(pq::query_response::Report::Flamegraph(g)) => g,
+        other => panic!("no flame graph: {other:?}"),
+    }
+}
+
+/// FLAMEGRAPH_TABLE of cpu.pb.gz is the tree of function names of its PPROF report;
+/// trimmed at 1%, it keeps exactly the nodes of at least 1% of their parent.
+#[test]
+#[allow(deprecated, reason = "Parca still fills the deprecated totals")]
+fn flamegraph_table_is_the_function_tree_of_the_pprof_report_trimmed_as_parca() {
+    let h = Harness::start(ServerOptions::default());
+    let single = single_with_total(&h, go_top("cpu.sample_index=1.top.txt").1);
+    let p = pprof_report(&h, single.clone());
+    let want = prefix_sums(&p, 0);
+    let table = query_request::ReportType::FlamegraphTable;
+    let full = flamegraph_of(ask_report(&h, table, single.clone(), None).unwrap());
+    let got = flame_paths(&full);
+    assert_eq!(got.len(), want.len());
+    for (path, (c, _)) in &got {
+        assert_eq!(Some(c), want.get(path), "{path:?}");
+    }
+    let root = full.root.as_ref().unwrap();
+    assert_eq!(
+        (root.cumulative, full.total, full.unit.as_str()),
+        (p.total(0), p.total(0), "nanoseconds")
+    );
+    let deepest = (0..p.samples.len())
+        .map(|i| p.samples.stack(i).len())
+        .max()
+        .unwrap();
+    assert_eq!(full.height as usize, deepest + 1);
+
+    let trimmed = flamegraph_of(ask_report(&h, table, single, Some(1.0)).unwrap());
+    let kept = flame_paths(&trimmed);
+    let parent_total = |path: &Vec<String>| match path.len() {
+        1 => p.total(0),
+        n => want[&path[..n - 1].to_vec()],
+    };
+    let mut left_out = 0;
+    for (path, c) in &want {
+        let parent_kept = path.len() == 1 || kept.contains_key(&path[..path.len() - 1]);
+        let big = (*c as f32) >= parent_total(path) as f32 * 0.01;
+        assert_eq!(kept.contains_key(path), parent_kept && big, "{path:?}");
+        if parent_kept && !big {
+            left_out += c;
+        }
+    }
+    assert!(left_out > 0);
+    assert_eq!(
+        (trimmed.trimmed, trimmed.untrimmed_total),
+        (left_out, p.total(0))
+    );
+}
+
+/// A diff of two CPU profiles: TOP and FLAMEGRAPH_TABLE carry B's values and, in
+/// `diff`, the differences the PPROF report of the same diff holds, summed as Parca
+/// sums them; the bigger B is not scaled.
+#[test]
+fn reports_of_a_diff_carry_b_and_the_difference_as_parca() {
+    let h = Harness::start(ServerOptions::default());
+    let times = cpu_profiles_by_total(&h);
+    let side = |t: i64| pq::ProfileDiffSelection {
+        mode: pq::profile_diff_selection::Mode::SingleUnspecified as i32,
+        options: Some(pq::profile_diff_selection::Options::Single(
+            pq::SingleProfile {
+                query: CPU.to_string(),
+                time: Some(timestamp(t)),
+            },
+        )),
+    };
+    // A the smallest, B the biggest.
+    let diff = query_request::Options::Diff(pq::DiffProfile {
+        a: Some(side(times[0].1)),
+        b: Some(side(times[3].1)),
+        absolute: Some(false),
+    });
+    let b_single = single_at(times[3].1);
+    let differences = pprof_report(&h, diff.clone());
+    let b = pprof_report(&h, b_single.clone());
+    let top = ask_report(&h, query_request::ReportType::Top, diff.clone(), None).unwrap();
+    assert_eq!(top.total, times[3].0);
+    let b_top = top_rows(&ask_report(&h, query_request::ReportType::Top, b_single, None).unwrap());
+    let b_flat: BTreeMap<String, i64> = b_top.into_iter().map(|r| (r.0, r.1)).collect();
+    let want_diff = parca_top_cumulative(&differences, 0);
+    let rows = top_rows(&top);
+    assert!(rows.iter().any(|r| r.3 < 0) && rows.iter().any(|r| r.3 > 0));
+    for (name, flat, _, diff) in &rows {
+        assert_eq!(*flat, b_flat.get(name).copied().unwrap_or(0), "{name}");
+        assert_eq!(*diff, want_diff.get(name).copied().unwrap_or(0), "{name}");
+    }
+
+    let table = query_request::ReportType::FlamegraphTable;
+    let graph = flamegraph_of(ask_report(&h, table, diff, None).unwrap());
+    let (values, diffs) = (prefix_sums(&b, 0), prefix_sums(&differences, 0));
+    for (path, (c, d)) in flame_paths(&graph) {
+        assert_eq!(c, values.get(&path).copied().unwrap_or(0), "{path:?}");
+        assert_eq!(d, diffs.get(&path).copied().unwrap_or(0), "{path:?}");
+    }
+    let root = graph.root.unwrap();
+    assert_eq!(
+        (root.cumulative, root.diff),
+        (b.total(0), differences.total(0))
+    );
+}
+
+/// PROFILE_METADATA of a merge: the mapping files of its stacks and the label names
+/// of its series, sorted; none for a single profile, as Parca.
+#[test]
+fn profile_metadata_lists_mapping_files_and_label_names() {
+    let h = Harness::start(ServerOptions::default());
+    let merge = query_request::Options::Merge(pq::MergeProfile {
+        query: CPU.to_string(),
+        start: Some(timestamp(0)),
+        end: Some(timestamp(1 << 62)),
+    });
+    let p = pprof_report(&h, merge.clone());
+    let files: std::collections::BTreeSet<String> = (p.samples.stack_locations.iter())
+        .map(|&l| {
+            let m = p.locations[l as usize]
+                .mapping
+                .map(|m| &p.mappings[m as usize]);
+            m.map_or(String::new(), |m| p.str(m.filename).to_string())
+        })
+        .collect();
+    let labels = h
+        .block_on(h.direct.labels(selector(CPU), TimeRange::ALL))
+        .unwrap();
+    let kind = query_request::ReportType::ProfileMetadata;
+    let answer = ask_report(&h, kind, merge, None).unwrap();
+    assert_eq!(answer.total, 0);
+    let Some(pq::query_response::Report::ProfileMetadata(metadata)) = answer.report else {
+        panic!("no metadata");
+    };
+    assert_eq!(
+        metadata.mapping_files,
+        files.into_iter().collect::<Vec<_>>()
+    );
+    assert!(
+        metadata
+            .mapping_files
+            .iter()
+            .any(|f| f.contains("flintdemo")),
+        "{metadata:?}"
+    );
+    assert_eq!(metadata.labels, labels);
+    assert!(
+        metadata.labels.contains(&"endpoint".to_string()),
+        "{metadata:?}"
+    );
+    let single = single_with_total(&h, go_top("cpu.sample_index=1.top.txt").1);
+    let answer = ask_report(&h, kind, single, None).unwrap();
+    assert_eq!(
+        answer.report,
+        Some(pq::query_response::Report::ProfileMetadata(
+            pq::ProfileMetadata::default()
+        ))
+    );
+}
+
+/// Report types and report fields are checked before the query runs (here one with
+/// no data, which would be NOT_FOUND), with Parca's codes.
+#[test]
+fn report_requests_are_checked_before_the_query() {
+    let h = Harness::start(ServerOptions::default());
+    let nothing = query_request::Options::Merge(pq::MergeProfile {
+        query: format!("{CPU}{{endpoint=\"nope\"}}"),
+        start: Some(timestamp(0)),
+        end: Some(timestamp(1 << 62)),
+    });
+    let mut client = h.raw_client();
+    let mut ask = |report_type: i32, threshold: Option<f32>, source_only: bool| {
+        let status = h
+            .block_on(client.query(pq::QueryRequest {
+                mode: query_request::Mode::Merge as i32,
+                options: Some(nothing.clone()),
+                report_type,
+                node_trim_threshold: threshold,
+                source_reference: source_only.then(|| pq::SourceReference {
+                    build_id: "abc".into(),
+                    filename: "main.go".into(),
+                    source_only,
+                }),
+                ..Default::default()
+            }))
+            .unwrap_err();
+        (status.code(), status.message().to_string())
+    };
+    use query_request::ReportType as T;
+    use tonic::Code;
+    let (code, message) = ask(99, None, false);
+    assert_eq!(
+        (code, message.as_str()),
+        (Code::InvalidArgument, "unknown report type 99")
+    );
+    for kind in [T::FlamegraphArrow, T::TableArrow, T::Flamechart, T::Source] {
+        let (code, message) = ask(kind as i32, None, false);
+        assert_eq!(code, Code::Unimplemented, "{kind:?}");
+        assert!(message.contains("Arrow"), "{message}");
+    }
+    #[allow(deprecated, reason = "the deprecated type is refused")]
+    let old = T::FlamegraphUnspecified as i32;
+    let (code, message) = ask(old, None, false);
+    assert_eq!(code, Code::Unimplemented);
+    assert!(
+        message.contains("REPORT_TYPE_FLAMEGRAPH_TABLE"),
+        "{message}"
+    );
+    let (code, message) = ask(T::Top as i32, None, true);
+    assert_eq!(code, Code::NotFound);
+    assert!(
+        message.contains("no sources for build id \"abc\""),
+        "{message}"
+    );
+    for threshold in [-1.0, 100.5, f32::NAN] {
+        let (code, message) = ask(T::FlamegraphTable as i32, Some(threshold), false);
+        assert_eq!(code, Code::InvalidArgument, "{threshold}");
+        assert!(message.contains("node_trim_threshold"), "{message}");
+    }
+    // Valid requests reach the query: no data.
+    assert_eq!(ask(T::Top as i32, Some(0.5), false).0, Code::NotFound);
 }

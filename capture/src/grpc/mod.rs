@@ -7,6 +7,7 @@ pub mod proto;
 pub mod query_options;
 pub mod remote;
 pub mod report;
+pub mod reports;
 pub mod server;
 pub mod url;
 

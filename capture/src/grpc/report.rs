@@ -1,8 +1,9 @@
 //! The pprof report a Query answers: the profile restricted to the selected sample
-//! type, or Parca's difference of two profiles.
+//! type, or Parca's difference of two profiles (and, for the other reports, B's values
+//! beside that difference).
 
 use profile_model::Profile;
-use profile_model::diff::{DiffMode, difference};
+use profile_model::diff::{DiffMode, combine, difference};
 
 use crate::selector::ProfileType;
 use crate::source::SourceError;
@@ -32,17 +33,10 @@ pub fn only_type(profile: Profile, profile_type: &ProfileType) -> Result<Profile
 /// bigger total, so that shapes are compared. The values are the differences.
 pub fn parca_difference(a: &Profile, b: &Profile, absolute: bool) -> Result<Profile, SourceError> {
     let (total_a, total_b) = (a.total(0), b.total(0));
-    let failed = |e: profile_model::ProfileError| SourceError::InvalidArgument(e.to_string());
-    if absolute || total_a == total_b || total_a == 0 || total_b == 0 {
-        return difference(a, 0, b, 0, DiffMode::Absolute).map_err(failed);
-    }
-    let (mut a, mut b) = (a.clone(), b.clone());
-    if total_a < total_b {
-        scale(&mut a, total_b as f64 / total_a as f64);
-    } else {
-        scale(&mut b, total_a as f64 / total_b as f64);
-    }
-    let mut out = difference(&a, 0, &b, 0, DiffMode::Absolute).map_err(failed)?;
+    let Some((a, b)) = scaled_sides(a, b, absolute) else {
+        return difference(a, 0, b, 0, DiffMode::Absolute).map_err(invalid);
+    };
+    let mut out = difference(&a, 0, &b, 0, DiffMode::Absolute).map_err(invalid)?;
     // `difference` notes "absolute mode"; say what was done instead.
     out.comments.pop();
     out.strings.push(format!(
@@ -50,6 +44,53 @@ pub fn parca_difference(a: &Profile, b: &Profile, absolute: bool) -> Result<Prof
     ));
     out.comments.push((out.strings.len() - 1) as u32);
     Ok(out)
+}
+
+/// What Parca's reports other than pprof read of a diff, per stack and labels: column
+/// 0 is B's value as Parca keeps it (scaled up with B when B is the smaller side, as
+/// Parca's `ComputeDiff` scales B's value column in place), column 1 the difference
+/// B − A of [`parca_difference`], to the unit.
+pub fn parca_value_and_difference(
+    a: &Profile,
+    b: &Profile,
+    absolute: bool,
+) -> Result<Profile, SourceError> {
+    let scaled = scaled_sides(a, b, absolute);
+    let (a, b) = scaled.as_ref().map_or((a, b), |(a, b)| (a, b));
+    let mut out = combine(a, 0, b, 0).map_err(invalid)?;
+    let mut columns = std::mem::take(&mut out.samples.values).into_iter();
+    let (column_a, column_b) = (
+        columns.next().unwrap_or_default(),
+        columns.next().unwrap_or_default(),
+    );
+    let diff = column_b
+        .iter()
+        .zip(&column_a)
+        .map(|(b, a)| b.saturating_sub(*a))
+        .collect();
+    out.samples.values = vec![column_b, diff];
+    Ok(out)
+}
+
+fn invalid(e: profile_model::ProfileError) -> SourceError {
+    SourceError::InvalidArgument(e.to_string())
+}
+
+/// Both sides with the smaller total scaled up to the bigger total, as Parca compares
+/// them unless `absolute`; `None` when nothing is scaled (absolute, equal totals, or
+/// an empty side).
+fn scaled_sides(a: &Profile, b: &Profile, absolute: bool) -> Option<(Profile, Profile)> {
+    let (total_a, total_b) = (a.total(0), b.total(0));
+    if absolute || total_a == total_b || total_a == 0 || total_b == 0 {
+        return None;
+    }
+    let (mut a, mut b) = (a.clone(), b.clone());
+    if total_a < total_b {
+        scale(&mut a, total_b as f64 / total_a as f64);
+    } else {
+        scale(&mut b, total_a as f64 / total_b as f64);
+    }
+    Some((a, b))
 }
 
 /// Multiplies every value of the first sample type by `factor`, rounding.

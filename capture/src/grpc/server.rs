@@ -20,9 +20,10 @@ use crate::grpc::proto::profilestore::profile_store_service_server::{
 use crate::grpc::proto::profilestore::{WriteRawRequest, WriteRawResponse};
 use crate::grpc::proto::query::query_request::{Mode, Options, ReportType};
 use crate::grpc::proto::query::query_service_server::{QueryService, QueryServiceServer};
-use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_response};
+use crate::grpc::proto::query::{self as pq, profile_diff_selection};
 use crate::grpc::query_options::QueryOptions;
-use crate::grpc::report::{only_type, parca_difference};
+use crate::grpc::report::only_type;
+use crate::grpc::reports::{Requested, diff_profile, report};
 use crate::memory::{self, Lease, MemoryBudget, Refused};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
@@ -300,6 +301,26 @@ impl QueryServer {
         .map_err(status_of)?;
         Ok((profile, selector))
     }
+
+    /// The label names of a PROFILE_METADATA request's merge selection (B's in a diff),
+    /// or `None` where Parca gives no metadata (a single profile).
+    async fn metadata_labels(
+        &self,
+        request: &pq::QueryRequest,
+    ) -> Result<Option<Vec<String>>, Status> {
+        let merge = match &request.options {
+            Some(Options::Merge(m)) => m,
+            Some(Options::Diff(d)) => match d.b.as_ref().and_then(|b| b.options.as_ref()) {
+                Some(profile_diff_selection::Options::Merge(m)) => m,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let selector = parse_selector(&merge.query)?;
+        let range = required_range("merge profile", merge.start.as_ref(), merge.end.as_ref())?;
+        let labels = self.source.labels(selector, range).await;
+        labels.map(Some).map_err(status_of)
+    }
 }
 
 /// RESOURCE_EXHAUSTED, for memory the budget refused.
@@ -332,6 +353,25 @@ async fn off_runtime<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| Status::internal(format!("the query failed: {e}")))
+}
+
+/// The response with `requested`'s report of `profile` (see [`report`]), made within
+/// `lease`; `filtered` is the value the query's stack filters removed.
+async fn respond(
+    requested: Requested,
+    profile: profile_model::Profile,
+    diff: bool,
+    labels: Option<Vec<String>>,
+    filtered: i64,
+    lease: &Within,
+) -> Result<Response<pq::QueryResponse>, Status> {
+    let (report, total) =
+        within(lease, move || report(&requested, profile, diff, labels)).await??;
+    Ok(Response::new(pq::QueryResponse {
+        report: Some(report),
+        total,
+        filtered,
+    }))
 }
 
 fn single_time(single: &pq::SingleProfile) -> Result<QueryTime, Status> {
@@ -377,6 +417,7 @@ impl QueryServer {
         &self,
         request: &pq::QueryRequest,
         mode: Mode,
+        requested: &Requested,
         options: &QueryOptions,
         lease: &Within,
     ) -> Result<Response<pq::QueryResponse>, Status> {
@@ -395,9 +436,9 @@ impl QueryServer {
                 let (a, _) = self.profile(query_a, time_a, lease).await?;
                 let (b, _) = self.profile(query_b, time_b, lease).await?;
                 let absolute = d.absolute.unwrap_or(false);
-                let of_b = options.clone();
+                let (of_b, kind) = (options.clone(), requested.kind);
                 let (difference, removed) = within(lease, move || {
-                    (parca_difference(&a, &b, absolute), of_b.removed_value(&b))
+                    (diff_profile(kind, &a, &b, absolute), of_b.removed_value(&b))
                 })
                 .await?;
                 filtered_b = Some(removed);
@@ -405,16 +446,17 @@ impl QueryServer {
             }
             (mode, _) => return Err(mismatched(mode)),
         };
+        let diff = mode == Mode::Diff;
+        let requested = requested.clone();
+        if requested.kind == ReportType::ProfileMetadata {
+            // As Parca: the metadata of the selection, before any filter.
+            let labels = self.metadata_labels(request).await?;
+            return respond(requested, profile, diff, labels, 0, lease).await;
+        }
         let options = options.clone();
         let shaped = within(lease, move || options.apply(profile)).await?;
-        let (profile, filtered) = (shaped.profile, filtered_b.unwrap_or(shaped.filtered));
-        let total = profile.total(0);
-        let report = within(lease, move || profile_model::codec::encode_gzip(&profile)).await?;
-        Ok(Response::new(pq::QueryResponse {
-            report: Some(query_response::Report::Pprof(report)),
-            total,
-            filtered,
-        }))
+        let filtered = filtered_b.unwrap_or(shaped.filtered);
+        respond(requested, shaped.profile, diff, None, filtered, lease).await
     }
 }
 
@@ -508,21 +550,7 @@ impl QueryService for QueryServer {
     ) -> Result<Response<pq::QueryResponse>, Status> {
         self.auth.check(&request)?;
         let request = request.into_inner();
-        match ReportType::try_from(request.report_type) {
-            Ok(ReportType::Pprof) => {}
-            Ok(other) => {
-                return Err(Status::unimplemented(format!(
-                    "report type {} is not supported by this server; ask for REPORT_TYPE_PPROF",
-                    other.as_str_name()
-                )));
-            }
-            Err(_) => {
-                return Err(invalid(format!(
-                    "unknown report type {}",
-                    request.report_type
-                )));
-            }
-        }
+        let requested = Requested::of(&request)?;
         let mode = Mode::try_from(request.mode)
             .map_err(|_| invalid(format!("unknown query mode {}", request.mode)))?;
         if !options_match(mode, &request.options) {
@@ -532,13 +560,16 @@ impl QueryService for QueryServer {
         // A query refused memory that others held is tried again alone, so that
         // queries queue up rather than fail.
         let lease = self.admit(0, false).await?;
-        let answered = self.answer(&request, mode, &options, &lease).await;
+        let answered = self
+            .answer(&request, mode, &requested, &options, &lease)
+            .await;
         let wanted = lease.as_ref().and_then(|l| l.wanted());
         match (answered, wanted) {
             (Err(status), Some(wanted)) if status.code() == tonic::Code::ResourceExhausted => {
                 drop(lease);
                 let lease = self.admit(wanted, true).await?;
-                self.answer(&request, mode, &options, &lease).await
+                self.answer(&request, mode, &requested, &options, &lease)
+                    .await
             }
             (answered, _) => answered,
         }
