@@ -197,6 +197,9 @@ pub fn source_error_of(status: &Status, server: &str, cap_bytes: usize) -> Sourc
                 "the answer from {server} is larger than the maximum response size of {cap_bytes} bytes ({message}); raise the limit or narrow the query"
             ))
         }
+        Code::Unknown if message.contains("transport error") => SourceError::Unavailable(format!(
+            "{server}: the connection was lost before the answer came ({message})"
+        )),
         Code::ResourceExhausted => {
             SourceError::ResourceExhausted(format!("{server} is short of memory: {message}"))
         }
@@ -218,6 +221,24 @@ mod tests {
         }
         assert_eq!(timestamp(-1).seconds, -1);
         assert_eq!(timestamp(-1).nanos, 999_999_999);
+    }
+
+    #[test]
+    fn a_connection_lost_is_unavailable_and_a_budget_refusal_exhausted() {
+        let lost = Status::unknown("transport error");
+        assert!(matches!(
+            source_error_of(&lost, "grpc://h:1", 10),
+            SourceError::Unavailable(m) if m.contains("connection was lost")
+        ));
+        let short = Status::resource_exhausted("the server's memory budget of 256 MiB is in use");
+        assert!(matches!(
+            source_error_of(&short, "grpc://h:1", 10),
+            SourceError::ResourceExhausted(m) if m.contains("short of memory") && m.contains("256 MiB")
+        ));
+        assert_eq!(
+            status_of(SourceError::ResourceExhausted("x".into())).code(),
+            Code::ResourceExhausted
+        );
     }
 
     #[test]

@@ -58,6 +58,9 @@ impl Timeline {
                         self.profiles = opened.profiles;
                         self.pending_bounds = Some(self.whole_bounds());
                         self.failed = None;
+                        if self.unavailable_since.take().is_some() {
+                            self.notice = None;
+                        }
                         self.source = Some(opened.source);
                         let reloaded = self.kept.take();
                         let fresh = self.origin != Origin::Capture && reloaded.is_none();
@@ -87,6 +90,18 @@ impl Timeline {
                         self.failed = Some(e.clone());
                         events.push(TimeEvent::OpenFailed(e));
                     }
+                }
+            }
+            TimeMsg::Unreachable(source, span, message) => {
+                if !self.indexing.take().is_some_and(|p| p.is_cancelled()) {
+                    // Kept, to be asked again over `span`: the plot says why it is
+                    // empty meanwhile.
+                    self.source = Some(source);
+                    if self.types.is_empty() {
+                        self.span = span;
+                    }
+                    self.unavailable_since = Some(Instant::now());
+                    self.notice = Some(format!("{message}; retrying"));
                 }
             }
             TimeMsg::Series(generation, names, result) => {

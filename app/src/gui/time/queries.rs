@@ -71,15 +71,18 @@ impl Timeline {
         spans: Vec<TimeRange>,
         progress: Progress,
     ) -> Result<(), String> {
+        let widest = spans.last().copied().unwrap_or(self.span);
         rt.run(ctx, self.tx.clone(), async move {
             let mut result = Err(String::new());
             // The next span only when this one had no profiles: an error is the answer.
             for span in spans {
-                result = source
-                    .profile_types(span)
-                    .await
-                    .map_err(|e| e.to_string())
-                    .map(|types| (span, types));
+                result = match source.profile_types(span).await {
+                    Ok(types) => Ok((span, types)),
+                    Err(e @ SourceError::Unavailable(_)) => {
+                        return TimeMsg::Unreachable(source, widest, e.to_string());
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
                 let empty = matches!(&result, Ok((_, t)) if t.is_empty());
                 if !empty || progress.is_cancelled() {
                     break;

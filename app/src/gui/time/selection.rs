@@ -49,7 +49,7 @@ impl Timeline {
     /// later (`Some(false)`: the window is to wake up then); `None` when it answers.
     pub fn retry_due(&self, after: Duration) -> Option<bool> {
         let since = self.unavailable_since?;
-        Some(since.elapsed() >= after && !self.loading_series)
+        Some(since.elapsed() >= after && !self.loading_series && self.indexing.is_none())
     }
 
     /// The folder shown and what a reload keeps of this time mode, unless it is being

@@ -96,6 +96,9 @@ pub enum LiveMsg {
 pub enum TimeMsg {
     /// The directory was indexed, or the server answered.
     Indexed(Result<Opened, String>),
+    /// The server did not answer when asked for its profile types (it is asked again
+    /// a little later): the source, the widest span asked, and what happened.
+    Unreachable(Arc<dyn ProfileSource>, TimeRange, String),
     /// The series of a query: (its generation, the label names of the plotted type,
     /// result).
     Series(u64, Vec<String>, Result<Vec<Series>, SourceError>),
@@ -659,7 +662,11 @@ impl Timeline {
             return None;
         }
         Some(if let Some(progress) = self.progress_text() {
-            format!("{progress}…")
+            match (&self.notice, self.unavailable_since) {
+                // A server that did not answer, being asked again.
+                (Some(notice), Some(_)) => format!("{notice} ({progress} again…)"),
+                _ => format!("{progress}…"),
+            }
         } else if self.loading_series {
             "loading series…".to_string()
         } else if self.source.is_none() {
