@@ -20,7 +20,7 @@ workdir="${FLINT_BENCH_DIR:-${TMPDIR:-/tmp}/flint-bench}"
 hours="$workdir/four-hours"
 store="$workdir/memory-store"
 mkdir -p "$workdir"
-start=1700000000000000000
+start=1699956000000000000  # 2023-11-14T10:00Z: ~3,200 samples a profile
 if [ ! -d "$hours" ]; then
   "$root/target/release/flint-fixture-gen" series "$hours" --count 1440 --samples 3200 \
     --time-nanos "$start"

@@ -14,8 +14,9 @@ use flint_fixture_gen::{SERIES_UNIVERSE, Scratch, SeriesParams, Universe, series
 use super::serve::{Server, client, runtime, temp_store};
 use super::{fixtures, flint};
 
-/// 2023-11-14T22:13:20Z: the series' first profile.
-const START_NANOS: i64 = 1_700_000_000_000_000_000;
+/// 2023-11-14T10:00:00Z: the series' first profile, at the synthetic day's busy hours
+/// (about 3,200 samples a profile).
+const START_NANOS: i64 = 1_699_956_000_000_000_000;
 const FROM: &str = "2023-11-14T00:00:00Z";
 const TO: &str = "2023-11-16T00:00:00Z";
 
