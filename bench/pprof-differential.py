@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Random differential check of `flint top` against `go tool pprof -top`.
+"""Random differential check of `flint top` and `flint peek` against `go tool pprof`.
 
 Builds --count random valid pprof profiles from --seed (with Google's protobuf package,
 as tests/fixtures/writers/make.py does): 1-3 sample types (default_sample_type now
@@ -13,7 +13,10 @@ address granularity, compares line for line
     go tool pprof -top -nodefraction=0 -edgefraction=0 -nodecount=100000 \
         [-sample_index=I | -lines | -addresses] FILE
 
-and prints one line per mismatch (profile index, sample index, first differing line),
+and `flint peek . FILE [--granularity line]` with `go tool pprof -peek . [-lines] FILE`
+(runs of edges whose weights differ only in sign compared as sets: pprof's order of them
+changes from run to run; a profile where nothing matches must fail in both, with pprof's
+message), and prints one line per mismatch (profile index, sample index, first differing line),
 then `N profiles, M views checked, K mismatches`; exits 1 when K > 0.
 
     bench/pprof-differential.py                              # 1000 profiles, seed 1
@@ -152,25 +155,52 @@ def first_difference(flint, pprof):
     return f"line {i} ({len(a)} vs {len(e)} lines): flint {a[i] if i < len(a) else None!r} | pprof {e[i] if i < len(e) else None!r}"
 
 
+def peek_ties_sorted(text):
+    """`text` with each run of peek edge lines of the same |weight| sorted."""
+    def weight(line):
+        value, sep, _ = line.partition(" |   ")
+        if not sep or len(value) - len(value.lstrip()) < 30:
+            return None
+        return value.split()[0].lstrip("-")
+    lines, out, i = text.splitlines(), [], 0
+    while i < len(lines):
+        w, j = weight(lines[i]), i + 1
+        while w is not None and j < len(lines) and weight(lines[j]) == w:
+            j += 1
+        out += sorted(lines[i:j])
+        i = j
+    return "\n".join(out)
+
+
 def check(index, path, ntypes, flint, pprof, env):
     """(views checked, [mismatch lines]) of one profile."""
     flags = ["-top", "-nodefraction=0", "-edgefraction=0", "-nodecount=100000"]
-    views = [("default", [], [])]
-    views += [(f"sample_index={i}", [f"-sample_index={i}"], ["-s", str(i)]) for i in range(ntypes)]
-    views += [("lines", ["-lines"], ["--granularity", "line"]),
-              ("addresses", ["-addresses"], ["--granularity", "address"])]
+    same = lambda text: text
+    views = [("default", flags, ["top", path], same)]
+    views += [(f"sample_index={i}", flags + [f"-sample_index={i}"], ["top", path, "-s", str(i)], same)
+              for i in range(ntypes)]
+    views += [("lines", flags + ["-lines"], ["top", path, "--granularity", "line"], same),
+              ("addresses", flags + ["-addresses"], ["top", path, "--granularity", "address"], same),
+              ("peek", ["-peek", "."], ["peek", ".", path], peek_ties_sorted),
+              ("peek lines", ["-peek", ".", "-lines"], ["peek", ".", path, "--granularity", "line"],
+               peek_ties_sorted)]
     out, checked = [], 0
-    for which, pprof_flags, flint_flags in views:
-        code, expected, err = run(pprof + flags + pprof_flags + [path], env)
-        if code != 0:
+    for which, pprof_flags, flint_args, normalize in views:
+        code, expected, err = run(pprof + pprof_flags + [path], env)
+        no_match = code != 0 and "no matches found for regexp" in err
+        if code != 0 and not no_match:
             out.append(f"#{index} {which}: pprof refused it: {err.strip().splitlines()[-1:]}")
             continue
-        code, actual, err = run([flint, "top", path] + flint_flags, env)
+        fcode, actual, ferr = run([flint] + flint_args, env)
         checked += 1
-        if code != 0:
-            out.append(f"#{index} {which}: flint failed: {err.strip().splitlines()[:1]}")
+        if no_match:
+            if fcode == 0 or "no matches found for regexp" not in ferr:
+                out.append(f"#{index} {which}: pprof found no match, flint: {ferr.strip()[:80]!r}")
             continue
-        d = first_difference(actual, expected)
+        if fcode != 0:
+            out.append(f"#{index} {which}: flint failed: {ferr.strip().splitlines()[:1]}")
+            continue
+        d = first_difference(normalize(actual), normalize(expected))
         if d:
             out.append(f"#{index} {which}: {d}")
     return checked, out

@@ -55,6 +55,8 @@ pub struct Frame {
     pub file: String,
     /// Source line: the function's start line at function granularity.
     pub line: i64,
+    /// The function's first line, 0 when unknown.
+    pub start_line: i64,
     /// Path of the binary (mapping), empty when unknown.
     pub binary: String,
     /// Instruction address at address granularity, else 0.
@@ -130,6 +132,7 @@ impl LineParts<'_> {
             full_name: String::new(),
             file: self.file.to_string(),
             line: if fine { self.line } else { self.start_line },
+            start_line: self.start_line,
             binary: self.binary.to_string(),
             address: parts.address,
         };

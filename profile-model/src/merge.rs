@@ -70,6 +70,8 @@ pub struct Merger {
     label_sets: FxHashMap<Vec<Label>, LabelSetId>,
     samples: SampleTable,
     inputs: usize,
+    /// The sum of the added profiles' durations: the duration pprof's merge gives.
+    durations: i64,
     scratch: Scratch,
 }
 
@@ -369,9 +371,12 @@ impl Merger {
             first_name,
             samples,
             inputs,
+            durations,
             ..
         } = other;
+        let before = self.durations;
         let label_set_ids = self.add_tables(&first_name, &out, &Header::of(&out), None)?;
+        self.durations = before.saturating_add(durations);
         // Each of `other`'s chunks of records is freed once added here: the two tables
         // are never held whole at once.
         samples
@@ -384,6 +389,7 @@ impl Merger {
     /// become the merge's; later ones must have the same sample types and widen the
     /// merge's time span.
     fn header(&mut self, name: &str, h: &Header<'_>) -> Result<(), ProfileError> {
+        self.durations = self.durations.saturating_add(h.duration_nanos);
         if self.inputs == 0 {
             self.string("");
             self.first_name = name.to_string();
@@ -885,6 +891,12 @@ impl Merger {
             })
             .collect();
         self.label_set(&merged)
+    }
+
+    /// The sum of the merged profiles' durations, as `go tool pprof` reports a merge's
+    /// duration (the merged profile's own is the span they cover).
+    pub fn summed_duration(&self) -> i64 {
+        self.durations
     }
 
     /// The merged profile; an empty profile when nothing was added.

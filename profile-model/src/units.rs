@@ -213,6 +213,13 @@ pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
     }
 }
 
+/// A value as pprof prints it in its own unit (its `-unit=minimum` applied to that
+/// value alone, as `-list` prints values): `910ms`, `1.54s`, `12kB`; no suffix for
+/// counts and unknown units.
+pub fn pprof_value_scaled(value: i64, unit: &str) -> String {
+    pprof_value(value, unit, pprof_auto_unit(value, unit).unwrap_or(""))
+}
+
 /// `v` with two decimals, exactly as `format!("{v:.2}")`, most often without
 /// formatting a float ([`rounded_digits`]).
 fn two_decimals(v: f64) -> String {
@@ -367,6 +374,18 @@ mod tests {
         let count = pprof_output_unit(1, 5000, "count");
         assert_eq!(count, "count");
         assert_eq!(pprof_value(123, "count", &count), "123");
+    }
+
+    #[test]
+    fn pprof_values_of_a_listing_each_take_their_own_unit() {
+        assert_eq!(pprof_value_scaled(910_000_000, "nanoseconds"), "910ms");
+        assert_eq!(pprof_value_scaled(1_540_000_000, "nanoseconds"), "1.54s");
+        assert_eq!(pprof_value_scaled(-10_000_000, "nanoseconds"), "-10ms");
+        assert_eq!(pprof_value_scaled(0, "nanoseconds"), "0");
+        assert_eq!(pprof_value_scaled(2048, "bytes"), "2kB");
+        // Counts and unknown units have no suffix, as pprof's -unit=minimum.
+        assert_eq!(pprof_value_scaled(1234, "count"), "1234");
+        assert_eq!(pprof_value_scaled(7, "widgets"), "7");
     }
 
     #[test]

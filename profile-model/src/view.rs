@@ -3,7 +3,8 @@
 
 use crate::calltree::CallTree;
 use crate::filter::{Filters, SampleFilter};
-use crate::frames::{FrameTable, Granularity};
+use crate::frames::{FrameId, FrameTable, Granularity};
+use crate::peek::{PeekEntry, peek};
 use crate::profile::Profile;
 use crate::top::{Top, top};
 
@@ -37,6 +38,25 @@ impl View {
     /// The top table of one sample type.
     pub fn top(&self, profile: &Profile, sample_type: usize) -> Top {
         top(profile, &self.frames, &self.filter, sample_type)
+    }
+
+    /// The callers and callees of the rows of `top` (this view's top table of
+    /// `sample_type`) whose frames `chosen` picks, as `go tool pprof -peek`.
+    pub fn peek(
+        &self,
+        profile: &Profile,
+        top: &Top,
+        sample_type: usize,
+        chosen: impl Fn(FrameId) -> bool,
+    ) -> Vec<PeekEntry> {
+        peek(
+            profile,
+            &self.frames,
+            &self.filter,
+            top,
+            sample_type,
+            chosen,
+        )
     }
 
     /// The call tree of the kept samples.

@@ -2,9 +2,12 @@
 
 mod error;
 mod fold;
+mod list;
+mod peek;
 mod push;
 mod record;
 mod remote;
+mod report;
 mod series;
 mod serve;
 mod spool;
@@ -39,6 +42,10 @@ pub struct Cli {
 enum Command {
     /// Print the top functions, as `go tool pprof -top` does (several files are merged).
     Top(top::TopArgs),
+    /// Print the callers and callees of functions, as `go tool pprof -peek REGEX` does.
+    Peek(peek::PeekArgs),
+    /// Print functions' source with flat and cum per line, as `go tool pprof -list REGEX`.
+    List(list::ListArgs),
     /// Print folded stacks, one `root;…;leaf VALUE` line per distinct stack.
     Fold(fold::FoldArgs),
     /// Print values over time per series: time, labels, value, value per second.
@@ -102,19 +109,6 @@ impl ViewArgs {
             .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name}={v}")))
             .chain(self.tags.iter().map(|t| format!("tagfocus={t}")))
             .collect()
-    }
-
-    /// Reads and merges the files, and resolves the sample type and view options.
-    fn load(&self, decode: DecodeOptions) -> Result<(Profile, usize, ViewOptions), CliError> {
-        let options = self.view_options()?;
-        let merged = if self.diff_base.is_empty() {
-            capture::read::read_merged(&self.files, decode)?
-        } else {
-            capture::read::read_diff(&self.diff_base, &self.files, decode)?
-        };
-        warn_skipped(&merged.skipped);
-        let sample_type = self.sample_type_of(&merged.profile)?;
-        Ok((merged.profile, sample_type, options))
     }
 
     /// The filters and granularity asked for.
@@ -247,6 +241,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     };
     match cli.command {
         Some(Command::Top(args)) => top::run(&args, decode),
+        Some(Command::Peek(args)) => peek::run(&args, decode),
+        Some(Command::List(args)) => list::run(&args, decode),
         Some(Command::Fold(args)) => fold::run(&args, decode),
         Some(Command::Series(args)) => series::run(&args, decode),
         Some(Command::Serve(args)) => serve::run(&args),
@@ -256,7 +252,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             if !has_display() {
                 return Err(
                     "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); \
-                     the headless subcommands work without one: flint top, fold, series, serve, push, record"
+                     the headless subcommands work without one: flint top, peek, list, fold, series, serve, push, record"
                         .into(),
                 );
             }

@@ -8,14 +8,14 @@ use clap::Args;
 use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
 use profile_model::top::InlineMark;
-use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
+use profile_model::units::pprof_percent;
 
 use capture::read::top::{TopHeader, TopSummed, sum_top, top_of_profile};
 use capture::{ProfileSource, Progress, QueryTime, TimeRange};
 
 use super::CliError;
 use super::remote::{ConnectArgs, Input, RangeArgs, runtime, selector_or_default};
-use super::{ViewArgs, write_stdout};
+use super::{ViewArgs, report, write_stdout};
 
 /// Arguments of `flint top`.
 #[derive(Debug, Args)]
@@ -196,24 +196,6 @@ fn pct(value: i64, total: i64) -> f64 {
     }
 }
 
-/// A time as pprof's header prints it (Go's layout "Jan 2, 2006 at 3:04pm (MST)"), in
-/// UTC.
-fn pprof_time(nanos: i64) -> String {
-    let secs = nanos.div_euclid(1_000_000_000);
-    let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = capture::time::civil_from_days(days);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let (hour, minute) = (of_day / 3_600, of_day % 3_600 / 60);
-    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
-    let half = if hour < 12 { "am" } else { "pm" };
-    format!(
-        "{} {day}, {year} at {hour12}:{minute:02}{half} (UTC)",
-        MONTHS[(month - 1) as usize]
-    )
-}
-
 /// pprof's `-top` layout: a header, then `flat flat% sum% cum cum% name` rows.
 fn text(
     header: &TopHeader,
@@ -222,66 +204,10 @@ fn text(
     all_rows: usize,
     total: i64,
 ) -> String {
-    let unit = header.unit.as_str();
-    let min_value = rows
-        .iter()
-        .map(|r| {
-            if r.flat != 0 {
-                r.flat.abs()
-            } else {
-                r.cum.abs()
-            }
-        })
-        .filter(|v| *v > 0)
-        .min()
-        .unwrap_or(0);
-    let out_unit = pprof_output_unit(min_value, total, unit);
-    let value = |v: i64| pprof_value(v, unit, &out_unit);
+    let value = report::value_format(&header.unit, total, rows.iter().map(|r| (r.flat, r.cum)));
     let mut out = String::new();
-    let (file, build_id) = &header.binary;
-    if !file.is_empty() {
-        let _ = writeln!(out, "File: {file}");
-    }
-    if !build_id.is_empty() {
-        let _ = writeln!(out, "Build ID: {build_id}");
-    }
-    for c in header.comments.iter().filter(|c| !c.starts_with('#')) {
-        let _ = writeln!(out, "{c}");
-    }
-    let _ = writeln!(out, "Type: {}", header.kind);
-    if header.time_nanos != 0 {
-        let _ = writeln!(out, "Time: {}", pprof_time(header.time_nanos));
-    }
-    let d = header.duration_nanos;
-    if d != 0 {
-        let duration = pprof_value(d, "nanoseconds", &pprof_output_unit(d, d, "nanoseconds"));
-        // pprof adds the total's share of the duration when the total is a time.
-        let ratio = match units::nanoseconds_per(unit) {
-            Some(ns) if total != 0 => {
-                format!("({})", pprof_percent((total as f64 * ns) as i64, d))
-            }
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "Duration: {duration}, Total samples = {} {ratio}",
-            value(total)
-        );
-    }
-    if !filters.is_empty() {
-        let _ = writeln!(out, "Active filters:");
-        for f in filters {
-            let _ = writeln!(out, "   {f}");
-        }
-    }
     let shown = rows.iter().fold(0i64, |sum, r| sum.wrapping_add(r.flat));
-    let _ = writeln!(
-        out,
-        "Showing nodes accounting for {}, {} of {} total",
-        value(shown),
-        pprof_percent(shown, total).trim(),
-        value(total)
-    );
+    report::write_header(&mut out, header, filters, (shown, total), &value);
     if rows.len() < all_rows {
         let _ = writeln!(out, "Showing top {} nodes out of {all_rows}", rows.len());
     }
@@ -344,27 +270,4 @@ fn json(sample_type: &str, unit: &str, rows: &[Row<'_>], total: i64) -> String {
         "rows": rows,
     });
     format!("{doc:#}\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pprof_time;
-
-    #[test]
-    fn times_are_printed_as_go_prints_them() {
-        // 2024-02-29 00:05:59 UTC, a leap day just after midnight.
-        assert_eq!(
-            pprof_time(1_709_165_159_000_000_000),
-            "Feb 29, 2024 at 12:05am (UTC)"
-        );
-        // 1969-12-31 12:00:00 UTC: noon, before the epoch.
-        assert_eq!(
-            pprof_time(-43_200_000_000_000),
-            "Dec 31, 1969 at 12:00pm (UTC)"
-        );
-        assert_eq!(
-            pprof_time(1_700_000_000_000_000_000),
-            "Nov 14, 2023 at 10:13pm (UTC)"
-        );
-    }
 }

@@ -1,36 +1,11 @@
 //! `flint top` prints exactly what `go tool pprof -top` prints, line for line: the
 //! header (main binary, type, time, duration, filters), the totals and every row.
 
-use super::{fixtures, flint, flint_ok, flint_piped};
+use super::{assert_golden, fixtures, flint, flint_ok, flint_piped, lines};
 
-fn lines(text: &str) -> Vec<String> {
-    text.lines().map(str::to_string).collect()
-}
-
-/// Compares `flint top ARGS` with a golden file written by `go tool pprof -top`. Where
-/// pprof writes a name's bytes that are not UTF-8 as they are, flint writes U+FFFD for
-/// each invalid sequence (what a terminal shows of pprof's): the golden file is read so.
+/// Compares `flint top ARGS` with a golden file written by `go tool pprof -top`.
 fn assert_matches_pprof(golden: &str, args: &[&str]) {
-    let path = fixtures().join("golden").join(golden);
-    let expected =
-        String::from_utf8_lossy(&std::fs::read(&path).expect("golden file")).into_owned();
-    let expected = lines(&expected);
-    assert!(expected.len() > 6, "{golden} holds rows");
-    let actual = lines(&flint_ok(args));
-    if actual != expected {
-        let first = actual
-            .iter()
-            .zip(&expected)
-            .position(|(a, e)| a != e)
-            .unwrap_or(actual.len().min(expected.len()));
-        panic!(
-            "flint top {args:?} differs from {golden} at line {first} (of {} vs {}):\n  flint: {:?}\n  pprof: {:?}",
-            actual.len(),
-            expected.len(),
-            actual.get(first),
-            expected.get(first)
-        );
-    }
+    assert_golden(golden, args, |lines| lines);
 }
 
 #[test]

@@ -9,6 +9,8 @@
 
 mod cli_errors;
 mod cli_fold;
+mod cli_list;
+mod cli_peek;
 mod cli_series;
 mod cli_top;
 mod gui_smoke;
@@ -83,6 +85,38 @@ pub fn flint_piped(args: &[&str], input: &[u8]) -> Output {
     let out = child.wait_with_output().expect("flint ends");
     writer.join().expect("the writer ends");
     out
+}
+
+/// The lines of `text`, each owned.
+pub fn lines(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
+
+/// Compares the output of `flint ARGS` with a golden file written by `go tool pprof`,
+/// line for line, both as `normalize` leaves them. Where pprof writes a name's bytes
+/// that are not UTF-8 as they are, flint writes U+FFFD for each invalid sequence (what
+/// a terminal shows of pprof's): the golden file is read so.
+pub fn assert_golden(golden: &str, args: &[&str], normalize: impl Fn(Vec<String>) -> Vec<String>) {
+    let path = fixtures().join("golden").join(golden);
+    let expected =
+        String::from_utf8_lossy(&std::fs::read(&path).expect("golden file")).into_owned();
+    let expected = normalize(lines(&expected));
+    assert!(expected.len() > 3, "{golden} holds rows");
+    let actual = normalize(lines(&flint_ok(args)));
+    if actual != expected {
+        let first = actual
+            .iter()
+            .zip(&expected)
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.len().min(expected.len()));
+        panic!(
+            "flint {args:?} differs from {golden} at line {first} (of {} vs {}):\n  flint: {:?}\n  pprof: {:?}",
+            actual.len(),
+            expected.len(),
+            actual.get(first),
+            expected.get(first)
+        );
+    }
 }
 
 /// Runs `flint` and returns its stdout, failing the test on a non-zero exit.

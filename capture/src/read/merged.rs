@@ -18,6 +18,9 @@ pub struct Merged {
     pub profile: Profile,
     /// One line per file found in a directory that was skipped, with the reason.
     pub skipped: Vec<String>,
+    /// The sum of the profiles' durations, the duration `go tool pprof` reports for
+    /// them (the merged profile's own is the span they cover).
+    pub summed_duration_nanos: i64,
 }
 
 /// Reads files and directories (searched recursively, in name order; a file named in
@@ -30,9 +33,15 @@ pub fn read_merged(paths: &[PathBuf], decode: DecodeOptions) -> Result<Merged, R
     let files = Files::list(&[paths])?;
     if let Some(lone) = files.read_lone(decode) {
         let (profile, skipped) = lone?;
-        return Ok(Merged { profile, skipped });
+        let summed_duration_nanos = profile.duration_nanos;
+        return Ok(Merged {
+            profile,
+            skipped,
+            summed_duration_nanos,
+        });
     }
     let read = files.read(&MergeFiles, ReadOptions::new(decode))?;
+    let summed_duration_nanos = read.folded.summed_duration();
     let profile = match read.added[..] {
         [] => {
             return Err(ReadError::NoProfiles {
@@ -46,6 +55,7 @@ pub fn read_merged(paths: &[PathBuf], decode: DecodeOptions) -> Result<Merged, R
     Ok(Merged {
         profile,
         skipped: read.skipped,
+        summed_duration_nanos,
     })
 }
 
@@ -66,9 +76,11 @@ pub fn read_diff(
         .map_err(ReadError::merge)?;
     let mut skipped = base_profile.skipped;
     skipped.extend(profile.skipped);
+    let durations = base_profile.summed_duration_nanos;
     Ok(Merged {
         profile: merger.finish(),
         skipped,
+        summed_duration_nanos: durations.saturating_add(profile.summed_duration_nanos),
     })
 }
 

@@ -139,6 +139,13 @@ pub fn sample_type_of(profile: &Profile, spec: Option<&str>) -> Result<usize, Re
     }
 }
 
+/// What pprof's header says of one profile named `name`, shown in `sample_type`.
+pub fn header_of(name: &Path, profile: &Profile, sample_type: usize) -> TopHeader {
+    let mut header = TopHeader::of_first(name, profile, sample_type);
+    header.add(&HeaderPart::of(profile));
+    header
+}
+
 /// The top table of one profile named `name`, seen through `options`, and its header.
 pub fn top_of_profile(
     name: &Path,
@@ -146,8 +153,7 @@ pub fn top_of_profile(
     sample_type: usize,
     options: &ViewOptions,
 ) -> (TopSum, TopHeader) {
-    let mut header = TopHeader::of_first(name, profile, sample_type);
-    header.add(&HeaderPart::of(profile));
+    let header = header_of(name, profile, sample_type);
     let mut sum = TopSum::new();
     let view = View::new(profile, options);
     sum.add(&view.top(profile, sample_type), &view.frames, 1);

@@ -12,6 +12,7 @@ mod diff;
 mod inline;
 mod layout;
 mod merge;
+mod peek;
 mod stack_index;
 mod topsum;
 mod tree;
@@ -142,4 +143,45 @@ pub fn profile_typed(kind: &str, stacks: &[(&str, i64, Option<&str>)]) -> Profil
     }
     p.string_table = strings;
     from_proto(p).expect("valid test profile")
+}
+
+/// Functions (ids 1.., named `names`), one location per entry of `locations` (its
+/// functions innermost first; location ids 1..), and samples (location ids, leaf
+/// first), value 1 each.
+pub fn profile_with_locations(names: &[&str], locations: &[&[u64]], samples: &[&[u64]]) -> Vec<u8> {
+    let mut strings = vec![String::new(), "samples".into(), "count".into()];
+    strings.extend(names.iter().map(|n| (*n).to_string()));
+    let p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        function: (1..=names.len() as u64)
+            .map(|id| proto::Function {
+                id,
+                name: id as i64 + 2,
+                system_name: id as i64 + 2,
+                ..Default::default()
+            })
+            .collect(),
+        location: (locations.iter().enumerate())
+            .map(|(i, functions)| proto::Location {
+                id: i as u64 + 1,
+                line: (functions.iter())
+                    .map(|f| proto::Line {
+                        function_id: *f,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        sample: (samples.iter())
+            .map(|s| proto::Sample {
+                location_id: s.to_vec(),
+                value: vec![1],
+                label: Vec::new(),
+            })
+            .collect(),
+        string_table: strings,
+        ..Default::default()
+    };
+    prost::Message::encode_to_vec(&p)
 }
