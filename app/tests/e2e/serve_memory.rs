@@ -195,6 +195,7 @@ fn eight_full_range_merges_in_256_mib_leave_the_server_alive() {
         "{bomb:?}"
     );
     let mut answered = 0;
+    let mut refusals = std::collections::BTreeSet::new();
     for merge in merges {
         let out = merge.wait_with_output().unwrap();
         let said = String::from_utf8_lossy(&out.stderr);
@@ -203,6 +204,13 @@ fn eight_full_range_merges_in_256_mib_leave_the_server_alive() {
             answered += 1;
         } else {
             assert!(said.contains("short of memory"), "{said}");
+            refusals.insert(
+                said.split("short of memory: ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .trim()
+                    .to_string(),
+            );
         }
     }
     assert!(
@@ -241,7 +249,7 @@ fn eight_full_range_merges_in_256_mib_leave_the_server_alive() {
         );
     }
     println!(
-        "storm: {answered} of 8 merges answered, the rest refused; server peak {} MiB",
+        "storm: {answered} of 8 merges answered, the rest refused ({refusals:?}); server peak {} MiB",
         peak_rss_kib(server.child.id()) >> 10
     );
     drop(server);

@@ -105,7 +105,7 @@ impl MemoryBudget {
     /// is resident now, the margins and a first query.
     pub fn new(options: BudgetOptions, elsewhere: Elsewhere) -> Result<Arc<Self>, Refused> {
         let limit = options.limit_bytes;
-        let margin = (limit / 8).max(16 << 20);
+        let margin = (limit / 6).max(16 << 20);
         let ingest = (limit / 16).max(8 << 20);
         let for_all = limit.saturating_sub(options.resident_bytes + margin);
         let for_queries = for_all.saturating_sub(ingest);

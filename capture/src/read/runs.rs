@@ -59,7 +59,12 @@ pub fn fold_in_runs<A: Send, E: Send>(
     add: impl Fn(&mut A, &mut RunBuffers, usize) -> Result<(), Failure<E>> + Sync,
     absorb: impl Fn(&mut A, A) -> Result<(), E>,
 ) -> Result<Folded<A, E>, E> {
-    let size = count.div_ceil(worker_count()).max(1);
+    // The helpers' memory is the caller's (a query's, within a server's budget). A
+    // query within a budget runs on one thread: memory, not time, is what the budget
+    // shares out, and two partial merges held a fifth more than one.
+    let account = memory::current();
+    let workers = if account.is_some() { 1 } else { worker_count() };
+    let size = count.div_ceil(workers).max(1);
     let first_runs: Vec<_> = (0..count)
         .step_by(size)
         .map(|s| s..(s + size).min(count))
@@ -69,8 +74,6 @@ pub fn fold_in_runs<A: Send, E: Send>(
         left: Mutex::new(first_runs),
         stop_at: AtomicUsize::new(usize::MAX),
     };
-    // The helpers' memory is the caller's (a query's, within a server's budget).
-    let account = memory::current();
     let done: Vec<RunsDone<A, E>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|thread| {
