@@ -11,6 +11,7 @@ mod cli_errors;
 mod cli_fold;
 mod cli_series;
 mod cli_top;
+mod formats;
 mod gui_smoke;
 mod layout;
 mod record;

@@ -82,6 +82,7 @@ fn gzip_members_and_header_fields_are_read() {
             &two,
             DecodeOptions {
                 max_decompressed_bytes: limit as u64,
+                ..DecodeOptions::default()
             },
         )
     };
@@ -143,6 +144,7 @@ fn gzip_bomb_over_the_cap_is_refused() {
         &bomb,
         DecodeOptions {
             max_decompressed_bytes: 1 << 20,
+            ..DecodeOptions::default()
         },
     )
     .expect_err("bomb");
@@ -162,6 +164,7 @@ fn raw_input_over_the_cap_is_refused() {
         &raw,
         DecodeOptions {
             max_decompressed_bytes: 100,
+            ..DecodeOptions::default()
         },
     )
     .expect_err("cap");
