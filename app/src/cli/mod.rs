@@ -33,9 +33,10 @@ pub struct Cli {
     /// Largest decompressed profile accepted, e.g. 2GiB, 512MiB, 1000000.
     #[arg(long, global = true, value_parser = parse_size, default_value = "2GiB")]
     max_decompressed: u64,
-    /// What the counts of folded-stacks files measure.
-    #[arg(long, global = true, value_enum, default_value = "samples")]
-    folded_unit: FoldedUnitArg,
+    /// What the counts of folded-stacks files measure: samples, nanoseconds,
+    /// microseconds, milliseconds, seconds or bytes.
+    #[arg(long, global = true, default_value = "samples")]
+    folded_unit: FoldedUnit,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -85,30 +86,6 @@ pub struct ViewArgs {
     /// How finely frames are told apart.
     #[arg(long, value_enum, default_value = "function")]
     granularity: GranularityArg,
-}
-
-/// `--folded-unit`: [`FoldedUnit`] as a flag's values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum FoldedUnitArg {
-    Samples,
-    Nanoseconds,
-    Microseconds,
-    Milliseconds,
-    Seconds,
-    Bytes,
-}
-
-impl From<FoldedUnitArg> for FoldedUnit {
-    fn from(unit: FoldedUnitArg) -> Self {
-        match unit {
-            FoldedUnitArg::Samples => Self::Samples,
-            FoldedUnitArg::Nanoseconds => Self::Nanoseconds,
-            FoldedUnitArg::Microseconds => Self::Microseconds,
-            FoldedUnitArg::Milliseconds => Self::Milliseconds,
-            FoldedUnitArg::Seconds => Self::Seconds,
-            FoldedUnitArg::Bytes => Self::Bytes,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -273,7 +250,7 @@ fn usage_line(rendered: &str) -> String {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let decode = DecodeOptions {
         max_decompressed_bytes: cli.max_decompressed,
-        folded_unit: cli.folded_unit.into(),
+        folded_unit: cli.folded_unit,
     };
     match cli.command {
         Some(Command::Top(args)) => top::run(&args, decode),

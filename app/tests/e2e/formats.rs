@@ -198,10 +198,29 @@ fn a_broken_file_in_a_folder_is_skipped_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("c.txt: folded stacks, line 1: no count after the stack"),
+        stderr.contains("c.txt: not a pprof profile nor folded stacks (line 1: no count"),
         "{stderr}"
     );
     let series = flint_ok(&["series", d, "--sum-by", "path"]);
     assert_eq!(series.lines().count(), 2, "{series}");
     assert!(series.contains("b.txt"), "{series}");
+}
+
+#[test]
+fn a_cpuprofile_in_a_folder_begins_its_duration_before_it_was_written() {
+    let dir = Scratch::new("formats-series");
+    let path = dir.join("cpu.cpuprofile");
+    std::fs::copy(fixture("node/cpu.cpuprofile"), &path).expect("copied");
+    let written = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(written))
+        .expect("mtime set");
+    let series = flint_ok(&["series", dir.to_str().expect("a UTF-8 path")]);
+    // 554.74 ms (rounded from 554,741 µs) before 2026-11-30T00:53:20Z.
+    assert!(
+        series.starts_with("2026-11-30T00:53:19.445259Z"),
+        "{series}"
+    );
 }

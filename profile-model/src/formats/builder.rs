@@ -47,11 +47,7 @@ impl Builder {
             profile: Profile {
                 strings: vec![String::new()],
                 label_sets: vec![Vec::new()],
-                samples: Samples {
-                    stack_offsets: vec![0],
-                    values: vec![Vec::new(); sample_types.len()],
-                    ..Samples::default()
-                },
+                samples: Samples::with_columns(sample_types.len()),
                 period,
                 ..Profile::default()
             },

@@ -20,7 +20,8 @@ const PREFIX: usize = 512;
 /// 0x20, e.g. the `0x08` of a sample type's first field), and text (UTF-8, tabs and
 /// line ends aside) has none. Text starting with `{` (after a byte-order mark and
 /// white space) is JSON, which protobuf never starts with (`{` is a group tag, which
-/// pprof has none of); other text is folded stacks.
+/// pprof has none of); other text is folded stacks; white space alone is left to
+/// pprof's reader to refuse.
 pub fn detect(bytes: &[u8]) -> Format {
     let prefix = &bytes[..bytes.len().min(PREFIX)];
     let control = |b: &u8| matches!(b, 0..=8 | 0x0b | 0x0c | 0x0e..=0x1f | 0x7f);
@@ -30,7 +31,9 @@ pub fn detect(bytes: &[u8]) -> Format {
     let text = prefix.strip_prefix("\u{feff}".as_bytes()).unwrap_or(prefix);
     match text.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => Format::Json,
-        _ => Format::Folded,
+        Some(_) => Format::Folded,
+        // White space alone (a pprof message cut after its first tag, `\n`, too).
+        None => Format::Pprof,
     }
 }
 
@@ -44,6 +47,11 @@ mod tests {
         let pprof = crate::codec::encode(&folded.expect("folded"));
         assert_eq!(detect(&pprof), Format::Pprof);
         assert_eq!(detect(b""), Format::Pprof);
+        assert_eq!(
+            detect(b"\n"),
+            Format::Pprof,
+            "a pprof message cut after its first tag"
+        );
         assert_eq!(detect(b"\xef\xbb\xbf \n{\"nodes\": []}"), Format::Json);
         assert_eq!(detect(b"main;work 12\n"), Format::Folded);
         assert_eq!(detect(b"\n\r\nmain;work 12\r\n"), Format::Folded);

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 
 /// Reads folded stacks. Blank lines and comment lines (`#`, `//`) are passed over; a
 /// line of frames without a whole-number count after its last space is an error
-/// naming the line; a count alone after a space is a sample without frames (py-spy's
+/// naming the line (the first such: [`FormatError::NotAProfile`]); a count alone after a space is a sample without frames (py-spy's
 /// idle threads). Equal stacks on several lines add up.
 pub fn decode(text: &str, unit: FoldedUnit) -> Result<Profile, FormatError> {
     let mut b = Builder::new(&[unit.sample_type()], 1);
@@ -20,9 +20,14 @@ pub fn decode(text: &str, unit: FoldedUnit) -> Result<Profile, FormatError> {
         if start.is_empty() || start.starts_with('#') || start.starts_with("//") {
             continue;
         }
-        let bad = |why: &str| FormatError::Folded {
-            line: n + 1,
-            message: format!("{why}: `{}`", shortened(line)),
+        // A first line that is not `frames COUNT` says the file is no folded stacks.
+        let bad = |why: &str| {
+            let (line, message) = (n + 1, format!("{why}: `{}`", shortened(line)));
+            if lines == 0 {
+                FormatError::NotAProfile { line, message }
+            } else {
+                FormatError::Folded { line, message }
+            }
         };
         let (frames, count) = line
             .rsplit_once(|c: char| c.is_ascii_whitespace())
@@ -113,11 +118,16 @@ mod tests {
             e.to_string(),
             "folded stacks, line 2: no count after the stack: `a;b;c`"
         );
-        let e = decode("a;b 1.5\n", FoldedUnit::Samples).expect_err("fraction");
+        let e = decode("a;b 1\na;b 1.5\n", FoldedUnit::Samples).expect_err("fraction");
         assert!(
             e.to_string()
-                .contains("line 1: the count is not a whole number"),
+                .contains("line 2: the count is not a whole number"),
             "{e}"
+        );
+        let e = decode("# notes\nhello there\n", FoldedUnit::Samples).expect_err("text");
+        assert_eq!(
+            e.to_string(),
+            "not a pprof profile nor folded stacks (line 2: no count after the stack: `hello there`)"
         );
         let e = decode("# only a comment\n", FoldedUnit::Samples).expect_err("empty");
         assert_eq!(e.to_string(), "folded stacks: no stack in the file");

@@ -32,6 +32,27 @@ pub enum FoldedUnit {
     Bytes,
 }
 
+impl std::str::FromStr for FoldedUnit {
+    type Err = String;
+
+    /// `samples`, `nanoseconds`, `microseconds`, `milliseconds`, `seconds` or `bytes`.
+    fn from_str(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "samples" => Self::Samples,
+            "nanoseconds" => Self::Nanoseconds,
+            "microseconds" => Self::Microseconds,
+            "milliseconds" => Self::Milliseconds,
+            "seconds" => Self::Seconds,
+            "bytes" => Self::Bytes,
+            _ => {
+                return Err(format!(
+                    "{name:?} is none of samples, nanoseconds, microseconds, milliseconds, seconds, bytes"
+                ));
+            }
+        })
+    }
+}
+
 impl FoldedUnit {
     /// The (type, unit) of the profile's one sample type.
     pub fn sample_type(self) -> (&'static str, &'static str) {
@@ -53,6 +74,14 @@ pub enum FormatError {
     #[error("folded stacks{}: {message}", if *line == 0 { String::new() } else { format!(", line {line}") })]
     Folded {
         /// The 1-based line, 0 for the file as a whole.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Text whose first line of content is not folded stacks.
+    #[error("not a pprof profile nor folded stacks (line {line}: {message})")]
+    NotAProfile {
+        /// The 1-based line.
         line: usize,
         /// What is wrong with it.
         message: String,
