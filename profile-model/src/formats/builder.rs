@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::FormatError;
 use crate::profile::{
     Function, Label, LabelSetId, Line, Location, LocationId, Profile, Samples, StrId, ValueType,
 };
@@ -30,10 +31,18 @@ impl<'a> FrameName<'a> {
     }
 }
 
+/// Frames a builder may push or walk for each byte of its input, and at least: stacks
+/// the input does not spell out (a `.cpuprofile`'s paths, an evented profile's open
+/// frames) could otherwise grow with the square of its size.
+const FRAMES_PER_BYTE: u64 = 4;
+const MIN_FRAMES: u64 = 1 << 26;
+
 /// Builds a [`Profile`] sample by sample; see the module documentation.
 #[derive(Debug)]
 pub(crate) struct Builder {
     profile: Profile,
+    /// Frames that may still be pushed or walked.
+    budget: u64,
     strings: HashMap<String, StrId>,
     locations: HashMap<(StrId, StrId, i64), LocationId>,
     label_sets: HashMap<Vec<Label>, LabelSetId>,
@@ -41,9 +50,12 @@ pub(crate) struct Builder {
 
 impl Builder {
     /// A profile with these sample types (`(type, unit)`), the period measured in the
-    /// last of them.
-    pub fn new(sample_types: &[(&str, &str)], period: i64) -> Self {
+    /// last of them, read from `input_len` bytes.
+    pub fn new(sample_types: &[(&str, &str)], period: i64, input_len: usize) -> Self {
         let mut b = Self {
+            budget: (input_len as u64)
+                .saturating_mul(FRAMES_PER_BYTE)
+                .max(MIN_FRAMES),
             profile: Profile {
                 strings: vec![String::new()],
                 label_sets: vec![Vec::new()],
@@ -130,20 +142,32 @@ impl Builder {
         id
     }
 
+    /// Takes `frames` from the budget of frames pushed or walked: an error once it is
+    /// spent, so that no input takes more time or memory than a few times its size.
+    pub fn spend(&mut self, frames: usize) -> Result<(), FormatError> {
+        self.budget = self
+            .budget
+            .checked_sub(frames as u64)
+            .ok_or(FormatError::TooDeep)?;
+        Ok(())
+    }
+
     /// Adds a sample: its stack leaf first, a value per sample type, its label set.
     pub fn push(
         &mut self,
-        leaf_first: impl IntoIterator<Item = LocationId>,
+        leaf_first: &[LocationId],
         values: &[i64],
         label_set: LabelSetId,
-    ) {
+    ) -> Result<(), FormatError> {
+        self.spend(leaf_first.len())?;
         let s = &mut self.profile.samples;
-        s.stack_locations.extend(leaf_first);
+        s.stack_locations.extend_from_slice(leaf_first);
         s.stack_offsets.push(s.stack_locations.len() as u32);
         for (column, v) in s.values.iter_mut().zip(values) {
             column.push(*v);
         }
         s.label_set.push(label_set);
+        Ok(())
     }
 
     /// The profile built.

@@ -62,7 +62,7 @@ enum Kind {
 
 /// Reads a parsed `.cpuprofile`. A sample or child naming a node id that is not in
 /// `nodes`, or a node that is its own ancestor, is an error.
-pub(crate) fn decode(p: CpuProfile) -> Result<Profile, FormatError> {
+pub(crate) fn decode(p: CpuProfile, input_len: usize) -> Result<Profile, FormatError> {
     let bad = |message: String| FormatError::CpuProfile(message);
     if p.samples.len() != p.time_deltas.len() {
         return Err(bad(format!(
@@ -87,7 +87,11 @@ pub(crate) fn decode(p: CpuProfile) -> Result<Profile, FormatError> {
             parent[node_of(*child, &format!("node {}", n.id))?] = Some(i);
         }
     }
-    let mut b = Builder::new(&[("samples", "count"), ("wall", "microseconds")], 0);
+    let mut b = Builder::new(
+        &[("samples", "count"), ("wall", "microseconds")],
+        0,
+        input_len,
+    );
     let kinds: Vec<Kind> = p.nodes.iter().map(|n| kind(&n.call_frame)).collect();
     let names: Vec<String> = p.nodes.iter().map(|n| name(&n.call_frame)).collect();
     let locations: Vec<LocationId> = p
@@ -121,8 +125,10 @@ pub(crate) fn decode(p: CpuProfile) -> Result<Profile, FormatError> {
             }
         } else {
             let mut at = Some(node);
+            let mut steps = 0;
             while let Some(i) = at {
-                if stack.len() > p.nodes.len() {
+                steps += 1;
+                if steps > p.nodes.len() {
                     return Err(bad(format!("node {} is its own ancestor", p.nodes[i].id)));
                 }
                 if kinds[i] == Kind::Frame {
@@ -130,12 +136,13 @@ pub(crate) fn decode(p: CpuProfile) -> Result<Profile, FormatError> {
                 }
                 at = parent[i];
             }
+            b.spend(steps)?;
         }
         let until = runs
             .get(r + 1)
             .map_or(end.max(run.start), |next| next.start);
         let micros = (until - run.start).round() as i64;
-        b.push(stack.iter().copied(), &[run.samples, micros], 0);
+        b.push(&stack, &[run.samples, micros], 0)?;
         std::mem::swap(&mut before, &mut stack);
     }
     let duration = (p.end_time - p.start_time).max(0.0);
@@ -200,4 +207,95 @@ fn name(frame: &CallFrame) -> String {
     }
     let file = frame.url.rsplit('/').next().unwrap_or(&frame.url);
     format!("(anonymous {file}:{})", frame.line_number.saturating_add(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Result<Profile, FormatError> {
+        decode(serde_json::from_str(json).expect("JSON"), json.len())
+    }
+
+    /// `{"id": ID, "callFrame": {"functionName": NAME}, "children": [CHILDREN]}`.
+    fn node(id: usize, name: &str, children: &[usize]) -> String {
+        let children: Vec<String> = children.iter().map(ToString::to_string).collect();
+        format!(
+            r#"{{"id": {id}, "callFrame": {{"functionName": "{name}"}}, "children": [{}]}}"#,
+            children.join(",")
+        )
+    }
+
+    #[test]
+    fn samples_last_until_the_next_and_gc_sits_on_the_stack_before() {
+        let nodes = [
+            node(1, "(root)", &[2, 4, 5]),
+            node(2, "main", &[3]),
+            node(3, "work", &[]),
+            node(4, "(garbage collector)", &[]),
+            node(5, "(idle)", &[]),
+        ];
+        let p = read(&format!(
+            r#"{{"nodes": [{}], "startTime": 100, "endTime": 200,
+                "samples": [3, 3, 4, 5, 2], "timeDeltas": [10, 10, 5, 20, 30]}}"#,
+            nodes.join(",")
+        ))
+        .expect("a profile");
+        let stacks: Vec<(Vec<&str>, i64, i64)> = (0..p.samples.len())
+            .map(|i| {
+                let names = p.samples.stack(i).iter().rev().map(|l| {
+                    let f = p.locations[*l as usize].lines[0].function;
+                    p.str(p.functions[f as usize].name)
+                });
+                (
+                    names.collect(),
+                    p.samples.values[0][i],
+                    p.samples.values[1][i],
+                )
+            })
+            .collect();
+        assert_eq!(
+            stacks,
+            [
+                (vec!["main", "work"], 2, 15),
+                (vec!["main", "work", "(garbage collector)"], 1, 20),
+                (vec![], 1, 30),
+                (vec!["main"], 1, 0),
+            ]
+        );
+        assert_eq!(p.duration_nanos, 100_000);
+    }
+
+    #[test]
+    fn a_cycle_of_nodes_is_an_error() {
+        let nodes = [node(1, "a", &[2]), node(2, "b", &[1])];
+        let e = read(&format!(
+            r#"{{"nodes": [{}], "samples": [2], "timeDeltas": [1]}}"#,
+            nodes.join(",")
+        ))
+        .expect_err("a cycle");
+        assert!(e.to_string().contains("is its own ancestor"), "{e}");
+    }
+
+    #[test]
+    fn stacks_deeper_than_the_file_allows_are_an_error_not_a_hang() {
+        // A chain of 20,000 nodes whose leaf and root take turns: every sample's stack
+        // is the whole chain, 20,000 frames a sample from a few bytes.
+        let n = 20_000;
+        let nodes: Vec<String> = (1..=n)
+            .map(|i| node(i, "f", &[i + 1][..usize::from(i < n)]))
+            .collect();
+        let samples: Vec<String> = (0..4000)
+            .map(|i| if i % 2 == 0 { n } else { 1 }.to_string())
+            .collect();
+        let deltas = vec!["1"; samples.len()];
+        let e = read(&format!(
+            r#"{{"nodes": [{}], "samples": [{}], "timeDeltas": [{}]}}"#,
+            nodes.join(","),
+            samples.join(","),
+            deltas.join(",")
+        ))
+        .expect_err("too deep");
+        assert_eq!(e, FormatError::TooDeep);
+    }
 }

@@ -11,7 +11,7 @@ use crate::profile::Profile;
 /// naming the line (the first such: [`FormatError::NotAProfile`]); a count alone after a space is a sample without frames (py-spy's
 /// idle threads). Equal stacks on several lines add up.
 pub fn decode(text: &str, unit: FoldedUnit) -> Result<Profile, FormatError> {
-    let mut b = Builder::new(&[unit.sample_type()], 1);
+    let mut b = Builder::new(&[unit.sample_type()], 1, text.len());
     let mut stack = Vec::new();
     let mut lines = 0usize;
     for (n, line) in text.lines().enumerate() {
@@ -47,7 +47,8 @@ pub fn decode(text: &str, unit: FoldedUnit) -> Result<Profile, FormatError> {
                 stack.push(b.location(FrameName::named(name)));
             }
         }
-        b.push(stack.iter().rev().copied(), &[count], 0);
+        stack.reverse();
+        b.push(&stack, &[count], 0)?;
         lines += 1;
     }
     if lines == 0 {

@@ -100,6 +100,9 @@ pub enum FormatError {
         "JSON that is neither a V8 .cpuprofile (nodes, samples, timeDeltas) nor a speedscope file (shared.frames, profiles)"
     )]
     UnknownJson,
+    /// Stacks too many or too deep for the size of the file.
+    #[error("stacks too deep for the size of the file (more than 4 frames per byte)")]
+    TooDeep,
     /// Text that is not UTF-8.
     #[error("text that is not UTF-8 (at byte {0})")]
     NotUtf8(usize),
@@ -130,9 +133,9 @@ fn decode_json(text: &str) -> Result<Profile, FormatError> {
         _ => json(e),
     })?;
     if keys.profiles.is_some() {
-        speedscope::decode(serde_json::from_str(text).map_err(json)?)
+        speedscope::decode(serde_json::from_str(text).map_err(json)?, text.len())
     } else if keys.nodes.is_some() {
-        cpuprofile::decode(serde_json::from_str(text).map_err(json)?)
+        cpuprofile::decode(serde_json::from_str(text).map_err(json)?, text.len())
     } else {
         Err(FormatError::UnknownJson)
     }

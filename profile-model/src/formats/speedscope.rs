@@ -136,7 +136,7 @@ fn nanos_per(unit: &str) -> Option<f64> {
 /// values are kept in it, and a time unit with fractions becomes nanoseconds. A frame
 /// index out of range, a close event that does not close the innermost open frame,
 /// time going backwards, or frames left open are errors naming the profile.
-pub(crate) fn decode(file: File) -> Result<Profile, FormatError> {
+pub(crate) fn decode(file: File, input_len: usize) -> Result<Profile, FormatError> {
     let bad = |message: String| FormatError::Speedscope(message);
     let Some(first) = file.profiles.first() else {
         return Err(bad("no profiles".into()));
@@ -159,7 +159,7 @@ pub(crate) fn decode(file: File) -> Result<Profile, FormatError> {
         (None, _) if unit == "bytes" => (1.0, ("space", "bytes")),
         (None, _) => (1.0, ("samples", "count")),
     };
-    let mut b = Builder::new(&[sample_type], 0);
+    let mut b = Builder::new(&[sample_type], 0, input_len);
     let locations: Vec<LocationId> = file
         .shared
         .frames
@@ -174,6 +174,7 @@ pub(crate) fn decode(file: File) -> Result<Profile, FormatError> {
         .collect();
     let value = |v: f64| (v * scale).round() as i64;
     let mut stack: Vec<LocationId> = Vec::new();
+    let mut leaf_first: Vec<LocationId> = Vec::new();
     for (n, p) in file.profiles.iter().enumerate() {
         let who = match p.name() {
             "" => format!("profile {n}"),
@@ -204,7 +205,7 @@ pub(crate) fn decode(file: File) -> Result<Profile, FormatError> {
                     for i in s.iter().rev() {
                         stack.push(frame(*i)?);
                     }
-                    b.push(stack.iter().copied(), &[value(f64_of(w))], labels);
+                    b.push(&stack, &[value(f64_of(w))], labels)?;
                 }
             }
             SsProfile::Evented { events, .. } => {
@@ -219,11 +220,9 @@ pub(crate) fn decode(file: File) -> Result<Profile, FormatError> {
                         )));
                     }
                     if !stack.is_empty() && at > since {
-                        b.push(
-                            stack.iter().rev().copied(),
-                            &[value(at) - value(since)],
-                            labels,
-                        );
+                        leaf_first.clear();
+                        leaf_first.extend(stack.iter().rev());
+                        b.push(&leaf_first, &[value(at) - value(since)], labels)?;
                     }
                     since = at;
                     let location = frame(e.frame)?;
@@ -341,4 +340,59 @@ pub fn encode(
         exporter: Some(concat!("flint@", env!("CARGO_PKG_VERSION")).into()),
     };
     serde_json::to_vec(&file).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Result<Profile, FormatError> {
+        decode(serde_json::from_str(json).expect("JSON"), json.len())
+    }
+
+    /// A file of one evented profile `p` in `unit`, frames A and B, with `events`
+    /// (`(type, at, frame)`).
+    fn evented(unit: &str, events: &[(&str, f64, usize)]) -> String {
+        let events: Vec<String> = events
+            .iter()
+            .map(|(t, at, f)| format!(r#"{{"type": "{t}", "at": {at}, "frame": {f}}}"#))
+            .collect();
+        format!(
+            r#"{{"shared": {{"frames": [{{"name": "A"}}, {{"name": "B"}}]}}, "profiles": [
+                {{"type": "evented", "name": "p", "unit": "{unit}", "startValue": 0,
+                  "endValue": 10, "events": [{}]}}]}}"#,
+            events.join(",")
+        )
+    }
+
+    #[test]
+    fn evented_time_goes_to_the_open_stack_and_fractions_become_nanoseconds() {
+        let p = read(&evented(
+            "milliseconds",
+            &[("O", 0.0, 0), ("O", 1.5, 1), ("C", 2.0, 1), ("C", 4.0, 0)],
+        ))
+        .expect("a profile");
+        assert_eq!(p.sample_type_names(), ["wall/nanoseconds"]);
+        assert_eq!(p.samples.values[0], [1_500_000, 500_000, 2_000_000]);
+        assert_eq!(p.duration_nanos, 10_000_000);
+        let labels: Vec<(&str, String)> = p.sample_labels(0).collect();
+        assert_eq!(labels, [("thread", "p".to_string())]);
+    }
+
+    #[test]
+    fn events_out_of_order_or_left_open_are_errors() {
+        let out_of_order = [("O", 0.0, 0), ("O", 1.0, 1), ("C", 2.0, 0)];
+        let e = read(&evented("none", &out_of_order)).expect_err("out of order");
+        assert_eq!(
+            e.to_string(),
+            "speedscope file: profile 0 (p): event 2 closes frame 0, which is not the innermost open frame"
+        );
+        let e = read(&evented("none", &[("O", 0.0, 0), ("O", 1.0, 1)])).expect_err("open");
+        assert_eq!(
+            e.to_string(),
+            "speedscope file: profile 0 (p) ends with 2 frames still open"
+        );
+        let e = read(&evented("none", &[("O", 2.0, 0), ("C", 1.0, 0)])).expect_err("backwards");
+        assert!(e.to_string().contains("event 1 is at 1, before"), "{e}");
+    }
 }
