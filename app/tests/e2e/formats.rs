@@ -123,6 +123,22 @@ fn the_folded_unit_names_what_counts_measure() {
 }
 
 #[test]
+fn speedscope_reads_flints_speedscope_export_as_flint_folds_the_profile() {
+    // flint-export.speedscope.json is `flint fold go/cpu.pb.gz --format speedscope`;
+    // its .folded is what speedscope's importer makes of it.
+    assert_folds_as(
+        "go/cpu.pb.gz",
+        "speedscope/flint-export.speedscope.folded",
+        1.0,
+    );
+    let written = flint_ok(&["fold", &fixture("go/cpu.pb.gz"), "--format", "speedscope"]);
+    let committed = std::fs::read_to_string(fixture("speedscope/flint-export.speedscope.json"))
+        .expect("fixture");
+    let without_version = |s: &str| s.replace(env!("CARGO_PKG_VERSION"), "");
+    assert_eq!(without_version(&written), without_version(&committed));
+}
+
+#[test]
 fn the_speedscope_export_reads_back_as_the_view_it_wrote() {
     let dir = Scratch::new("speedscope-export");
     let go = fixtures().join("cpu.pb.gz");
