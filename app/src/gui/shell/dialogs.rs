@@ -73,7 +73,19 @@ impl PathPrompt {
         let dialog = rfd::FileDialog::new().set_title(self.title);
         match self.purpose {
             Purpose::Open => dialog
-                .add_filter("pprof profiles", &["gz", "pb", "pprof", "prof"])
+                .add_filter(
+                    "profiles",
+                    &[
+                        "gz",
+                        "pb",
+                        "pprof",
+                        "prof",
+                        "folded",
+                        "txt",
+                        "cpuprofile",
+                        "json",
+                    ],
+                )
                 .add_filter("all files", &["*"])
                 .pick_file(),
             Purpose::Save(_) => {
