@@ -128,12 +128,14 @@ fn a_file_larger_than_the_cap_is_refused_unread_and_skipped() {
     // At the cap exactly, the file is read.
     let at_cap = DecodeOptions {
         max_decompressed_bytes: good.len() as u64,
+        ..DecodeOptions::default()
     };
     let mut buf = Vec::new();
     capture::read::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, at_cap).expect("at the cap");
     assert_eq!(buf, good);
     let under = DecodeOptions {
         max_decompressed_bytes: good.len() as u64 - 1,
+        ..DecodeOptions::default()
     };
     let refused = capture::read::read_into(&dir.join("cpu-1.pb.gz"), &mut buf, under);
     assert!(refused.is_err_and(|e| e.to_string().contains("exceeds the limit")));

@@ -4,6 +4,7 @@
 use prost::Message as _;
 
 use crate::error::ProfileError;
+use crate::formats::FoldedUnit;
 use crate::gzip::gunzip_into;
 pub use crate::gzip::{gzip, is_gzip};
 use crate::profile::{Label, Location, Mapping, Profile, Samples, StrId, ValueType};
@@ -18,12 +19,15 @@ pub const DEFAULT_MAX_DECOMPRESSED_BYTES: u64 = 2 << 30;
 pub struct DecodeOptions {
     /// Inputs whose decompressed size would exceed this are refused.
     pub max_decompressed_bytes: u64,
+    /// What the counts of folded stacks measure.
+    pub folded_unit: FoldedUnit,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
         Self {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            folded_unit: FoldedUnit::default(),
         }
     }
 }
@@ -57,7 +61,9 @@ fn protobuf_error(e: prost::DecodeError) -> ProfileError {
 
 /// The protobuf message in `bytes`: inflated into `buf` when gzip-compressed (reusing
 /// its allocation), else `bytes` as they are; either way no larger than the cap, and
-/// not empty.
+/// not empty. Bytes in another profiler's format (folded stacks, a `.cpuprofile`,
+/// speedscope JSON: [`crate::formats::detect`]) are read and encoded as pprof into
+/// `buf`, so that every reader of pprof reads them; pprof is only looked at.
 pub fn message_bytes<'b>(
     bytes: &'b [u8],
     options: DecodeOptions,
@@ -66,20 +72,26 @@ pub fn message_bytes<'b>(
     if bytes.is_empty() {
         return Err(ProfileError::Empty);
     }
-    let body: &[u8] = if is_gzip(bytes) {
+    let inflated = is_gzip(bytes);
+    if inflated {
         gunzip_into(bytes, options.max_decompressed_bytes, buf)?;
-        buf
     } else if bytes.len() as u64 > options.max_decompressed_bytes {
         return Err(ProfileError::TooLarge {
             limit_bytes: options.max_decompressed_bytes,
         });
-    } else {
-        bytes
-    };
+    }
+    let body: &[u8] = if inflated { buf } else { bytes };
     if body.is_empty() {
         return Err(ProfileError::Protobuf("no protobuf data".into()));
     }
-    Ok(body)
+    match crate::formats::to_pprof(body, options.folded_unit) {
+        None if inflated => Ok(buf),
+        None => Ok(bytes),
+        Some(converted) => {
+            *buf = converted?;
+            Ok(buf)
+        }
+    }
 }
 
 /// The size `bytes` (gzipped or plain pprof) come to before they are decoded, as far

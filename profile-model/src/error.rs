@@ -21,6 +21,9 @@ pub enum ProfileError {
     /// The bytes are not a pprof protobuf message.
     #[error("not a pprof profile: {0}")]
     Protobuf(String),
+    /// A file in another profiler's format that could not be read.
+    #[error(transparent)]
+    Format(#[from] crate::formats::FormatError),
     /// A reference inside the profile points nowhere.
     #[error("invalid profile: {0}")]
     Invalid(String),

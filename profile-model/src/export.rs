@@ -70,11 +70,7 @@ pub fn to_profile(tree: &CallTree, frames: &FrameTable, source: &Profile) -> Pro
         });
     }
 
-    let mut samples = Samples {
-        stack_offsets: vec![0],
-        values: vec![Vec::new(); tree.sample_types()],
-        ..Samples::default()
-    };
+    let mut samples = Samples::with_columns(tree.sample_types());
     for node in 1..tree.len() as NodeId {
         let values = tree.self_values_of(node);
         if values.iter().all(|v| *v == 0) {

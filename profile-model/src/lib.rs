@@ -24,6 +24,7 @@ pub mod error;
 pub mod export;
 pub mod filter;
 pub mod fold;
+pub mod formats;
 pub mod frames;
 mod gzip;
 mod inline_edges;

@@ -106,6 +106,15 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// No samples, with `columns` value columns.
+    pub fn with_columns(columns: usize) -> Self {
+        Self {
+            stack_offsets: vec![0],
+            values: vec![Vec::new(); columns],
+            ..Self::default()
+        }
+    }
+
     /// Number of samples.
     pub fn len(&self) -> usize {
         self.label_set.len()

@@ -1,4 +1,5 @@
-//! `flint fold`: folded stacks for flamegraph.pl, inferno or speedscope.
+//! `flint fold`: folded stacks for flamegraph.pl, inferno or speedscope, or the same
+//! stacks as a speedscope JSON file (`--format speedscope`).
 
 use std::io::Write as _;
 
@@ -6,6 +7,7 @@ use clap::Args;
 use profile_model::View;
 use profile_model::codec::DecodeOptions;
 use profile_model::fold::write_folded;
+use profile_model::formats::speedscope;
 
 use super::CliError;
 use super::report::Loaded;
@@ -19,6 +21,16 @@ pub struct FoldArgs {
     view: ViewArgs,
     #[command(flatten)]
     server: ServerQueryArgs,
+    /// Output: folded stacks, or speedscope's JSON (one sampled profile).
+    #[arg(long, value_enum, default_value = "folded")]
+    format: FoldFormat,
+}
+
+/// `flint fold --format`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FoldFormat {
+    Folded,
+    Speedscope,
 }
 
 /// Runs `flint fold`: the folded stacks of what `flint top` would read.
@@ -32,7 +44,12 @@ pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let view = View::new(&profile, &options);
     let tree = view.call_tree(&profile);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    output_result(
-        write_folded(&tree, &view.frames, sample_type, &mut out).and_then(|()| out.flush()),
-    )
+    let written = match args.format {
+        FoldFormat::Folded => write_folded(&tree, &view.frames, sample_type, &mut out),
+        FoldFormat::Speedscope => {
+            let json = speedscope::encode(&profile, &tree, &view.frames, sample_type);
+            out.write_all(&json)
+        }
+    };
+    output_result(written.and_then(|()| out.flush()))
 }

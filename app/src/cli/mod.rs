@@ -21,19 +21,25 @@ use clap::{Args, Parser, Subcommand};
 pub use error::CliError;
 use profile_model::codec::DecodeOptions;
 use profile_model::filter::compile_regex;
+use profile_model::formats::FoldedUnit;
 use profile_model::{Filters, Granularity, Profile, TagFilter, ViewOptions};
 
 /// flint: a native viewer for CPU profiles (pprof).
 #[derive(Debug, Parser)]
 #[command(name = "flint", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// What to open in the window: profiles (.pb.gz or raw pprof; several are merged,
-    /// as `go tool pprof` merges them), or one folder of profiles over time, or one
-    /// server URL; the bundled demo when absent.
+    /// What to open in the window: profiles (pprof, gzipped or raw; folded stacks; V8
+    /// .cpuprofile; speedscope JSON; several are merged, as `go tool pprof` merges
+    /// them), or one folder of profiles over time, or one server URL; the bundled demo
+    /// when absent.
     files: Vec<PathBuf>,
     /// Largest decompressed profile accepted, e.g. 2GiB, 512MiB, 1000000.
     #[arg(long, global = true, value_parser = parse_size, default_value = "2GiB")]
     max_decompressed: u64,
+    /// What the counts of folded-stacks files measure: samples, nanoseconds,
+    /// microseconds, milliseconds, seconds or bytes.
+    #[arg(long, global = true, default_value = "samples")]
+    folded_unit: FoldedUnit,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -61,8 +67,8 @@ enum Command {
 /// Options shared by the subcommands that read profiles.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
-    /// Profile files (.pb.gz or raw pprof) or directories (searched recursively); all
-    /// are merged. Or one server, `grpc://HOST:PORT` or `https://HOST` (see --query).
+    /// Profile files (pprof, folded stacks, .cpuprofile, speedscope) or directories
+    /// (searched recursively); all are merged. Or one server, `grpc://HOST:PORT` or `https://HOST` (see --query).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Subtract this profile (or directory) from FILEs, as `go tool pprof -diff_base`;
@@ -238,6 +244,7 @@ fn usage_line(rendered: &str) -> String {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let decode = DecodeOptions {
         max_decompressed_bytes: cli.max_decompressed,
+        folded_unit: cli.folded_unit,
     };
     match cli.command {
         Some(Command::Top(args)) => top::run(&args, decode),

@@ -130,6 +130,7 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliErro
         file,
         decode: DecodeOptions {
             max_decompressed_bytes,
+            ..DecodeOptions::default()
         },
         store,
         push,

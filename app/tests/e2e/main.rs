@@ -13,6 +13,7 @@ mod cli_list;
 mod cli_peek;
 mod cli_series;
 mod cli_top;
+mod formats;
 mod gui_smoke;
 mod layout;
 mod record;

@@ -334,6 +334,7 @@ impl RemoteSource {
             };
             let options = DecodeOptions {
                 max_decompressed_bytes: self.options.max_decompressed_bytes,
+                ..DecodeOptions::default()
             };
             let url = self.url.to_string();
             tokio::task::spawn_blocking(move || decode_with(&bytes, options))

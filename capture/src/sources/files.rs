@@ -1,5 +1,5 @@
 //! The file source: profiles in files and directories, each placed at its pprof
-//! `time_nanos` (the file's modification time when absent), answering the
+//! `time_nanos` (when absent, the file's modification time less its duration), answering the
 //! [`ProfileSource`] questions from an index built once when opened.
 
 use std::collections::HashMap;
@@ -70,10 +70,12 @@ pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
 /// every file's groups with the same ones through `interner`, and its path and binary
 /// are its base labels.
 fn entry(interner: &Mutex<Interner>, path: &Path, profile: &Profile) -> Entry<PathBuf> {
+    // A file without a time (folded stacks, a .cpuprofile) was written as its profile
+    // ended: it began its duration before.
     let time_nanos = if profile.time_nanos != 0 {
         profile.time_nanos
     } else {
-        modified_nanos(path)
+        modified_nanos(path).saturating_sub(profile.duration_nanos)
     };
     let mut file_labels = Labels::new();
     file_labels.insert("path".into(), path.display().to_string());

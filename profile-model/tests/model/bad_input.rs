@@ -82,6 +82,7 @@ fn gzip_members_and_header_fields_are_read() {
             &two,
             DecodeOptions {
                 max_decompressed_bytes: limit as u64,
+                ..DecodeOptions::default()
             },
         )
     };
@@ -130,9 +131,15 @@ fn a_damaged_trailer_is_named() {
 }
 
 #[test]
-fn gzip_of_text_is_not_a_profile() {
+fn gzip_of_text_is_read_as_folded_stacks() {
     let err = decode(&gzip(b"hello, this is not a profile\n")).expect_err("text");
-    assert!(matches!(err, ProfileError::Protobuf(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "not a pprof profile nor folded stacks (line 1: no count after the stack: \
+         `hello, this is not a profile`)"
+    );
+    let profile = decode(&gzip(b"main;work 3\n")).expect("folded stacks");
+    assert_eq!(profile.total(0), 3);
 }
 
 #[test]
@@ -143,6 +150,7 @@ fn gzip_bomb_over_the_cap_is_refused() {
         &bomb,
         DecodeOptions {
             max_decompressed_bytes: 1 << 20,
+            ..DecodeOptions::default()
         },
     )
     .expect_err("bomb");
@@ -162,6 +170,7 @@ fn raw_input_over_the_cap_is_refused() {
         &raw,
         DecodeOptions {
             max_decompressed_bytes: 100,
+            ..DecodeOptions::default()
         },
     )
     .expect_err("cap");

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use egui::Context;
 use profile_model::codec;
 use profile_model::diff::{self, DiffMode};
+use profile_model::formats::speedscope;
 use profile_model::{Profile, View, export, fold};
 
 use crate::gui::action::Action;
@@ -72,7 +73,19 @@ impl PathPrompt {
         let dialog = rfd::FileDialog::new().set_title(self.title);
         match self.purpose {
             Purpose::Open => dialog
-                .add_filter("pprof profiles", &["gz", "pb", "pprof", "prof"])
+                .add_filter(
+                    "profiles",
+                    &[
+                        "gz",
+                        "pb",
+                        "pprof",
+                        "prof",
+                        "folded",
+                        "txt",
+                        "cpuprofile",
+                        "json",
+                    ],
+                )
                 .add_filter("all files", &["*"])
                 .pick_file(),
             Purpose::Save(_) => {
@@ -109,6 +122,8 @@ pub enum ExportKind {
     Pprof,
     /// Folded stacks text.
     Folded,
+    /// speedscope's JSON, one sampled profile.
+    Speedscope,
 }
 
 /// Writes the current view (always top-down, filters applied) to `path`; the message
@@ -128,6 +143,10 @@ pub fn export_to(cur: &Loaded, kind: ExportKind, path: &Path) -> Result<String, 
             fold::write_folded(&tree, &view.frames, cur.sample_type, &mut out)?;
             out.flush()
         }),
+        ExportKind::Speedscope => std::fs::write(
+            path,
+            speedscope::encode(&cur.profile, &tree, &view.frames, cur.sample_type),
+        ),
     };
     written.map_err(|e| format!("export failed: {}: {e}", path.display()))?;
     Ok(format!("exported {}", path.display()))
@@ -162,7 +181,7 @@ pub struct Dialogs {
 /// File → Open: asks for a profile or a folder of them.
 pub fn open_prompt() -> PathPrompt {
     PathPrompt::new(
-        "Open a pprof profile or a folder of them",
+        "Open a profile (pprof, folded, .cpuprofile, speedscope) or a folder of them",
         Purpose::Open,
         "",
     )
@@ -181,6 +200,7 @@ pub fn export_prompt(view: &ProfileView, kind: ExportKind) -> Option<PathPrompt>
     let file_name = match kind {
         ExportKind::Pprof => format!("{stem}.view.pb.gz"),
         ExportKind::Folded => format!("{stem}.folded"),
+        ExportKind::Speedscope => format!("{stem}.speedscope.json"),
     };
     let write: Writer = Arc::new(move |path| export_to(&cur, kind, path));
     Some(PathPrompt::new(

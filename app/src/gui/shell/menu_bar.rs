@@ -85,6 +85,12 @@ pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                 {
                     act(Action::Export(ExportKind::Folded));
                 }
+                if ui
+                    .add_enabled(enabled, egui::Button::new("Export speedscope…"))
+                    .clicked()
+                {
+                    act(Action::Export(ExportKind::Speedscope));
+                }
                 let diff_ready =
                     app.comparing() && app.compare.a.is_some() && app.compare.b.is_some();
                 if ui

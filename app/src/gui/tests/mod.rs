@@ -2,6 +2,7 @@
 
 mod compare;
 mod fixtures;
+mod formats;
 mod live;
 mod monkey;
 mod open;

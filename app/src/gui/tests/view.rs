@@ -392,7 +392,7 @@ fn large_view_set_aside_is_rebuilt_when_its_replacement_is_cancelled() {
 }
 
 #[test]
-fn export_writes_pprof_and_folded() {
+fn export_writes_pprof_folded_and_speedscope() {
     let h = harness();
     let cur = h.state().view.current().cloned().unwrap();
     let dir = std::env::temp_dir().join(format!("flint-gui-export-{}", std::process::id()));
@@ -405,6 +405,11 @@ fn export_writes_pprof_and_folded() {
     export_to(&cur, ExportKind::Folded, &folded).unwrap();
     let text = std::fs::read_to_string(&folded).unwrap();
     assert!(text.lines().any(|l| l.contains("main.fib")));
+    let json = dir.join("view.speedscope.json");
+    export_to(&cur, ExportKind::Speedscope, &json).unwrap();
+    let back = codec::decode(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(back.sample_type_names(), ["wall/nanoseconds"]);
+    assert_eq!(back.total(0), cur.totals[0]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

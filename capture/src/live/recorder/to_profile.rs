@@ -121,11 +121,7 @@ impl Builder {
             profile: Profile {
                 strings: vec![String::new()],
                 label_sets: vec![Vec::new()],
-                samples: Samples {
-                    stack_offsets: vec![0],
-                    values: vec![Vec::new(), Vec::new()],
-                    ..Samples::default()
-                },
+                samples: Samples::with_columns(2),
                 ..Profile::default()
             },
             strings: HashMap::from([(String::new(), 0)]),

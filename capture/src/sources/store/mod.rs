@@ -807,6 +807,7 @@ impl ProfileSink for Store {
     ) -> SourceFuture<'_, ()> {
         let decode = DecodeOptions {
             max_decompressed_bytes: max_inflated_bytes,
+            ..DecodeOptions::default()
         };
         Box::pin(async move {
             let prepared = tokio::task::spawn_blocking(move || prepare_all(profiles, decode))

@@ -1,0 +1,55 @@
+//! Other profilers' files opened in the window, told by their content: a V8
+//! .cpuprofile and folded stacks show as profiles; a broken one is a visible error
+//! that keeps the view shown.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::path::PathBuf;
+
+use egui_kittest::kittest::Queryable as _;
+
+use crate::gui::tests::fixtures::window;
+
+/// Path of a file under `tests/fixtures/`.
+fn other(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(path)
+}
+
+#[test]
+fn a_cpuprofile_and_folded_stacks_open_and_a_broken_file_keeps_the_view() {
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_path(&ctx, other("node/cpu.cpuprofile"));
+    h.run_steps(4);
+    let cur = h.state().view.current().cloned().expect("shown");
+    assert_eq!(cur.name, "cpu.cpuprofile");
+    assert_eq!(
+        cur.profile.sample_type_names(),
+        ["samples/count", "wall/microseconds"]
+    );
+    h.get_by_label("fib");
+
+    h.state_mut().open_path(&ctx, other("inferno/perf.folded"));
+    h.run_steps(4);
+    let cur = h.state().view.current().cloned().expect("shown");
+    assert_eq!(cur.name, "perf.folded");
+    assert_eq!(cur.profile.total(0), 277_277_277);
+
+    let dir = flint_fixture_gen::Scratch::new("gui-formats");
+    let broken = dir.join("broken.folded");
+    std::fs::write(&broken, "main;work 3\nmain;idle\n").unwrap();
+    h.state_mut().open_path(&ctx, broken);
+    h.run_steps(4);
+    let error = h.state().shell.error.clone().expect("an error");
+    assert!(
+        error.contains("broken.folded: folded stacks, line 2: no count after the stack"),
+        "{error}"
+    );
+    assert_eq!(
+        h.state().view.current().unwrap().name,
+        "perf.folded",
+        "view kept"
+    );
+}
