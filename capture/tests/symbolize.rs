@@ -1,0 +1,265 @@
+//! The offline symbolizer on real programs (gcc and rustc, split with objcopy and
+//! stripped): an addresses-only profile named through each source, the names checked
+//! against `addr2line` on the unstripped program, and bad symbol files costing only
+//! their own frames.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a test fails loudly on a broken fixture"
+)]
+
+use std::path::{Path, PathBuf};
+
+use capture::symbolize::{Source, SymbolSources, symbolize};
+use flint_fixture_gen::Scratch;
+use flint_fixture_gen::symbol_parts::{
+    Program, addr2line_functions, addresses_only_profile, build_programs, function_symbol,
+};
+use profile_model::Profile;
+
+/// The programs, or `None` (with a SKIP line) where gcc, rustc or binutils are missing.
+fn programs(dir: &Path) -> Option<(Program, Program)> {
+    match build_programs(dir) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            println!("SKIP: cannot build the test programs: {e}");
+            None
+        }
+    }
+}
+
+/// A stack of `program` (leaf, then callers) in virtual addresses, with what
+/// `addr2line` names at each (at the call before a return address).
+fn stack(program: &Program, leaf: &str, callers: &[&str]) -> (Vec<u64>, Vec<Vec<String>>) {
+    let (start, size) = function_symbol(&program.full, leaf).unwrap();
+    // The leaf where the most frames are inlined.
+    let leaf_addr = (start..start + size)
+        .max_by_key(|&a| addr2line_functions(&program.full, a).unwrap().len())
+        .unwrap();
+    let mut addrs = vec![leaf_addr];
+    let mut truth = vec![addr2line_functions(&program.full, leaf_addr).unwrap()];
+    for c in callers {
+        let (start, size) = function_symbol(&program.full, c).unwrap();
+        let ret = start + size / 2;
+        addrs.push(ret);
+        truth.push(addr2line_functions(&program.full, ret - 1).unwrap());
+    }
+    (addrs, truth)
+}
+
+/// The function names of each location of sample 0, leaf first, innermost first.
+fn names(p: &Profile) -> Vec<Vec<String>> {
+    p.samples
+        .stack(0)
+        .iter()
+        .map(|&l| {
+            p.locations[l as usize]
+                .lines
+                .iter()
+                .map(|line| p.str(p.functions[line.function as usize].name).to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// `addr2line -C` leaves a Rust hash on; the symbolizer shows names without it.
+fn without_hash(names: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let strip = |n: &String| match n.rsplit_once("::h") {
+        Some((head, hash)) if hash.len() == 16 => head.to_string(),
+        _ => n.clone(),
+    };
+    names
+        .iter()
+        .map(|l| l.iter().map(strip).collect())
+        .collect()
+}
+
+fn sources() -> SymbolSources {
+    SymbolSources {
+        debug_dirs: Vec::new(),
+        ..SymbolSources::default()
+    }
+}
+
+/// Copies `from` to `ROOT/.build-id/ab/cdef….debug`.
+fn put_in_build_id_dir(root: &Path, build_id: &str, from: &Path) {
+    let path: PathBuf = root
+        .join(".build-id")
+        .join(&build_id[..2])
+        .join(format!("{}.debug", &build_id[2..]));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::copy(from, path).unwrap();
+}
+
+#[test]
+fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it() {
+    let dir = Scratch::new("symbolize-sources");
+    let Some((c, rust)) = programs(&dir) else {
+        return;
+    };
+    let debug_root = dir.join("debug-root");
+    put_in_build_id_dir(&debug_root, &c.build_id, &c.debug);
+    put_in_build_id_dir(&debug_root, &rust.build_id, &rust.debug);
+    for (program, leaf, callers) in [
+        (&c, "leaf_work", &["outer_loop", "main"][..]),
+        (&rust, "rust_leaf", &["rust_outer"][..]),
+    ] {
+        let (addrs, truth) = stack(program, leaf, callers);
+        let truth = without_hash(truth);
+        assert!(
+            !truth[0].is_empty() && !truth[0][0].contains("??"),
+            "{truth:?}"
+        );
+        if leaf == "leaf_work" {
+            assert_eq!(truth[0].len(), 2, "hash_step is inlined: {truth:?}");
+        }
+        let full = program.full.to_str().unwrap();
+        let stripped = program.stripped.to_str().unwrap();
+        let cases: [(&str, &str, bool, SymbolSources, Source); 5] = [
+            // A binary given by hand, matched by build id (its name is another).
+            (
+                "/opt/app/prog",
+                "given by build id",
+                true,
+                SymbolSources {
+                    binaries: vec![program.full.clone()],
+                    ..sources()
+                },
+                Source::Binary,
+            ),
+            // By file name, the profile having no build id.
+            (
+                "/opt/app/c.full",
+                "given by name",
+                false,
+                SymbolSources {
+                    binaries: vec![program.full.clone()],
+                    ..sources()
+                },
+                Source::Binary,
+            ),
+            // The mapping's own path, whose build id matches.
+            (full, "local path", true, sources(), Source::LocalPath),
+            // Only the debug file, by build id under a debug directory.
+            (
+                "/opt/app/prog",
+                "debug dir",
+                true,
+                SymbolSources {
+                    debug_dirs: vec![debug_root.clone()],
+                    ..sources()
+                },
+                Source::DebugDir,
+            ),
+            // The stripped binary on this machine, its debug file by .gnu_debuglink.
+            (stripped, "debuglink", true, sources(), Source::DebugDir),
+        ];
+        for (mapping_path, case, with_id, sources, source) in cases {
+            let mapping_path = if case == "given by name" {
+                format!(
+                    "/opt/app/{}",
+                    program.full.file_name().unwrap().to_str().unwrap()
+                )
+            } else {
+                mapping_path.to_string()
+            };
+            let mut p =
+                addresses_only_profile(program, &mapping_path, with_id, &[(addrs.clone(), 10)])
+                    .unwrap();
+            let report = symbolize(&mut p, &sources);
+            assert_eq!(
+                without_hash(names(&p)),
+                truth,
+                "{leaf} {case}: {}",
+                report.summary()
+            );
+            assert_eq!(report.unnamed_before, addrs.len());
+            assert_eq!(
+                report.named.get(&source),
+                Some(&addrs.len()),
+                "{case}: {}",
+                report.summary()
+            );
+            assert!(report.no_symbols.is_empty());
+            // The profile still encodes and decodes, names kept.
+            let again = profile_model::codec::decode(&profile_model::codec::encode(&p)).unwrap();
+            assert_eq!(without_hash(names(&again)), truth);
+        }
+    }
+}
+
+#[test]
+fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit_code() {
+    let dir = Scratch::new("symbolize-bad");
+    let Some((c, rust)) = programs(&dir) else {
+        return;
+    };
+    let (addrs, truth) = stack(&c, "leaf_work", &["outer_loop"]);
+    // A corrupt ELF beside the right binary: a warning, and the names still come.
+    let corrupt = dir.join("corrupt");
+    std::fs::write(&corrupt, b"\x7fELF\x02\x01\x01garbage").unwrap();
+    let mut p = addresses_only_profile(&c, "/opt/app/c", true, &[(addrs.clone(), 1)]).unwrap();
+    let report = symbolize(
+        &mut p,
+        &SymbolSources {
+            binaries: vec![corrupt.clone(), c.full.clone()],
+            ..sources()
+        },
+    );
+    assert_eq!(names(&p), truth);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("corrupt")),
+        "{:?}",
+        report.warnings
+    );
+    // The Rust program's debug file where the C program's should be: not used.
+    let debug_root = dir.join("wrong-root");
+    put_in_build_id_dir(&debug_root, &c.build_id, &rust.debug);
+    let mut p = addresses_only_profile(&c, "/opt/app/c", true, &[(addrs.clone(), 1)]).unwrap();
+    let report = symbolize(
+        &mut p,
+        &SymbolSources {
+            debug_dirs: vec![debug_root],
+            ..sources()
+        },
+    );
+    assert_eq!(report.named_total(), 0);
+    assert_eq!(report.no_symbols.get("c"), Some(&addrs.len()));
+    assert!(
+        report.warnings.iter().any(|w| w.contains(&rust.build_id)),
+        "{:?}",
+        report.warnings
+    );
+    assert!(p.locations.iter().all(|l| l.lines.is_empty()));
+    // JIT code: no binary anywhere, a perf map names it.
+    let map = dir.join("perf-77.map");
+    std::fs::write(
+        &map,
+        format!(
+            "{:#x} 10 $erlang:apply/2\n{:#x} 10 LazyCompile:*sort /app/sort.js:12\n",
+            p.locations[0].address, p.locations[1].address
+        ),
+    )
+    .unwrap();
+    let report = symbolize(
+        &mut p,
+        &SymbolSources {
+            perf_maps: vec![map],
+            ..sources()
+        },
+    );
+    assert_eq!(
+        report.named.get(&Source::PerfMap),
+        Some(&2),
+        "{}",
+        report.summary()
+    );
+    assert_eq!(
+        names(&p),
+        [
+            vec!["$erlang:apply/2"],
+            vec!["LazyCompile:*sort /app/sort.js:12"]
+        ]
+    );
+}
