@@ -11,6 +11,8 @@ mod report;
 mod series;
 mod serve;
 mod spool;
+mod symbolize;
+mod symbols;
 mod top;
 
 use std::path::PathBuf;
@@ -56,6 +58,9 @@ enum Command {
     Push(push::PushArgs),
     /// Sample this machine's CPUs (eBPF or perf) into a file, a store or a server.
     Record(record::RecordArgs),
+    /// Name the addresses of a profile made elsewhere and write it: `flint symbolize
+    /// ./prog cpu.pb.gz -o named.pb.gz`.
+    Symbolize(symbolize::SymbolizeArgs),
 }
 
 /// Options shared by the subcommands that read profiles.
@@ -87,6 +92,12 @@ pub struct ViewArgs {
     /// How finely frames are told apart.
     #[arg(long, value_enum, default_value = "function")]
     granularity: GranularityArg,
+    #[command(flatten)]
+    symbols: symbols::SymbolArgs,
+    /// Show addresses as they came, even where binaries, --symbols, PPROF_BINARY_PATH
+    /// or --perf-map could name them.
+    #[arg(long)]
+    no_symbolize: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -97,6 +108,17 @@ enum GranularityArg {
 }
 
 impl ViewArgs {
+    /// Takes the binaries out of the inputs (pprof's `flint top ./prog cpu.pb.gz`).
+    fn take_binaries(&mut self) {
+        self.symbols.take_binaries(&mut self.files);
+    }
+
+    /// Whether the profile read is to be symbolized: a source is configured and
+    /// `--no-symbolize` is not given.
+    fn symbolizes(&self) -> bool {
+        !self.no_symbolize && self.symbols.sources().is_configured()
+    }
+
     /// The filters as pprof lists them under "Active filters:".
     fn describe_filters(&self) -> Vec<String> {
         let regexes = [
@@ -240,10 +262,23 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         max_decompressed_bytes: cli.max_decompressed,
     };
     match cli.command {
-        Some(Command::Top(args)) => top::run(&args, decode),
-        Some(Command::Peek(args)) => peek::run(&args, decode),
-        Some(Command::List(args)) => list::run(&args, decode),
-        Some(Command::Fold(args)) => fold::run(&args, decode),
+        Some(Command::Top(mut args)) => {
+            args.view.take_binaries();
+            top::run(&args, decode)
+        }
+        Some(Command::Peek(mut args)) => {
+            args.view.take_binaries();
+            peek::run(&args, decode)
+        }
+        Some(Command::List(mut args)) => {
+            args.view.take_binaries();
+            list::run(&args, decode)
+        }
+        Some(Command::Fold(mut args)) => {
+            args.view.take_binaries();
+            fold::run(&args, decode)
+        }
+        Some(Command::Symbolize(args)) => symbolize::run(args, decode),
         Some(Command::Series(args)) => series::run(&args, decode),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Push(args)) => push::run(&args, decode),
