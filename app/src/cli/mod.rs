@@ -63,6 +63,19 @@ enum Command {
     Symbolize(symbolize::SymbolizeArgs),
 }
 
+impl Command {
+    /// The profile inputs and view options of a report subcommand.
+    fn view_mut(&mut self) -> Option<&mut ViewArgs> {
+        match self {
+            Self::Top(a) => Some(&mut a.view),
+            Self::Peek(a) => Some(&mut a.view),
+            Self::List(a) => Some(&mut a.view),
+            Self::Fold(a) => Some(&mut a.view),
+            _ => None,
+        }
+    }
+}
+
 /// Options shared by the subcommands that read profiles.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
@@ -257,27 +270,18 @@ fn usage_line(rendered: &str) -> String {
 }
 
 /// Runs the chosen subcommand, or the window.
-pub fn run(cli: Cli) -> Result<(), CliError> {
+pub fn run(mut cli: Cli) -> Result<(), CliError> {
+    if let Some(view) = cli.command.as_mut().and_then(Command::view_mut) {
+        view.take_binaries();
+    }
     let decode = DecodeOptions {
         max_decompressed_bytes: cli.max_decompressed,
     };
     match cli.command {
-        Some(Command::Top(mut args)) => {
-            args.view.take_binaries();
-            top::run(&args, decode)
-        }
-        Some(Command::Peek(mut args)) => {
-            args.view.take_binaries();
-            peek::run(&args, decode)
-        }
-        Some(Command::List(mut args)) => {
-            args.view.take_binaries();
-            list::run(&args, decode)
-        }
-        Some(Command::Fold(mut args)) => {
-            args.view.take_binaries();
-            fold::run(&args, decode)
-        }
+        Some(Command::Top(args)) => top::run(&args, decode),
+        Some(Command::Peek(args)) => peek::run(&args, decode),
+        Some(Command::List(args)) => list::run(&args, decode),
+        Some(Command::Fold(args)) => fold::run(&args, decode),
         Some(Command::Symbolize(args)) => symbolize::run(args, decode),
         Some(Command::Series(args)) => series::run(&args, decode),
         Some(Command::Serve(args)) => serve::run(&args),
