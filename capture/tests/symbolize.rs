@@ -14,20 +14,9 @@ use std::path::{Path, PathBuf};
 use capture::symbolize::{Source, SymbolSources, symbolize};
 use flint_fixture_gen::Scratch;
 use flint_fixture_gen::symbol_parts::{
-    Program, addr2line_functions, addresses_only_profile, build_programs, function_symbol,
+    Program, addr2line_functions, addresses_only_profile, first_stack_names, function_symbol,
+    programs_or_skip, without_hash,
 };
-use profile_model::Profile;
-
-/// The programs, or `None` (with a SKIP line) where gcc, rustc or binutils are missing.
-fn programs(dir: &Path) -> Option<(Program, Program)> {
-    match build_programs(dir) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            println!("SKIP: cannot build the test programs: {e}");
-            None
-        }
-    }
-}
 
 /// A stack of `program` (leaf, then callers) in virtual addresses, with what
 /// `addr2line` names at each (at the call before a return address).
@@ -48,30 +37,11 @@ fn stack(program: &Program, leaf: &str, callers: &[&str]) -> (Vec<u64>, Vec<Vec<
     (addrs, truth)
 }
 
-/// The function names of each location of sample 0, leaf first, innermost first.
-fn names(p: &Profile) -> Vec<Vec<String>> {
-    p.samples
-        .stack(0)
-        .iter()
-        .map(|&l| {
-            p.locations[l as usize]
-                .lines
-                .iter()
-                .map(|line| p.str(p.functions[line.function as usize].name).to_string())
-                .collect()
-        })
-        .collect()
-}
-
-/// `addr2line -C` leaves a Rust hash on; the symbolizer shows names without it.
-fn without_hash(names: Vec<Vec<String>>) -> Vec<Vec<String>> {
-    let strip = |n: &String| match n.rsplit_once("::h") {
-        Some((head, hash)) if hash.len() == 16 => head.to_string(),
-        _ => n.clone(),
-    };
+/// `addr2line`'s names as the symbolizer shows them.
+fn without_hashes(names: Vec<Vec<String>>) -> Vec<Vec<String>> {
     names
         .iter()
-        .map(|l| l.iter().map(strip).collect())
+        .map(|l| l.iter().map(|n| without_hash(n)).collect())
         .collect()
 }
 
@@ -95,7 +65,7 @@ fn put_in_build_id_dir(root: &Path, build_id: &str, from: &Path) {
 #[test]
 fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it() {
     let dir = Scratch::new("symbolize-sources");
-    let Some((c, rust)) = programs(&dir) else {
+    let Some((c, rust)) = programs_or_skip(&dir) else {
         return;
     };
     let debug_root = dir.join("debug-root");
@@ -106,7 +76,7 @@ fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it(
         (&rust, "rust_leaf", &["rust_outer"][..]),
     ] {
         let (addrs, truth) = stack(program, leaf, callers);
-        let truth = without_hash(truth);
+        let truth = without_hashes(truth);
         assert!(
             !truth[0].is_empty() && !truth[0][0].contains("??"),
             "{truth:?}"
@@ -169,7 +139,7 @@ fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it(
                     .unwrap();
             let report = symbolize(&mut p, &sources);
             assert_eq!(
-                without_hash(names(&p)),
+                first_stack_names(&p),
                 truth,
                 "{leaf} {case}: {}",
                 report.summary()
@@ -184,7 +154,7 @@ fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it(
             assert!(report.no_symbols.is_empty());
             // The profile still encodes and decodes, names kept.
             let again = profile_model::codec::decode(&profile_model::codec::encode(&p)).unwrap();
-            assert_eq!(without_hash(names(&again)), truth);
+            assert_eq!(first_stack_names(&again), truth);
         }
     }
 }
@@ -192,7 +162,7 @@ fn an_addresses_only_profile_is_named_through_each_source_as_addr2line_names_it(
 #[test]
 fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit_code() {
     let dir = Scratch::new("symbolize-bad");
-    let Some((c, rust)) = programs(&dir) else {
+    let Some((c, rust)) = programs_or_skip(&dir) else {
         return;
     };
     let (addrs, truth) = stack(&c, "leaf_work", &["outer_loop"]);
@@ -207,7 +177,7 @@ fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit
             ..sources()
         },
     );
-    assert_eq!(names(&p), truth);
+    assert_eq!(first_stack_names(&p), truth);
     assert!(
         report.warnings.iter().any(|w| w.contains("corrupt")),
         "{:?}",
@@ -256,7 +226,7 @@ fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit
         report.summary()
     );
     assert_eq!(
-        names(&p),
+        first_stack_names(&p),
         [
             vec!["$erlang:apply/2"],
             vec!["LazyCompile:*sort /app/sort.js:12"]

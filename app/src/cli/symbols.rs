@@ -1,6 +1,6 @@
 //! Where the CLI finds names for profiles made elsewhere: binaries among the inputs
-//! (pprof's `flint top ./prog profile.pb.gz`), `--symbols DIR`, `PPROF_BINARY_PATH`
-//! and `--perf-map FILE`, handed to [`capture::symbolize`].
+//! (pprof's `flint top ./prog profile.pb.gz`), `--symbols DIR`, `PPROF_BINARY_PATH`,
+//! `--perf-map FILE` and `--debuginfod URL`, handed to [`capture::symbolize`].
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use profile_model::Profile;
 
+use capture::symbolize::debuginfod::DebuginfodOptions;
 use capture::symbolize::{Report, SymbolSources, symbolize};
 
 /// Options naming where symbols are.
@@ -20,6 +21,10 @@ pub(super) struct SymbolArgs {
     /// Perf map of JIT code (`perf-PID.map` is used for that pid's samples); repeatable.
     #[arg(long = "perf-map", value_name = "FILE")]
     perf_maps: Vec<PathBuf>,
+    /// debuginfod server to ask for build ids nothing here names (repeatable; also
+    /// `DEBUGINFOD_URLS`); cached in `DEBUGINFOD_CACHE_PATH` or ~/.cache/debuginfod_client.
+    #[arg(long = "debuginfod", value_name = "URL")]
+    debuginfod: Vec<String>,
     /// Binaries taken out of the inputs.
     #[arg(skip)]
     binaries: Vec<PathBuf>,
@@ -39,6 +44,7 @@ impl SymbolArgs {
             binaries: self.binaries.clone(),
             symbol_dirs: self.dirs.clone(),
             perf_maps: self.perf_maps.clone(),
+            debuginfod: DebuginfodOptions::from_env(&self.debuginfod),
             ..SymbolSources::default()
         };
         sources = sources.with_pprof_binary_path(std::env::var_os("PPROF_BINARY_PATH").as_deref());

@@ -2,7 +2,7 @@
 //! real stripped program from a binary among the inputs or `--symbols DIR`.
 
 use flint_fixture_gen::symbol_parts::{
-    addr2line_functions, addresses_only_profile, build_programs, function_symbol,
+    addr2line_functions, addresses_only_profile, function_symbol, programs_or_skip,
 };
 
 use super::{Scratch, flint, flint_ok};
@@ -10,12 +10,8 @@ use super::{Scratch, flint, flint_ok};
 #[test]
 fn a_stripped_programs_profile_is_named_from_the_binary_given() {
     let dir = Scratch::new("cli-symbolize");
-    let (c, _) = match build_programs(&dir) {
-        Ok(p) => p,
-        Err(e) => {
-            println!("SKIP: cannot build the test programs: {e}");
-            return;
-        }
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
     };
     // 70 samples in leaf_work (called by outer_loop, by main), 30 in outer_loop.
     let at = |name: &str, frac: u64| {

@@ -10,6 +10,7 @@
 //! the call before it is looked up.
 
 mod apply;
+pub mod debuginfod;
 mod find;
 mod jit;
 
@@ -20,7 +21,8 @@ use profile_model::Profile;
 
 use crate::symbols::elf::DEBUG_ROOT;
 use apply::{Writer, needs_names};
-use find::Finder;
+use debuginfod::DebuginfodOptions;
+use find::{Finder, Found};
 use jit::PerfMaps;
 
 /// Where names are looked for.
@@ -35,6 +37,8 @@ pub struct SymbolSources {
     pub debug_dirs: Vec<PathBuf>,
     /// Perf maps of JIT code (`perf-PID.map` is used for that process only).
     pub perf_maps: Vec<PathBuf>,
+    /// debuginfod servers, asked for build ids nothing on this machine names.
+    pub debuginfod: Option<DebuginfodOptions>,
 }
 
 impl Default for SymbolSources {
@@ -44,6 +48,7 @@ impl Default for SymbolSources {
             symbol_dirs: Vec::new(),
             debug_dirs: vec![PathBuf::from(DEBUG_ROOT)],
             perf_maps: Vec::new(),
+            debuginfod: None,
         }
     }
 }
@@ -58,10 +63,13 @@ impl SymbolSources {
         self
     }
 
-    /// Whether the user named any source (binaries, directories, perf maps): commands
-    /// symbolize automatically only then.
+    /// Whether the user named any source (binaries, directories, perf maps, debuginfod
+    /// servers): commands symbolize automatically only then.
     pub fn is_configured(&self) -> bool {
-        !(self.binaries.is_empty() && self.symbol_dirs.is_empty() && self.perf_maps.is_empty())
+        !(self.binaries.is_empty()
+            && self.symbol_dirs.is_empty()
+            && self.perf_maps.is_empty()
+            && self.debuginfod.is_none())
     }
 }
 
@@ -162,28 +170,39 @@ pub fn symbolize(profile: &mut Profile, sources: &SymbolSources) -> Report {
             by_mapping.entry(m).or_default().push(i);
         }
     }
-    for (m, locations) in &by_mapping {
-        let Some(mapping) = profile.mappings.get(*m as usize).cloned() else {
+    // Mappings nothing on this machine names, by build id, for debuginfod.
+    let mut elsewhere: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut state = Naming {
+        writer: &mut writer,
+        named: &mut named,
+        report: &mut report,
+        returns: &returns,
+    };
+    for (&m, locations) in &by_mapping {
+        let Some(mapping) = profile.mappings.get(m as usize) else {
             continue;
         };
         let path = profile.str(mapping.filename).to_string();
         let build_id = profile.str(mapping.build_id).to_ascii_lowercase();
-        let Some(found) = finder.find(&path, &build_id) else {
-            continue;
-        };
-        for &i in locations {
-            let Some(address) = profile.locations.get(i).map(|l| l.address) else {
+        match finder.find(&path, &build_id) {
+            Some(found) => state.name(profile, m, locations, &found),
+            None if !build_id.is_empty() => elsewhere.entry(build_id).or_default().push(m),
+            None => {}
+        }
+    }
+    if let Some(options) = &sources.debuginfod
+        && !elsewhere.is_empty()
+    {
+        let ids: Vec<String> = elsewhere.keys().cloned().collect();
+        let fetched = debuginfod::fetch_all(options, &ids, &mut finder.warnings);
+        for (id, file) in &fetched {
+            let Some(found) = finder.open(file, Source::Debuginfod, id) else {
                 continue;
             };
-            let frames = found
-                .elf
-                .address_of_runtime(mapping.memory_start, mapping.file_offset, address)
-                .map(|vaddr| found.elf.frames_at(vaddr, returns[i]))
-                .unwrap_or_default();
-            if !frames.is_empty() {
-                writer.set_frames(profile, i as u32, &frames);
-                named[i] = true;
-                *report.named.entry(found.source).or_default() += 1;
+            for &m in elsewhere.get(id).into_iter().flatten() {
+                if let Some(locations) = by_mapping.get(&m) {
+                    state.name(profile, m, locations, &found);
+                }
             }
         }
     }
@@ -223,6 +242,42 @@ pub fn symbolize(profile: &mut Profile, sources: &SymbolSources) -> Report {
     }
     report.warnings = warnings.into_iter().collect();
     report
+}
+
+/// What naming locations writes to.
+struct Naming<'a> {
+    writer: &'a mut Writer,
+    named: &'a mut [bool],
+    report: &'a mut Report,
+    returns: &'a [bool],
+}
+
+impl Naming<'_> {
+    /// Names `locations` of mapping `m` from `found`.
+    fn name(&mut self, profile: &mut Profile, m: u32, locations: &[usize], found: &Found) {
+        let Some(mapping) = profile.mappings.get(m as usize).cloned() else {
+            return;
+        };
+        for &i in locations {
+            let Some(address) = profile.locations.get(i).map(|l| l.address) else {
+                continue;
+            };
+            let frames = found
+                .elf
+                .address_of_runtime(mapping.memory_start, mapping.file_offset, address)
+                .map(|vaddr| {
+                    found
+                        .elf
+                        .frames_at(vaddr, self.returns.get(i) == Some(&true))
+                })
+                .unwrap_or_default();
+            if !frames.is_empty() {
+                self.writer.set_frames(profile, i as u32, &frames);
+                self.named[i] = true;
+                *self.report.named.entry(found.source).or_default() += 1;
+            }
+        }
+    }
 }
 
 /// Whether each location is a return address: it is in some stack, never as its leaf.

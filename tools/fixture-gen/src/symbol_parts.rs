@@ -197,3 +197,40 @@ pub fn addresses_only_profile(
         ..Profile::default()
     })
 }
+
+/// [`build_programs`], or `None` after a `SKIP:` line where a tool is missing.
+pub fn programs_or_skip(dir: &Path) -> Option<(Program, Program)> {
+    match build_programs(dir) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            println!("SKIP: cannot build the test programs: {e}");
+            None
+        }
+    }
+}
+
+/// `prog::rust_leaf` for `prog::rust_leaf::h0123456789abcdef`: names as the
+/// symbolizer shows them, where `addr2line -C` keeps a Rust hash.
+pub fn without_hash(name: &str) -> String {
+    match name.rsplit_once("::h") {
+        Some((head, hash)) if hash.len() == 16 => head.to_string(),
+        _ => name.to_string(),
+    }
+}
+
+/// The function names of each location of the first sample of `p`, leaf first,
+/// inlined frames innermost first, without Rust hashes.
+pub fn first_stack_names(p: &Profile) -> Vec<Vec<String>> {
+    p.samples
+        .stack(0)
+        .iter()
+        .filter_map(|&l| p.locations.get(l as usize))
+        .map(|loc| {
+            loc.lines
+                .iter()
+                .filter_map(|line| p.functions.get(line.function as usize))
+                .map(|f| without_hash(p.str(f.name)))
+                .collect()
+        })
+        .collect()
+}
