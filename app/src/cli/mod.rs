@@ -291,7 +291,7 @@ pub fn run(mut cli: Cli) -> Result<(), CliError> {
             if !has_display() {
                 return Err(
                     "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); \
-                     the headless subcommands work without one: flint top, peek, list, fold, series, serve, push, record"
+                     the headless subcommands work without one: flint top, peek, list, fold, series, serve, push, record, symbolize"
                         .into(),
                 );
             }
