@@ -73,10 +73,12 @@ impl SymbolArgs {
     }
 }
 
-/// Whether `path` is an ELF file (a binary or debug file, not a profile).
+/// Whether `path` is an ELF file (a binary or debug file, not a profile); a pipe such
+/// as `/dev/stdin` is never looked into, its bytes being read only once.
 fn is_elf(path: &Path) -> bool {
     let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| &magic == b"\x7fELF")
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok_and(|()| &magic == b"\x7fELF")
 }
