@@ -10,7 +10,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -19,8 +18,8 @@ use capture::symbolize::debuginfod::DebuginfodOptions;
 use capture::symbolize::{Source, SymbolSources, symbolize};
 use flint_fixture_gen::Scratch;
 use flint_fixture_gen::symbol_parts::{
-    Program, addr2line_functions, addresses_only_profile, first_stack_names, function_symbol,
-    programs_or_skip, without_hash,
+    Debuginfod, Program, addr2line_functions, addresses_only_profile, first_stack_names,
+    function_symbol, programs_or_skip, without_hash,
 };
 use profile_model::Profile;
 
@@ -54,16 +53,6 @@ fn profile(program: &Program, leaf: &str, caller: &str) -> (Profile, Vec<Vec<Str
     (p, truth)
 }
 
-/// Kills the server when the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -82,40 +71,14 @@ fn debuginfod_names_a_stripped_program_cold_then_from_its_cache() {
     std::fs::create_dir_all(&served).unwrap();
     std::fs::copy(&c.debug, served.join("c.debug")).unwrap();
     std::fs::copy(&rust.debug, served.join("rust.debug")).unwrap();
-    let port = free_port();
-    let child = Command::new("debuginfod")
-        .args(["-F", "-p", &port.to_string(), "-t", "1", "-d"])
-        .arg(dir.join("db.sqlite"))
-        .arg(&served)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(child) = child else {
-        println!("SKIP: debuginfod is not installed (apt-get install debuginfod)");
-        return;
+    let server = match Debuginfod::start(&served, &dir, &[&c.build_id, &rust.build_id]) {
+        Ok(server) => server,
+        Err(e) => {
+            println!("SKIP: {e}");
+            return;
+        }
     };
-    let server = Server(child);
-    let url = format!("http://127.0.0.1:{port}");
-    // Wait until the server has scanned both debug files.
-    let probe = |id: &str| {
-        Command::new("curl")
-            .args([
-                "-sf",
-                "-o",
-                "/dev/null",
-                &format!("{url}/buildid/{id}/debuginfo"),
-            ])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let start = Instant::now();
-    while !(probe(&c.build_id) && probe(&rust.build_id)) {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "debuginfod never served the files"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let url = server.url.clone();
     let cache = dir.join("cache");
     for (program, leaf, caller) in [
         (&c, "leaf_work", "outer_loop"),

@@ -234,3 +234,57 @@ pub fn first_stack_names(p: &Profile) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// Debian's `debuginfod` serving a directory on 127.0.0.1, stopped when dropped.
+#[derive(Debug)]
+pub struct Debuginfod {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl Debuginfod {
+    /// Starts `debuginfod -F` over `served` (its database in `db_dir`) and waits until
+    /// it serves the debuginfo of every one of `build_ids`; `Err` when it is not
+    /// installed or never does.
+    pub fn start(served: &Path, db_dir: &Path, build_ids: &[&str]) -> Result<Self, String> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let child = Command::new("debuginfod")
+            .args(["-F", "-t", "1", "-p", &port.to_string(), "-d"])
+            .arg(db_dir.join("debuginfod.sqlite"))
+            .arg(served)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("debuginfod (apt-get install debuginfod): {e}"))?;
+        let server = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let served = |id: &&str| {
+            Command::new("curl")
+                .args(["-sf", "-o", "/dev/null"])
+                .arg(format!("{}/buildid/{id}/debuginfo", server.url))
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let start = std::time::Instant::now();
+        while !build_ids.iter().all(served) {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                return Err("debuginfod did not serve the files within 60 s".into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for Debuginfod {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
