@@ -202,7 +202,33 @@ fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit
         report.warnings
     );
     assert!(p.locations.iter().all(|l| l.lines.is_empty()));
-    // JIT code: no binary anywhere, a perf map names it.
+    // JIT code: no binary anywhere, a perf map names it; perf-PID.map only for that pid.
+    p.strings.extend(["pid".to_string(), "77".to_string()]);
+    let key = (p.strings.len() - 2) as u32;
+    p.label_sets.push(vec![profile_model::profile::Label {
+        key,
+        str: key + 1,
+        ..Default::default()
+    }]);
+    p.samples.label_set = vec![1; p.samples.len()];
+    let other = dir.join("perf-78.map");
+    std::fs::write(
+        &other,
+        format!("{:#x} 10 other_process\n", p.locations[0].address),
+    )
+    .unwrap();
+    let report = symbolize(
+        &mut p,
+        &SymbolSources {
+            perf_maps: vec![other.clone()],
+            ..sources()
+        },
+    );
+    assert_eq!(
+        report.named_total(),
+        0,
+        "another pid's perf map is not used"
+    );
     let map = dir.join("perf-77.map");
     std::fs::write(
         &map,
@@ -215,7 +241,7 @@ fn bad_symbol_files_cost_only_their_frames_with_a_warning_and_perf_maps_name_jit
     let report = symbolize(
         &mut p,
         &SymbolSources {
-            perf_maps: vec![map],
+            perf_maps: vec![other, map],
             ..sources()
         },
     );
