@@ -136,7 +136,9 @@ impl<'a> Finder<'a> {
                 out.push((dir.join(base), Source::Binary));
             }
         }
-        if path.starts_with('/') {
+        // The mapping's own path only for a build id to check it by: a file of the same
+        // name on this machine is not the profile's binary otherwise.
+        if path.starts_with('/') && !build_id.is_empty() {
             out.push((PathBuf::from(path), Source::LocalPath));
         }
         if build_id.len() > 2 {
