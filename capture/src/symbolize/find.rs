@@ -136,9 +136,7 @@ impl<'a> Finder<'a> {
                 out.push((dir.join(base), Source::Binary));
             }
         }
-        // The mapping's own path only for a build id to check it by: a file of the same
-        // name on this machine is not the profile's binary otherwise.
-        if path.starts_with('/') && !build_id.is_empty() {
+        if path.starts_with('/') {
             out.push((PathBuf::from(path), Source::LocalPath));
         }
         if build_id.len() > 2 {
