@@ -24,7 +24,7 @@ pub struct PeekArgs {
     /// name as `flint top` prints it.
     regex: String,
     #[command(flatten)]
-    pub(super) view: ViewArgs,
+    view: ViewArgs,
     #[command(flatten)]
     server: ServerQueryArgs,
 }
