@@ -341,13 +341,7 @@ fn diff_is_b_minus_a_as_parca_computes_it() {
     let h = Harness::start(ServerOptions::default());
     let remote = h.remote(RemoteOptions::default());
     let cpu = selector(CPU);
-    let series = h
-        .block_on(
-            h.direct
-                .query_range(cpu.clone(), TimeRange::ALL, 1, Some(vec![])),
-        )
-        .unwrap();
-    let times: Vec<i64> = series[0].points.iter().map(|p| p.time_nanos).collect();
+    let times = cpu_times(&h);
     let direct = |t: i64| direct_at(&h, &cpu, t);
     // The last two are cpu-1 and cpu-3 or similar: different totals either way.
     let (ta, tb) = (times[1], times[3]);
@@ -1600,17 +1594,22 @@ fn ask_report(
     .map(tonic::Response::into_inner)
 }
 
-/// (total, time) of each CPU profile served, smallest total first.
-fn cpu_profiles_by_total(h: &Harness) -> Vec<(i64, i64)> {
-    let cpu = selector(CPU);
+/// The time of each CPU profile the harness serves, from its source directly.
+fn cpu_times(h: &Harness) -> Vec<i64> {
     let series = h
         .block_on(
             h.direct
-                .query_range(cpu.clone(), TimeRange::ALL, 1, Some(vec![])),
+                .query_range(selector(CPU), TimeRange::ALL, 1, Some(vec![])),
         )
         .unwrap();
-    let mut profiles: Vec<(i64, i64)> = (series[0].points.iter())
-        .map(|p| (direct_at(h, &cpu, p.time_nanos).total(0), p.time_nanos))
+    series[0].points.iter().map(|p| p.time_nanos).collect()
+}
+
+/// (total, time) of each CPU profile served, smallest total first.
+fn cpu_profiles_by_total(h: &Harness) -> Vec<(i64, i64)> {
+    let cpu = selector(CPU);
+    let mut profiles: Vec<(i64, i64)> = (cpu_times(h).into_iter())
+        .map(|t| (direct_at(h, &cpu, t).total(0), t))
         .collect();
     profiles.sort_unstable();
     profiles
