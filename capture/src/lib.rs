@@ -1,4 +1,4 @@
-//! Where flint's profiles come from, in four parts:
+//! Where flint's profiles come from, in five parts:
 //!
 //! - [`sources`]: the [`ProfileSource`] interface every source implements, Parca's
 //!   selector language, times, what a path names ([`PathKind`]), and the local
@@ -8,7 +8,9 @@
 //!   up on all cores ([`read::Files::read`]), for the CLI, the window and `push`;
 //! - [`grpc`]: Parca's gRPC API, a server over any source and [`RemoteSource`], a
 //!   client of it;
-//! - [`live`]: the live recorder's user-space half, and symbolization.
+//! - [`live`]: the live recorder's user-space half, and symbolization;
+//! - [`symbolize`]: naming the addresses of profiles made elsewhere, from binaries,
+//!   debug files and perf maps on this machine.
 //!
 //! Beside them: the names of the threads flint starts ([`threads`]), the runtime its
 //! requests run on ([`runtime()`]), and the memory a server may hold ([`memory`]).
@@ -19,6 +21,7 @@ pub mod memory;
 pub mod read;
 mod runtime;
 pub mod sources;
+pub mod symbolize;
 pub mod threads;
 
 // The modules of each part, also by their short names (`capture::time`,

@@ -18,7 +18,7 @@ use super::{ViewArgs, output_result};
 #[derive(Debug, Args)]
 pub struct FoldArgs {
     #[command(flatten)]
-    view: ViewArgs,
+    pub(super) view: ViewArgs,
     #[command(flatten)]
     server: ServerQueryArgs,
     /// Output: folded stacks, or speedscope's JSON (one sampled profile).

@@ -22,7 +22,7 @@ pub struct ListArgs {
     /// Functions to list: a regex matched against the function's name.
     regex: String,
     #[command(flatten)]
-    view: ViewArgs,
+    pub(super) view: ViewArgs,
     /// Where to look for source files (`:`-separated folders, and their parents), as
     /// pprof's -source_path; default: the current folder.
     #[arg(long, value_name = "DIR")]

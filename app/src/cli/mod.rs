@@ -11,6 +11,8 @@ mod report;
 mod series;
 mod serve;
 mod spool;
+mod symbolize;
+mod symbols;
 mod top;
 
 use std::path::PathBuf;
@@ -62,6 +64,22 @@ enum Command {
     Push(push::PushArgs),
     /// Sample this machine's CPUs (eBPF or perf) into a file, a store or a server.
     Record(record::RecordArgs),
+    /// Name the addresses of a profile made elsewhere and write it: `flint symbolize
+    /// ./prog cpu.pb.gz -o named.pb.gz`.
+    Symbolize(symbolize::SymbolizeArgs),
+}
+
+impl Command {
+    /// The profile inputs and view options of a report subcommand.
+    fn view_mut(&mut self) -> Option<&mut ViewArgs> {
+        match self {
+            Self::Top(a) => Some(&mut a.view),
+            Self::Peek(a) => Some(&mut a.view),
+            Self::List(a) => Some(&mut a.view),
+            Self::Fold(a) => Some(&mut a.view),
+            _ => None,
+        }
+    }
 }
 
 /// Options shared by the subcommands that read profiles.
@@ -93,6 +111,12 @@ pub struct ViewArgs {
     /// How finely frames are told apart.
     #[arg(long, value_enum, default_value = "function")]
     granularity: GranularityArg,
+    #[command(flatten)]
+    symbols: symbols::SymbolArgs,
+    /// Show addresses as they came, even where binaries, --symbols, PPROF_BINARY_PATH
+    /// or --perf-map could name them.
+    #[arg(long)]
+    no_symbolize: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -103,6 +127,17 @@ enum GranularityArg {
 }
 
 impl ViewArgs {
+    /// Takes the binaries out of the inputs (pprof's `flint top ./prog cpu.pb.gz`).
+    fn take_binaries(&mut self) {
+        self.symbols.take_binaries(&mut self.files);
+    }
+
+    /// Whether the profile read is to be symbolized: a source is configured and
+    /// `--no-symbolize` is not given.
+    fn symbolizes(&self) -> bool {
+        !self.no_symbolize && self.symbols.sources().is_configured()
+    }
+
     /// The filters as pprof lists them under "Active filters:".
     fn describe_filters(&self) -> Vec<String> {
         let regexes = [
@@ -241,7 +276,10 @@ fn usage_line(rendered: &str) -> String {
 }
 
 /// Runs the chosen subcommand, or the window.
-pub fn run(cli: Cli) -> Result<(), CliError> {
+pub fn run(mut cli: Cli) -> Result<(), CliError> {
+    if let Some(view) = cli.command.as_mut().and_then(Command::view_mut) {
+        view.take_binaries();
+    }
     let decode = DecodeOptions {
         max_decompressed_bytes: cli.max_decompressed,
         folded_unit: cli.folded_unit,
@@ -251,6 +289,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Peek(args)) => peek::run(&args, decode),
         Some(Command::List(args)) => list::run(&args, decode),
         Some(Command::Fold(args)) => fold::run(&args, decode),
+        Some(Command::Symbolize(args)) => symbolize::run(args, decode),
         Some(Command::Series(args)) => series::run(&args, decode),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Push(args)) => push::run(&args, decode),
@@ -259,7 +298,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             if !has_display() {
                 return Err(
                     "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); \
-                     the headless subcommands work without one: flint top, peek, list, fold, series, serve, push, record"
+                     the headless subcommands work without one: flint top, peek, list, fold, series, serve, push, record, symbolize"
                         .into(),
                 );
             }

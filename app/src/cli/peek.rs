@@ -24,7 +24,7 @@ pub struct PeekArgs {
     /// name as `flint top` prints it.
     regex: String,
     #[command(flatten)]
-    view: ViewArgs,
+    pub(super) view: ViewArgs,
     #[command(flatten)]
     server: ServerQueryArgs,
 }

@@ -54,6 +54,10 @@ impl Loaded {
                     (name, merged.profile, Some(merged.summed_duration_nanos))
                 }
             };
+        let mut profile = profile;
+        if view.symbolizes() {
+            view.symbols.symbolize_if_configured(&mut profile);
+        }
         Ok(Self {
             sample_type: view.sample_type_of(&profile)?,
             profile,

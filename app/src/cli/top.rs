@@ -21,7 +21,7 @@ use super::{ViewArgs, report, write_stdout};
 #[derive(Debug, Args)]
 pub struct TopArgs {
     #[command(flatten)]
-    view: ViewArgs,
+    pub(super) view: ViewArgs,
     /// Print at most N rows (all when absent).
     #[arg(long, short = 'n')]
     limit: Option<usize>,
@@ -128,25 +128,54 @@ struct Row<'a> {
 }
 
 /// Runs `flint top`: every input's top table is summed, file by file, which is
-/// exactly the top table of their merge (and of their difference with `--diff-base`).
+/// exactly the top table of their merge (and of their difference with `--diff-base`);
+/// where symbols are to be named, the merge is read whole and symbolized first.
 pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), CliError> {
     let options = args.view.view_options()?;
-    let files = args.view.files.as_slice();
-    let summed = match args.server.selected(files, &args.view.diff_base, decode)? {
-        Some((name, profile, unreadable)) => {
-            let sample_type = args.view.sample_type_of(&profile)?;
-            let (sum, header) = top_of_profile(&name, &profile, sample_type, &options);
-            TopSummed {
-                sum,
-                header: Some(header),
-                skipped: unreadable,
-            }
+    let summed = if args.view.symbolizes() {
+        let loaded = report::Loaded::read(&args.view, &args.server, decode)?;
+        let (sum, _) = top_of_profile(&loaded.name, &loaded.profile, loaded.sample_type, &options);
+        TopSummed {
+            sum,
+            header: Some(loaded.header()),
+            skipped: Vec::new(),
         }
-        None => {
-            let sample_type = args.view.sample_type.as_deref();
-            sum_top(files, &args.view.diff_base, sample_type, &options, decode)?
-        }
+    } else {
+        summed_as_they_came(args, &options, decode)?
     };
+    print_top(args, summed)
+}
+
+/// The top table of the profiles as they came, summed from their bytes where they are
+/// files taken whole.
+fn summed_as_they_came(
+    args: &TopArgs,
+    options: &profile_model::ViewOptions,
+    decode: DecodeOptions,
+) -> Result<TopSummed, CliError> {
+    let files = args.view.files.as_slice();
+    Ok(
+        match args.server.selected(files, &args.view.diff_base, decode)? {
+            Some((name, profile, unreadable)) => {
+                let sample_type = args.view.sample_type_of(&profile)?;
+                let (sum, header) = top_of_profile(&name, &profile, sample_type, options);
+                TopSummed {
+                    sum,
+                    header: Some(header),
+                    skipped: unreadable,
+                }
+            }
+            None => {
+                let sample_type = args.view.sample_type.as_deref();
+                sum_top(files, &args.view.diff_base, sample_type, options, decode)?
+            }
+        },
+    )
+}
+
+/// Prints the summed top table in the format asked for.
+fn print_top(args: &TopArgs, summed: TopSummed) -> Result<(), CliError> {
+    let files = args.view.files.as_slice();
     let TopSummed {
         sum,
         header,

@@ -12,6 +12,7 @@ mod cli_fold;
 mod cli_list;
 mod cli_peek;
 mod cli_series;
+mod cli_symbolize;
 mod cli_top;
 mod formats;
 mod gui_smoke;

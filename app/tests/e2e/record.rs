@@ -2,7 +2,8 @@
 //! compile with rustc: a 75/25 split between two functions comes out as 75/25, JIT code
 //! is named from its perf map, kernel frames are named from kallsyms, intervals reach
 //! the store and a server, Ctrl-C still writes the file, and without privilege the error
-//! says how to grant it.
+//! says how to grant it; a stripped program recorded with addresses only is named through
+//! a local debuginfod as `perf report` names the unstripped one.
 //!
 //! Sampling needs root (or CAP_BPF/CAP_PERFMON); without it these tests print `SKIP:`.
 
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use capture::{Progress, QueryTime, Selector, TimeRange};
 use profile_model::Profile;
 
-use super::flint;
+use super::{flint, flint_ok};
 
 const FLINT_CPU: &str = "flint_cpu:samples:count:cpu:nanoseconds:delta";
 const ALL_TIME: TimeRange = TimeRange {
@@ -713,4 +714,133 @@ fn bad_flags_are_one_line_errors() {
         !out.status.success() && stderr.lines().count() == 1,
         "{stderr}"
     );
+}
+
+/// The share of `symbol` in `perf report` of `perf.data` (self, by symbol).
+fn perf_report_share(data: &Path, symbol: &str) -> Option<f64> {
+    let out = Command::new("perf")
+        .args([
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "symbol",
+            "-q",
+            "-i",
+        ])
+        .arg(data)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(2) == Some(&symbol))
+            .then(|| f.first()?.strip_suffix('%')?.parse().ok())
+            .flatten()
+    })
+}
+
+#[test]
+fn a_stripped_program_recorded_is_named_through_debuginfod_as_perf_report_names_it() {
+    use flint_fixture_gen::symbol_parts::{Debuginfod, programs_or_skip};
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("symbolize");
+    let Some((c, _)) = programs_or_skip(&dir.join("build")) else {
+        return;
+    };
+    // The stripped program alone: its debug file is only at debuginfod.
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let stripped = run.join("burn");
+    std::fs::copy(&c.stripped, &stripped).unwrap();
+    let mut child = Command::new(&stripped)
+        .arg("100000000")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let recorded = dir.join("recorded.pb.gz");
+    let out = flint(&[
+        "record",
+        "--pid",
+        &child.id().to_string(),
+        "--duration",
+        "3s",
+        "--frequency",
+        "499",
+        "-o",
+        recorded.to_str().unwrap(),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = flint_ok(&["top", recorded.to_str().unwrap()]);
+    assert!(
+        raw.contains("burn+0x") && !raw.contains("leaf_work"),
+        "{raw}"
+    );
+
+    let served = dir.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::copy(&c.debug, served.join("c.debug")).unwrap();
+    let server = match Debuginfod::start(&served, &dir, &[&c.build_id]) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("SKIP: {e}");
+            return;
+        }
+    };
+    let named = dir.join("named.pb.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_flint"))
+        .args(["symbolize", "--debuginfod", &server.url, "-o"])
+        .args([&named, &recorded])
+        .env("DEBUGINFOD_CACHE_PATH", dir.join("cache"))
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        summary.contains(" debuginfod") && !summary.contains("burn ("),
+        "{summary}"
+    );
+    let top = flint_ok(&["top", "--format", "tsv", named.to_str().unwrap()]);
+    let cum_pct = |name: &str| -> f64 {
+        top.lines()
+            .find(|l| l.ends_with(&format!("\t{name}")))
+            .and_then(|l| l.split('\t').nth(3)?.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let shares = ["leaf_work", "other_work"].map(cum_pct);
+    assert!(shares[0] > 50.0 && shares[1] > 10.0, "{top}");
+
+    // perf report on the unstripped program, run the same way.
+    let data = dir.join("perf.data");
+    let perf = Command::new("perf")
+        .args(["record", "-q", "-F", "499", "-o"])
+        .arg(&data)
+        .arg(&c.full)
+        .arg("3000000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !perf.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP: perf record did not run; names checked, shares not compared");
+        return;
+    }
+    for (name, flint_share) in ["leaf_work", "other_work"].iter().zip(shares) {
+        let perf_share = perf_report_share(&data, name).unwrap_or(0.0);
+        eprintln!("{name}: flint {flint_share:.1}%, perf report {perf_share:.1}%");
+        assert!(
+            (flint_share - perf_share).abs() < 5.0,
+            "{name}: flint {flint_share:.1}% after symbolizing, perf report {perf_share:.1}%"
+        );
+    }
 }

@@ -1,0 +1,86 @@
+//! `flint symbolize`, and `flint top`/`fold` naming an addresses-only profile of a
+//! real stripped program from a binary among the inputs or `--symbols DIR`.
+
+use flint_fixture_gen::symbol_parts::{
+    addr2line_functions, addresses_only_profile, function_symbol, programs_or_skip,
+};
+
+use super::{Scratch, flint, flint_ok};
+
+#[test]
+fn a_stripped_programs_profile_is_named_from_the_binary_given() {
+    let dir = Scratch::new("cli-symbolize");
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
+    };
+    // 70 samples in leaf_work (called by outer_loop, by main), 30 in outer_loop.
+    let at = |name: &str, frac: u64| {
+        let (start, size) = function_symbol(&c.full, name).unwrap();
+        start + size * frac / 8
+    };
+    let (leaf, outer, main) = (at("leaf_work", 4), at("outer_loop", 5), at("main", 4));
+    let stacks = [(vec![leaf, outer, main], 70), (vec![outer + 1, main], 30)];
+    let profile = addresses_only_profile(&c, "/opt/app/c", true, &stacks).unwrap();
+    let input = dir.join("cpu.pb.gz");
+    std::fs::write(&input, profile_model::codec::encode_gzip(&profile)).unwrap();
+    // addr2line on the unstripped program: the leaf is in an inlined frame of leaf_work.
+    let leaf_frames = addr2line_functions(&c.full, leaf).unwrap();
+    assert_eq!(leaf_frames.last().map(String::as_str), Some("leaf_work"));
+
+    let out = dir.join("named.pb.gz");
+    let (full, input_s, out_s) = (
+        c.full.to_str().unwrap(),
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let summary = flint_ok(&["symbolize", full, input_s, "-o", out_s]);
+    assert_eq!(summary.trim(), "named 4 of 4 locations (4 binary)");
+    let top = flint_ok(&["top", out_s, "--format", "tsv"]);
+    let row = |name: &str| {
+        top.lines()
+            .find(|l| l.ends_with(&format!("\t{name}")))
+            .map(|l| l.split('\t').take(4).collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(
+        row(&leaf_frames[0]).as_deref(),
+        Some("70 70.00 70 70.00"),
+        "{top}"
+    );
+    assert_eq!(
+        row("leaf_work").as_deref(),
+        Some("0 0.00 70 70.00"),
+        "{top}"
+    );
+    assert_eq!(
+        row("outer_loop").as_deref(),
+        Some("30 30.00 100 100.00"),
+        "{top}"
+    );
+
+    // flint top with the binary among the inputs, pprof's convention; off with --no-symbolize.
+    let top = flint_ok(&["top", full, input_s, "--format", "tsv"]);
+    assert!(
+        top.contains("\tleaf_work\n") && top.contains("\touter_loop\n"),
+        "{top}"
+    );
+    let raw = flint_ok(&["top", "--no-symbolize", full, input_s, "--format", "tsv"]);
+    assert!(!raw.contains("leaf_work"), "{raw}");
+
+    // fold with --symbols DIR (the binary under its own name there).
+    let symbols = dir.join("symbols");
+    std::fs::create_dir_all(&symbols).unwrap();
+    std::fs::copy(&c.full, symbols.join("c")).unwrap();
+    let folded = flint_ok(&["fold", "--symbols", symbols.to_str().unwrap(), input_s]);
+    assert!(folded.contains("main;outer_loop;leaf_work"), "{folded}");
+
+    // A corrupt binary among the inputs costs names, not the profile.
+    let corrupt = dir.join("corrupt");
+    std::fs::write(&corrupt, b"\x7fELF\x02\x01\x01junk").unwrap();
+    let output = flint(&["top", corrupt.to_str().unwrap(), input_s]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("warning: symbols:") && stderr.contains("corrupt"),
+        "{stderr}"
+    );
+}
