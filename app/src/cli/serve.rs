@@ -10,7 +10,8 @@ use capture::time::parse_duration;
 use capture::{ProfileSink, ProfileSource};
 use clap::Args;
 
-use super::CliError;
+use super::symbols::SymbolArgs;
+use super::{CliError, parse_size};
 use crate::allocator;
 use capture::memory::budget::mib;
 use capture::memory::{BudgetOptions, MemoryBudget, limit};
@@ -21,7 +22,6 @@ const MAX_WAITING_QUERIES: usize = 32;
 
 /// How long a query waits for memory before it is refused.
 const MAX_QUERY_WAIT: Duration = Duration::from_secs(60);
-use super::parse_size;
 
 /// Arguments of `flint serve`.
 #[derive(Debug, Args)]
@@ -52,6 +52,10 @@ pub struct ServeArgs {
     /// limit of the cgroup it runs in, if any.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
+    /// Names for profiles pushed with addresses only: queries are answered symbolized
+    /// from these sources (debuginfod by build id, cached on disk).
+    #[command(flatten)]
+    symbols: SymbolArgs,
 }
 
 /// Runs `flint serve` until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -95,6 +99,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     }
     let memory = budget(args.max_memory, &store)?;
     let token = args.token.clone().filter(|t| !t.is_empty());
+    let symbols = Some(args.symbols.sources()).filter(|s| s.is_configured());
     let runtime = super::remote::runtime()?;
     runtime.block_on(async {
         let listener = bind(&args.listen).await?;
@@ -103,7 +108,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             .map_or_else(|_| args.listen.clone(), |a| a.to_string());
         let stats = store.stats();
         eprintln!(
-            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes; {}{})",
+            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes; {}{}{})",
             args.store.display(),
             stats.profiles,
             stats.size_bytes,
@@ -113,6 +118,11 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             ),
             if token.is_some() {
                 "; bearer token required"
+            } else {
+                ""
+            },
+            if symbols.is_some() {
+                "; symbolizing"
             } else {
                 ""
             }
@@ -127,6 +137,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
                 bearer_token: token,
                 tls,
                 memory,
+                symbols: symbols.map(Arc::new),
                 ..ServerOptions::default()
             },
             shutdown_signal(),

@@ -84,3 +84,56 @@ fn a_stripped_programs_profile_is_named_from_the_binary_given() {
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_with_debuginfod_answers_names_for_a_profile_pushed_with_addresses_only() {
+    use flint_fixture_gen::symbol_parts::Debuginfod;
+    let dir = Scratch::new("serve-symbolize");
+    let Some((c, _)) = programs_or_skip(&dir.join("build")) else {
+        return;
+    };
+    let served = dir.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::copy(&c.debug, served.join("c.debug")).unwrap();
+    let debuginfod = match Debuginfod::start(&served, &dir, &[&c.build_id]) {
+        Ok(server) => server,
+        Err(e) => {
+            println!("SKIP: {e}");
+            return;
+        }
+    };
+    let (start, size) = function_symbol(&c.full, "other_work").unwrap();
+    let (outer, _) = function_symbol(&c.full, "outer_loop").unwrap();
+    let stacks = [(vec![start + size / 2, outer + 8], 40)];
+    let mut profile = addresses_only_profile(&c, "/opt/app/c", true, &stacks).unwrap();
+    // A minute ago: in the last hour, which a query of a server shows by default.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    profile.time_nanos = now.unwrap().as_nanos() as i64 - 60_000_000_000;
+    profile.duration_nanos = 10_000_000_000;
+    let input = dir.join("agent.pb.gz");
+    std::fs::write(&input, profile_model::codec::encode_gzip(&profile)).unwrap();
+
+    let top_of = |symbolizing: bool| -> String {
+        let store = dir.join(format!("store-{symbolizing}"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_flint"));
+        cmd.args(["serve", "--store", store.to_str().unwrap()])
+            .env("DEBUGINFOD_CACHE_PATH", dir.join("cache"))
+            .env_remove("DEBUGINFOD_URLS");
+        if symbolizing {
+            cmd.args(["--debuginfod", &debuginfod.url]);
+        }
+        let server = super::serve::Server::spawn(&mut cmd);
+        flint_ok(&["push", input.to_str().unwrap(), "--to", &server.url]);
+        flint_ok(&["top", &server.url, "--format", "tsv"])
+    };
+    let named = top_of(true);
+    assert!(
+        named.contains("40\t100.00\t40\t100.00\tother_work\n") && named.contains("\touter_loop\n"),
+        "{named}"
+    );
+    let raw = top_of(false);
+    assert!(
+        raw.contains("\t[c]\n") && !raw.contains("other_work"),
+        "{raw}"
+    );
+}

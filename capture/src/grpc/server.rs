@@ -29,6 +29,7 @@ use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, SourceError, TimeRange,
 };
+use crate::symbolize::{SymbolSources, symbolize};
 use profile_model::codec::{self, DEFAULT_MAX_DECOMPRESSED_BYTES};
 
 /// Parca's cap on one gRPC message, each way: 32 MiB.
@@ -47,6 +48,9 @@ pub struct ServerOptions {
     pub tls: Option<TlsIdentity>,
     /// The memory queries and pushes may hold; no limit when `None`.
     pub memory: Option<Arc<MemoryBudget>>,
+    /// Where names are found for profiles pushed with addresses only (binaries,
+    /// debuginfod); queries answer them symbolized. None: answered as stored.
+    pub symbols: Option<Arc<SymbolSources>>,
 }
 
 /// A server's TLS certificate chain and private key, PEM-encoded.
@@ -65,6 +69,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("tls", &self.tls.is_some())
             .field("memory", &self.memory)
+            .field("symbols", &self.symbols)
             .finish()
     }
 }
@@ -76,6 +81,7 @@ impl Default for ServerOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             tls: None,
             memory: None,
+            symbols: None,
         }
     }
 }
@@ -125,6 +131,7 @@ pub async fn serve(
         source,
         auth: auth.clone(),
         memory: options.memory.clone(),
+        symbols: options.symbols.clone().map(Symbols::new),
     })
     .max_decoding_message_size(options.max_message_bytes)
     .max_encoding_message_size(options.max_message_bytes);
@@ -261,6 +268,35 @@ struct QueryServer {
     source: Arc<dyn ProfileSource>,
     auth: Auth,
     memory: Option<Arc<MemoryBudget>>,
+    symbols: Option<Arc<Symbols>>,
+}
+
+/// A server's symbol sources, and the warnings it has logged (each once).
+struct Symbols {
+    sources: Arc<SymbolSources>,
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl Symbols {
+    fn new(sources: Arc<SymbolSources>) -> Arc<Self> {
+        Arc::new(Self {
+            sources,
+            warned: Default::default(),
+        })
+    }
+
+    /// Names what it can of `profile`; a symbol file passed over is logged once.
+    fn name(&self, profile: &mut profile_model::Profile) {
+        let report = symbolize(profile, &self.sources);
+        let Ok(mut warned) = self.warned.lock() else {
+            return;
+        };
+        for w in report.warnings {
+            if warned.insert(w.clone()) {
+                eprintln!("flint serve: warning: symbols: {w}");
+            }
+        }
+    }
 }
 
 /// The memory one request may hold, when the server has a budget.
@@ -292,10 +328,15 @@ impl QueryServer {
             Some(lease) => Progress::default().within(lease.clone()),
             None => Progress::default(),
         };
+        let symbols = self.symbols.clone();
         let profile = within(lease, move || {
-            handle
+            let mut profile = handle
                 .block_on(source.query(asked.clone(), time, progress))
-                .and_then(|p| only_type(p, &asked.profile_type))
+                .and_then(|p| only_type(p, &asked.profile_type))?;
+            if let Some(symbols) = symbols {
+                symbols.name(&mut profile);
+            }
+            Ok(profile)
         })
         .await?
         .map_err(status_of)?;
