@@ -2,6 +2,7 @@
 //! one profile per interval to flint's store and/or a server, and all of them merged to
 //! a file (spooled on disk while recording, see [`super::spool`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,8 @@ use capture::recorder::{
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
+use capture::symbolize::debuginfod::DebuginfodOptions;
+use capture::symbolize::{SymbolSources, symbolize};
 use capture::{Labels, ProfileSink as _, RemoteSource};
 use clap::Args;
 use profile_model::codec::{DecodeOptions, encode_gzip};
@@ -63,6 +66,18 @@ pub struct RecordArgs {
     /// Label of every stored or pushed profile, `NAME=VALUE` (repeatable).
     #[arg(long = "label", value_name = "NAME=VALUE")]
     labels: Vec<String>,
+    /// Leave binaries' code as addresses with build ids, for the reader to symbolize
+    /// (`flint serve --debuginfod`, `flint symbolize`); kernel and JIT frames are named.
+    #[arg(long)]
+    no_symbolize: bool,
+    /// debuginfod server asked for binaries stripped on this machine (repeatable; also
+    /// `DEBUGINFOD_URLS`); cached in `DEBUGINFOD_CACHE_PATH` or ~/.cache/debuginfod_client.
+    #[arg(
+        long = "debuginfod",
+        value_name = "URL",
+        conflicts_with = "no_symbolize"
+    )]
+    debuginfod: Vec<String>,
     #[command(flatten)]
     connect: ConnectArgs,
 }
@@ -180,11 +195,13 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliErro
     let mut intervals = 0usize;
     let mut samples = 0u64;
     let mut failed = None;
+    let mut stripped = Stripped::new(args);
     while !recorder.is_finished() {
         match recorder.next_interval() {
-            Ok(interval) => {
+            Ok(mut interval) => {
                 intervals += 1;
                 samples += interval.report.samples;
+                stripped.name(&mut interval.profile);
                 outputs.write(&interval.profile, intervals);
                 eprintln!("{}", interval.status_line());
             }
@@ -215,6 +232,42 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliErro
         .into());
     }
     Ok(())
+}
+
+/// Names the code of binaries stripped on this machine through debuginfod, when a
+/// server is configured (and `--no-symbolize` is not given).
+struct Stripped {
+    sources: Option<SymbolSources>,
+    /// Warnings said so far, each said once.
+    said: HashSet<String>,
+}
+
+impl Stripped {
+    fn new(args: &RecordArgs) -> Self {
+        let debuginfod = DebuginfodOptions::from_env(&args.debuginfod);
+        let sources = debuginfod
+            .filter(|_| !args.no_symbolize)
+            .map(|d| SymbolSources {
+                debuginfod: Some(d),
+                ..SymbolSources::default()
+            });
+        Self {
+            sources,
+            said: HashSet::new(),
+        }
+    }
+
+    /// Names what the recorder could not, from debuginfod (files cached on disk).
+    fn name(&mut self, profile: &mut profile_model::Profile) {
+        let Some(sources) = &self.sources else {
+            return;
+        };
+        for w in symbolize(profile, sources).warnings {
+            if self.said.insert(w.clone()) {
+                eprintln!("warning: symbols: {w}");
+            }
+        }
+    }
 }
 
 impl Outputs {
@@ -334,6 +387,7 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
         },
         interval,
         duration,
+        addresses_only: args.no_symbolize,
     })
 }
 

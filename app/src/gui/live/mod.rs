@@ -85,7 +85,7 @@ impl LiveCapture {
         let options = RecorderOptions {
             sampler: SamplerOptions::interactive(),
             interval: INTERVAL,
-            duration: None,
+            ..RecorderOptions::default()
         };
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new("capture starting…".to_string()));

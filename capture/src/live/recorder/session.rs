@@ -50,6 +50,10 @@ pub struct RecorderOptions {
     /// End of the whole recording, counted from [`Recorder::open`]; `None` runs until
     /// stopped (or, with [`Target::Pids`], until every target has exited).
     pub duration: Option<Duration>,
+    /// Leave the code of binaries as addresses (`prog+0x1a2b`, with mappings and build
+    /// ids) for the reader to symbolize; kernel and JIT frames are still named, as
+    /// nothing elsewhere could name them.
+    pub addresses_only: bool,
 }
 
 impl Default for RecorderOptions {
@@ -58,6 +62,7 @@ impl Default for RecorderOptions {
             sampler: SamplerOptions::continuous(),
             interval: Duration::from_secs(10),
             duration: None,
+            addresses_only: false,
         }
     }
 }
@@ -166,6 +171,7 @@ impl Recorder {
         }
         let sampler = Sampler::open(&options.sampler)?;
         let mut symbolizer = Symbolizer::new();
+        symbolizer.addresses_only = options.addresses_only;
         if options.sampler.target == Target::All {
             symbolizer.preload_process(std::process::id());
         }

@@ -215,6 +215,9 @@ pub struct Symbolizer {
     /// the file was last looked at.
     perf_maps: HashMap<u32, (Option<PerfMap>, u64)>,
     kallsyms: Option<Kallsyms>,
+    /// Binaries' code is left as addresses (their build ids still read), for the
+    /// profile's reader to symbolize.
+    pub addresses_only: bool,
     /// What could not be named so far.
     pub stats: SymbolStats,
 }
@@ -586,8 +589,8 @@ impl Symbolizer {
             .unwrap_or_default();
         let mapping = self.mapping(e, build_id, None);
         let frames = match binary {
-            Some(b) => self.cached_frames(e, &b, addr, return_address),
-            None => Arc::from(Vec::new()),
+            Some(b) if !self.addresses_only => self.cached_frames(e, &b, addr, return_address),
+            _ => Arc::from(Vec::new()),
         };
         UserLocation {
             mapping: Some(mapping),
