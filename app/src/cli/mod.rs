@@ -42,6 +42,12 @@ pub struct Cli {
     /// microseconds, milliseconds, seconds or bytes.
     #[arg(long, global = true, default_value = "samples")]
     folded_unit: FoldedUnit,
+    /// Where the window finds names for addresses (binaries among the files too).
+    #[command(flatten)]
+    symbols: symbols::SymbolArgs,
+    /// Show addresses as they came in the window.
+    #[arg(long)]
+    no_symbolize: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -302,7 +308,13 @@ pub fn run(mut cli: Cli) -> Result<(), CliError> {
                         .into(),
                 );
             }
-            Ok(crate::gui::run(cli.files, decode)?)
+            cli.symbols.take_binaries(&mut cli.files);
+            let sources = if cli.no_symbolize {
+                capture::symbolize::SymbolSources::default()
+            } else {
+                cli.symbols.sources()
+            };
+            Ok(crate::gui::run(cli.files, decode, sources)?)
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum Action {
     ExportDiff,
     /// Cancel the profile view's job.
     CancelJob,
+    /// Stop waiting for names: the view keeps its addresses.
+    CancelSymbols,
     /// Cancel the comparison being computed.
     CancelDiff,
     /// Cancel time mode's indexing and selection queries.

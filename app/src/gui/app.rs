@@ -10,6 +10,7 @@ use profile_model::codec::DecodeOptions;
 use crate::gui::compare::diff_job::{self, CompareEvent};
 use crate::gui::compare::{CompareState, Look};
 use crate::gui::shell::{Shell, input, menu_bar, status_bar};
+use crate::gui::symbols::Symbols;
 use crate::gui::time::queries::QueryRuntime;
 use crate::gui::view::loader::Source;
 use crate::gui::view::{ProfileView, ViewEvent};
@@ -42,6 +43,8 @@ pub struct FlintApp {
     pub compare: CompareState,
     /// A capture of this machine, while it runs.
     pub live: Option<crate::gui::live::LiveCapture>,
+    /// Names for the profiles shown, from the sources the user gave.
+    pub symbols: Symbols,
 }
 
 /// The panels' names (egui keeps their sizes by them).
@@ -90,6 +93,7 @@ impl FlintApp {
             shell: Shell::default(),
             compare: CompareState::default(),
             live: None,
+            symbols: Symbols::default(),
         }
     }
 
@@ -130,7 +134,29 @@ impl FlintApp {
             .as_ref()
             .is_some_and(crate::gui::time::timeline::Timeline::querying);
         let events = self.view.poll(ctx, querying, self.comparing());
+        let installed = events
+            .iter()
+            .any(|e| matches!(e, ViewEvent::Installed { .. }));
         self.apply_view_events(ctx, events);
+        if installed && let Some(cur) = self.view.current() {
+            let profile = std::sync::Arc::clone(&cur.profile);
+            self.symbols.start(&profile, self.view.sync_jobs);
+        }
+        let shown = self.view.current().map(|c| &c.profile);
+        if let Some(named) = self.symbols.poll(shown)
+            && let Some(cur) = self.view.current()
+        {
+            let source = Source::Profile {
+                name: cur.name.clone(),
+                path: cur.path.clone(),
+                profile: named,
+            };
+            let sample_type = Some(cur.sample_type);
+            self.view.open_as(source, sample_type);
+        }
+        if self.symbols.job().is_some() {
+            ctx.request_repaint_after(PROGRESS_REPAINT);
+        }
     }
 
     /// Polls compare mode's comparison, started anew when A, B or the settings change.

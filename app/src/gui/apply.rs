@@ -52,6 +52,12 @@ impl FlintApp {
                 }
             }
             Action::CancelJob => self.cancel_job(),
+            Action::CancelSymbols => {
+                if self.symbols.cancel() {
+                    self.shell
+                        .tell("naming cancelled: addresses shown".to_string(), false);
+                }
+            }
             Action::CancelDiff => {
                 if self.compare.cancel() {
                     self.shell.tell("cancelled", false);

@@ -7,6 +7,7 @@ pub mod apply;
 pub mod compare;
 pub mod live;
 pub mod shell;
+pub mod symbols;
 pub mod time;
 pub mod view;
 
@@ -43,8 +44,13 @@ pub enum WindowError {
     Window(String),
 }
 
-/// Opens the window on `initial` (or the bundled demo) and runs until it is closed.
-pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), WindowError> {
+/// Opens the window on `initial` (or the bundled demo), naming addresses from
+/// `symbols` where it names any source, and runs until it is closed.
+pub fn run(
+    initial: Vec<PathBuf>,
+    decode: DecodeOptions,
+    symbols: capture::symbolize::SymbolSources,
+) -> Result<(), WindowError> {
     let launched = std::time::Instant::now();
     let kind = |p: &PathBuf| capture::PathKind::of(p);
     if let [_, _, ..] = initial.as_slice()
@@ -99,6 +105,7 @@ pub fn run(initial: Vec<PathBuf>, decode: DecodeOptions) -> Result<(), WindowErr
         Box::new(move |cc| {
             let _ = context.set(cc.egui_ctx.clone());
             let mut app = FlintApp::new(decode);
+            app.symbols = self::symbols::Symbols::new(symbols);
             if let Some(stored) = cc.storage.and_then(|s| s.get_string(connect::RECENT_KEY)) {
                 app.shell.connect.load_recent(&stored);
             }

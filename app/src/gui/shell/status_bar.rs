@@ -65,6 +65,19 @@ pub fn status_bar(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
         if cancel {
             actions.push(Action::CancelJob);
         }
+        if let Some(job) = app.symbols.job() {
+            if ui.button("Cancel").clicked() {
+                actions.push(Action::CancelSymbols);
+            }
+            ui.label(format!(
+                "naming addresses… {:.0} s",
+                job.started.elapsed().as_secs_f32()
+            ));
+        } else if let Some(unnamed) = app.symbols.unnamed_text() {
+            let summary = app.symbols.report.as_ref().map(|r| r.summary());
+            ui.add(egui::Label::new(RichText::new(&unnamed).weak()).truncate())
+                .on_hover_text(summary.unwrap_or(unnamed));
+        }
         let mut cancel_diff = false;
         if let Some(job) = &app.compare.job {
             cancel_diff = ui.button("Cancel").clicked();

@@ -9,5 +9,6 @@ mod open;
 mod regression_plot;
 mod regression_view;
 mod remote;
+mod symbols;
 mod time;
 mod view;
