@@ -941,3 +941,78 @@ fn flint_with_cache(dir: &Path, args: &[&str], more: &[&str]) -> std::process::O
         .output()
         .unwrap()
 }
+
+#[test]
+fn an_erlang_vms_perf_map_names_its_jit_frames_afterwards() {
+    require_sampling!();
+    let _serial = serial();
+    let dir = scratch("erlang");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/burn.erl");
+    let compiled = Command::new("erlc")
+        .arg("-o")
+        .arg(&*dir)
+        .arg(&source)
+        .status();
+    if !compiled.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP: erlc (erlang-base) is not installed");
+        return;
+    }
+    // The VM writes /tmp/perf-PID.map (+JPperf true: the map and frame pointers).
+    let mut vm = Command::new("erl")
+        .args(["+JPperf", "true", "-noshell", "-pa"])
+        .arg(&*dir)
+        .args(["-s", "burn", "start"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(vm.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid = line.trim().to_string();
+    // The map moved away, as if the profile were read on another machine.
+    let map = dir.join(format!("perf-{pid}.map"));
+    let moved = std::fs::copy(format!("/tmp/perf-{pid}.map"), &map)
+        .and_then(|_| std::fs::remove_file(format!("/tmp/perf-{pid}.map")));
+    let recorded = dir.join("beam.pb.gz");
+    let out = flint(&[
+        "record",
+        "--pid",
+        &pid,
+        "--duration",
+        "2s",
+        "--frequency",
+        "499",
+        "-o",
+        recorded.to_str().unwrap(),
+    ]);
+    let _ = vm.kill();
+    let _ = vm.wait();
+    let _ = std::fs::remove_file(format!("/tmp/jit-{pid}.dump"));
+    moved.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = flint_ok(&["top", "--format", "tsv", recorded.to_str().unwrap()]);
+    assert!(!raw.contains("burn:loop/1"), "{raw}");
+
+    let named = dir.join("named.pb.gz");
+    let (map, named_s) = (map.to_str().unwrap(), named.to_str().unwrap());
+    let summary = flint_ok(&[
+        "symbolize",
+        "--perf-map",
+        map,
+        recorded.to_str().unwrap(),
+        "-o",
+        named_s,
+    ]);
+    assert!(summary.contains(" perf map"), "{summary}");
+    let top = flint_ok(&["top", "--format", "tsv", named_s]);
+    let cum_pct = top
+        .lines()
+        .find(|l| l.ends_with("\t$burn:loop/1"))
+        .and_then(|l| l.split('\t').nth(3)?.parse::<f64>().ok());
+    assert!(cum_pct.is_some_and(|p| p > 20.0), "{top}");
+}

@@ -5,6 +5,8 @@
 //!     [--binaries 8] [--min-depth 20] [--max-depth 80] [--seed N] [--time-nanos T] [--duration-nanos D]
 //! flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 8000]
 //!     [--functions 2500] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed N] [--time-nanos T]
+//! flint-fixture-gen addresses OUT.pb.gz BINARY... [--samples 300000] [--locations 120000]
+//!     [--min-depth 20] [--max-depth 80] [--seed N] [--build-ids true]
 //! ```
 
 use std::collections::HashMap;
@@ -21,7 +23,9 @@ const USAGE: &str = "usage:
   flint-fixture-gen fleet OUT.pb.gz [--samples 300000] [--locations 120000] [--functions 30000]
       [--binaries 8] [--min-depth 20] [--max-depth 80] [--seed 1] [--time-nanos T] [--duration-nanos D]
   flint-fixture-gen series DIR [--count 8640] [--samples 2000] [--step-secs 10] [--locations 8000]
-      [--functions 2500] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed 1] [--time-nanos T]";
+      [--functions 2500] [--binaries 8] [--min-depth 10] [--max-depth 40] [--seed 1] [--time-nanos T]
+  flint-fixture-gen addresses OUT.pb.gz BINARY... [--samples 300000] [--locations 120000]
+      [--min-depth 20] [--max-depth 80] [--seed 1] [--build-ids true]";
 
 /// 2023-11-14T22:13:20Z, a fixed default so output is reproducible.
 const DEFAULT_TIME_NANOS: i64 = 1_700_000_000_000_000_000;
@@ -106,6 +110,43 @@ fn fleet(out: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
         raw,
         gz.len(),
         started.elapsed()
+    );
+    Ok(())
+}
+
+/// An addresses-only fleet-like profile in real binaries, for the symbolizer's benchmark.
+fn addresses(out: &Path, args: &[String]) -> Result<(), Box<dyn Error>> {
+    let split = args
+        .iter()
+        .position(|a| a.starts_with("--"))
+        .unwrap_or(args.len());
+    let binaries: Vec<PathBuf> = args[..split].iter().map(PathBuf::from).collect();
+    let keys = [
+        "samples",
+        "locations",
+        "min-depth",
+        "max-depth",
+        "seed",
+        "build-ids",
+    ];
+    let o = Opts::parse(&args[split..], &keys)?;
+    let params = flint_fixture_gen::symbol_parts::AddressesParams {
+        samples: o.get("samples", 300_000)?,
+        locations: o.get("locations", 120_000)?,
+        min_depth: o.get("min-depth", 20)?,
+        max_depth: o.get("max-depth", 80)?,
+        seed: o.get("seed", 1)?,
+        build_ids: o.get("build-ids", true)?,
+    };
+    let profile = flint_fixture_gen::symbol_parts::addresses_fleet_profile(&binaries, &params)
+        .map_err(GenError)?;
+    std::fs::write(out, profile_model::codec::encode_gzip(&profile))?;
+    eprintln!(
+        "{}: {} samples, {} addresses in {} binaries",
+        out.display(),
+        profile.samples.len(),
+        profile.locations.len(),
+        profile.mappings.len()
     );
     Ok(())
 }
@@ -206,6 +247,7 @@ fn run(args: &[String]) -> Result<(), Box<dyn Error>> {
     match (args.first().map(String::as_str), out) {
         (Some("fleet"), Some(out)) => fleet(&PathBuf::from(out), &args[2..]),
         (Some("series"), Some(dir)) => series(&PathBuf::from(dir), &args[2..]),
+        (Some("addresses"), Some(out)) => addresses(&PathBuf::from(out), &args[2..]),
         _ => Err(Box::new(GenError(USAGE.to_string()))),
     }
 }

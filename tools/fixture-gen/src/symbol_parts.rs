@@ -288,3 +288,114 @@ impl Drop for Debuginfod {
         let _ = self.child.wait();
     }
 }
+
+/// Shape of [`addresses_fleet_profile`]: how many samples, distinct addresses and
+/// functions, how deep the stacks go, and the seed.
+#[derive(Debug, Clone)]
+pub struct AddressesParams {
+    /// Samples, one stack each.
+    pub samples: usize,
+    /// Distinct addresses (locations) the stacks are made of.
+    pub locations: usize,
+    /// Stack depth, from `min_depth` to `max_depth` frames.
+    pub min_depth: usize,
+    /// See `min_depth`.
+    pub max_depth: usize,
+    /// Seed of the pseudo-random choices.
+    pub seed: u64,
+    /// Whether mappings carry their binaries' build ids.
+    pub build_ids: bool,
+}
+
+/// A fleet-like CPU profile with addresses only, in real binaries: each of `binaries`
+/// is one mapping (`/usr/lib/fleet/NAME`, with its build id) of its code segment, and
+/// the locations are addresses inside its function symbols (from `nm`), which
+/// `addr2line` names. Needs binutils.
+pub fn addresses_fleet_profile(
+    binaries: &[PathBuf],
+    p: &AddressesParams,
+) -> Result<Profile, String> {
+    use profile_model::synthetic::SplitMix64;
+    let mut rng = SplitMix64::new(p.seed);
+    let mut strings = vec![String::new(), "cpu".into(), "nanoseconds".into()];
+    let mut mappings = Vec::new();
+    let mut functions: Vec<(u32, u64, u64)> = Vec::new();
+    for (i, binary) in binaries.iter().enumerate() {
+        let (offset, vaddr, size) = code_segment(binary)?;
+        let notes = run("readelf", &["-n".as_ref(), binary.as_os_str()])?;
+        let build_id = notes
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Build ID: "))
+            .ok_or_else(|| format!("no build id in {}", binary.display()))?;
+        let name = binary
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        strings.push(format!("/usr/lib/fleet/{name}"));
+        strings.push(if p.build_ids { build_id } else { "" }.to_string());
+        let base = LOAD_BASE + ((i as u64) << 36);
+        mappings.push(Mapping {
+            memory_start: base + (vaddr & !0xfff),
+            memory_limit: base + ((vaddr + size + 0xfff) & !0xfff),
+            file_offset: offset & !0xfff,
+            filename: (strings.len() - 2) as u32,
+            build_id: (strings.len() - 1) as u32,
+            flags: 0,
+        });
+        let symbols = run("nm", &["-S".as_ref(), binary.as_os_str()])?;
+        functions.extend(symbols.lines().filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [addr, size, kind, _] if kind.eq_ignore_ascii_case("t") => {
+                    let start = u64::from_str_radix(addr, 16).ok()?;
+                    let size = u64::from_str_radix(size, 16).ok()?;
+                    (size > 0).then_some((i as u32, base + start, size))
+                }
+                _ => None,
+            }
+        }));
+    }
+    if functions.is_empty() {
+        return Err("no function symbols in the binaries".into());
+    }
+    let locations: Vec<Location> = (0..p.locations.max(1))
+        .map(|_| {
+            let (m, start, size) = functions[rng.below(functions.len() as u64) as usize];
+            Location {
+                mapping: Some(m),
+                address: start + rng.below(size),
+                ..Location::default()
+            }
+        })
+        .collect();
+    let mut samples = Samples {
+        stack_offsets: vec![0],
+        values: vec![Vec::new()],
+        ..Samples::default()
+    };
+    let span = p.max_depth.saturating_sub(p.min_depth) as u64 + 1;
+    for _ in 0..p.samples {
+        let depth = p.min_depth.max(1) + rng.below(span) as usize;
+        for _ in 0..depth {
+            samples
+                .stack_locations
+                .push(rng.below(locations.len() as u64) as u32);
+        }
+        samples
+            .stack_offsets
+            .push(samples.stack_locations.len() as u32);
+        samples.values[0].push(10_000_000);
+        samples.label_set.push(0);
+    }
+    let cpu = ValueType { kind: 1, unit: 2 };
+    Ok(Profile {
+        strings,
+        sample_types: vec![cpu],
+        period_type: cpu,
+        period: 10_000_000,
+        mappings,
+        locations,
+        label_sets: vec![Vec::new()],
+        samples,
+        ..Profile::default()
+    })
+}
