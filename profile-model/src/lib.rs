@@ -21,6 +21,7 @@ pub mod calltree;
 pub mod codec;
 pub mod diff;
 pub mod error;
+pub mod explain;
 pub mod export;
 pub mod filter;
 pub mod fold;

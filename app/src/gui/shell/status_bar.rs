@@ -18,16 +18,31 @@ pub const DEMO_LINK: &str = "see profiles over time: a fleet's last hour";
 /// flame graph took.
 const TIMINGS_WIDTH: f32 = 900.0;
 
-/// The error banner's text and its Dismiss button.
+/// The error banner: its first line in the strong text color (readable on the
+/// banner's tint in both themes) after a red `!` badge, the rest (the decoder's own
+/// words) under *details*, and its Dismiss button.
 pub fn error_banner(ui: &mut Ui, error: &str) -> Option<Action> {
+    let (said, detail) = error.split_once('\n').unwrap_or((error, ""));
     // The button first: a long message wraps in the rest of the row instead of
     // pushing the button (and its own end) out of the window.
     let mut dismiss = false;
     ui.horizontal(|ui| {
         dismiss = ui.small_button("Dismiss").clicked();
-        let text = RichText::new(format!("error: {error}")).color(ui.visuals().error_fg_color);
+        let badge = RichText::new(" ! ")
+            .strong()
+            .color(egui::Color32::WHITE)
+            .background_color(ui.visuals().error_fg_color);
+        ui.label(badge);
+        let text = RichText::new(said).color(ui.visuals().strong_text_color());
         ui.add(egui::Label::new(text).wrap());
     });
+    if !detail.is_empty() {
+        egui::CollapsingHeader::new("details")
+            .id_salt(("flint error details", error))
+            .show(ui, |ui| {
+                ui.add(egui::Label::new(RichText::new(detail).monospace()).wrap());
+            });
+    }
     dismiss.then_some(Action::DismissError)
 }
 

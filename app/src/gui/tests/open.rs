@@ -185,3 +185,28 @@ fn a_profiles_doc_url_is_a_link_in_the_status_bar() {
     h.run_steps(6);
     assert!(h.query_by_label("about this profile").is_none());
 }
+
+#[test]
+fn a_page_saved_as_a_profile_is_named_for_what_it_is_with_the_details_a_click_away() {
+    let mut h = file_window();
+    let html = b"<!DOCTYPE html>\n<html><body>Sign in to continue</body></html>\n";
+    h.state_mut().open(crate::gui::view::loader::Source::Bytes {
+        name: "cpu.pb.gz".to_string(),
+        bytes: std::sync::Arc::from(&codec::gzip(html)[..]),
+    });
+    h.run_steps(4);
+    h.get_by_label(
+        "cpu.pb.gz: a gzip of an HTML page, not a profile (a login or error page saved in its place?)",
+    );
+    // The decoder's own words are under "details", shown when it is opened.
+    let detail = "not a pprof profile nor folded stacks (line 1: no count after the stack";
+    assert!(h.query_by_label_contains(detail).is_none());
+    h.get_by_label("details").click();
+    h.run_steps(2);
+    h.get_by_label_contains(detail);
+    assert_eq!(
+        h.state().view.current().unwrap().name,
+        FILES[0],
+        "view kept"
+    );
+}

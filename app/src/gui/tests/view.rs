@@ -281,7 +281,7 @@ fn failed_load_keeps_the_view(set_aside_nodes: usize) {
         bytes: Arc::from(&b"this is not a pprof profile at all"[..]),
     });
     h.run_steps(4);
-    h.get_by_label_contains("error: garbage.pb.gz: ");
+    h.get_by_label_contains("garbage.pb.gz: ");
     let app = h.state();
     let cur = app.view.current().expect("the view is kept or rebuilt");
     assert_eq!(cur.name, "cpu.pb.gz");

@@ -159,7 +159,7 @@ pub fn compute(
             }
             stage(1);
             let profile = codec::decode_with(&bytes, decode)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| told(&path.display().to_string(), &bytes, &e))?;
             (Arc::new(profile), Some(path))
         }
         Source::Paths(paths) => {
@@ -169,7 +169,8 @@ pub fn compute(
         }
         Source::Bytes { bytes, .. } => {
             stage(1);
-            let profile = codec::decode_with(&bytes, decode).map_err(|e| format!("{name}: {e}"))?;
+            let profile =
+                codec::decode_with(&bytes, decode).map_err(|e| told(&name, &bytes, &e))?;
             (Arc::new(profile), None)
         }
         Source::Profile { profile, path, .. } => (profile, path),
@@ -225,6 +226,13 @@ pub fn compute(
         top,
         kept_samples,
     })))
+}
+
+/// The window's error for `bytes` of `name` that could not be read: what they are in
+/// words on the first line, the decoder's own words after it (the banner's details).
+fn told(name: &str, bytes: &[u8], error: &profile_model::ProfileError) -> String {
+    let said = profile_model::explain::explain(bytes, error);
+    format!("{name}: {said}\n{error}")
 }
 
 /// A message from a worker.
