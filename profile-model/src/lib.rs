@@ -33,6 +33,7 @@ pub mod layout;
 mod location_index;
 pub mod merge;
 pub mod names;
+pub mod noise;
 pub mod normalize;
 pub mod peek;
 pub mod profile;

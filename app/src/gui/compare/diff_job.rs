@@ -9,7 +9,7 @@ use std::time::Instant;
 use egui::Context;
 use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
-use profile_model::{CallTree, Profile, View};
+use profile_model::{CallTree, Profile, View, noise, units};
 
 use crate::gui::compare::{CompareState, Side, side_types};
 use crate::gui::time::timeline::Timeline;
@@ -33,6 +33,11 @@ pub struct DiffLoaded {
     pub rows: Vec<DiffRow>,
     /// Unit of both sides.
     pub unit: String,
+    /// How many samples A and B hold.
+    pub samples: [i64; 2],
+    /// The largest z-score of a node's share between A and B (see
+    /// [`profile_model::noise::largest_z`]).
+    pub largest_z: f64,
 }
 
 impl DiffLoaded {
@@ -47,6 +52,31 @@ impl DiffLoaded {
     /// The total of `side`.
     pub fn total(&self, side: Side) -> i64 {
         self.totals(side).first().copied().unwrap_or(0)
+    }
+
+    /// What the legend warns of: a side with too few samples to compare, or
+    /// differences all within sampling noise.
+    pub fn noise_warning(&self) -> Option<String> {
+        let few: Vec<String> = [Side::A, Side::B]
+            .into_iter()
+            .zip(self.samples)
+            .filter(|(_, n)| *n < MIN_SAMPLES)
+            .map(|(side, n)| format!("{} holds {n} sample{}", side.letter(), plural(n)))
+            .collect();
+        if !few.is_empty() {
+            return Some(format!(
+                "{}: too few to compare (pick a longer range)",
+                few.join(", ")
+            ));
+        }
+        (self.largest_z < NOISE_Z).then(|| {
+            format!(
+                "every difference is within sampling noise (largest z {:.1} with {} and {} samples)",
+                self.largest_z,
+                units::thousands(self.samples[0].unsigned_abs()),
+                units::thousands(self.samples[1].unsigned_abs())
+            )
+        })
     }
 
     /// A's total.
@@ -74,6 +104,17 @@ impl DiffLoaded {
 /// The stages of a comparison job, for the progress line.
 pub const DIFF_STAGES: [&str; 4] = ["combining", "building frames", "diffing", "aggregating"];
 
+/// Fewer samples than this on a side: the legend says the side is too small to compare.
+const MIN_SAMPLES: i64 = 100;
+
+/// A largest z-score under this: the legend says the differences are noise.
+const NOISE_Z: f64 = 3.0;
+
+/// `s` after a count other than one.
+fn plural(n: i64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// Combines A and B and builds the diff tree, totals and table; `Ok(None)` when
 /// cancelled. A's and B's own flame graphs are drawn from the same tree with each
 /// side's totals (a node a side has nothing in is left out of its graph), so that no
@@ -87,6 +128,7 @@ pub fn compute_diff(
     stage: &dyn Fn(usize),
 ) -> Result<Option<Box<DiffLoaded>>, String> {
     let (at, bt) = side_types(a, b, type_name);
+    let samples = [noise::sample_count(a), noise::sample_count(b)];
     let cancelled = || cancel.load(Ordering::Relaxed);
     stage(0);
     let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
@@ -119,6 +161,7 @@ pub fn compute_diff(
     if cancelled() {
         return Ok(None);
     }
+    let largest_z = noise::largest_z(&totals_a, &totals_b, samples);
     Ok(Some(Box::new(DiffLoaded {
         frames: view.frames,
         tree,
@@ -126,6 +169,8 @@ pub fn compute_diff(
         totals_b,
         rows,
         unit,
+        samples,
+        largest_z,
     })))
 }
 

@@ -327,7 +327,15 @@ impl CompareState {
         if z.zoom as usize >= res.tree.len() {
             z.reset();
         }
-        ui.label(legend_text(mode));
+        ui.horizontal(|ui| {
+            ui.label(legend_text(mode));
+            if let Some(warning) = res.noise_warning() {
+                ui.separator();
+                ui.add(
+                    Label::new(RichText::new(warning).color(ui.visuals().warn_fg_color)).truncate(),
+                );
+            }
+        });
         ui.horizontal(|ui| {
             ui.strong("diff (B − A)");
             let z = &mut self.zooms[DIFF_GRAPH];

@@ -420,3 +420,45 @@ fn values_whose_sums_overflow_are_compared_without_a_panic() {
     assert!(!result.rows.is_empty());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_legend_says_when_differences_are_noise_or_a_side_too_small() {
+    const NOISE: &str = "every difference is within sampling noise";
+    // cpu-1 against cpu-3: hashing against sorting, far past noise.
+    let (h, dir) = compared("noise-real");
+    assert!(h.state().compare.result.is_some());
+    assert!(h.query_by_label_contains(NOISE).is_none());
+    assert!(h.query_by_label_contains("too few to compare").is_none());
+    let _ = std::fs::remove_dir_all(dir);
+
+    // A profile against itself: nothing but noise.
+    let (mut h, dir) = compare_window("noise-same");
+    let ctx = h.ctx.clone();
+    for _ in [Side::A, Side::B] {
+        h.state_mut().select_time(&ctx, range_of("cpu-1.pb.gz"));
+        h.run_steps(3);
+    }
+    h.get_by_label_contains(NOISE);
+    let _ = std::fs::remove_dir_all(dir);
+
+    // B keeps 20 of its samples in its samples/count column.
+    let (h, dir) = compared_of("noise-few", |dir| {
+        let path = dir.join("cpu-3.pb.gz");
+        let mut p = codec::decode(&std::fs::read(&path).unwrap()).unwrap();
+        let counts = (0..p.sample_types.len())
+            .find(|&i| p.str(p.sample_types[i].kind) == "samples")
+            .unwrap();
+        let mut kept = 0;
+        for v in &mut p.samples.values[counts] {
+            kept += *v;
+            if kept > 20 {
+                *v = 0;
+            }
+        }
+        std::fs::write(&path, codec::encode_gzip(&p)).unwrap();
+    });
+    let few = h.state().compare.result.as_ref().unwrap().samples[1];
+    assert!(few <= 20, "{few}");
+    h.get_by_label_contains(&format!("B holds {few} samples: too few to compare"));
+    let _ = std::fs::remove_dir_all(dir);
+}
