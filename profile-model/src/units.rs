@@ -40,42 +40,104 @@ pub fn readable(value: i64, unit: &str) -> String {
     if value == 0 {
         return "0".to_string();
     }
+    let scale = Scale::of(value, unit);
     let sign = if value < 0 { "-" } else { "" };
-    let v = (value as f64).abs();
-    match family(unit) {
-        Family::Time(factor) => {
-            let ns = v * factor;
-            let (scaled, suffix) = if ns >= 3600e9 {
-                (ns / 3600e9, "h")
-            } else if ns >= 60e9 {
-                (ns / 60e9, "min")
-            } else if ns >= 1e9 {
-                (ns / 1e9, "s")
-            } else if ns >= 1e6 {
-                (ns / 1e6, "ms")
-            } else if ns >= 1e3 {
-                (ns / 1e3, "µs")
-            } else {
-                (ns, "ns")
-            };
-            format!("{sign}{} {suffix}", three_digits(scaled))
-        }
-        Family::Memory(factor) => {
-            let bytes = v * factor;
-            let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-            let mut scaled = bytes;
-            let mut i = 0;
-            while scaled >= 1024.0 && i + 1 < units.len() {
-                scaled /= 1024.0;
-                i += 1;
+    match scale.suffix {
+        "" => format!("{sign}{}", thousands(value.unsigned_abs())),
+        "B" => format!("{sign}{} B", value.unsigned_abs()),
+        suffix => format!("{sign}{} {suffix}", three_digits(scale.scaled(value).abs())),
+    }
+}
+
+/// The unit a value, or a column of values, is shown in: `ms`, `s`, `MiB`, or none for
+/// counts and units flint does not know.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// How many of the values' own unit one shown unit is.
+    per: f64,
+    /// The shown unit.
+    suffix: &'static str,
+}
+
+impl Scale {
+    /// The largest unit in which |`value`| (of `unit`) is at least 1: what [`readable`]
+    /// shows it in, and what a column whose largest value is `value` is shown in.
+    pub fn of(value: i64, unit: &str) -> Self {
+        let v = (value as f64).abs();
+        match family(unit) {
+            Family::Time(factor) => {
+                let ns = v * factor;
+                let (ns_per, suffix) = [
+                    (3600e9, "h"),
+                    (60e9, "min"),
+                    (1e9, "s"),
+                    (1e6, "ms"),
+                    (1e3, "µs"),
+                ]
+                .into_iter()
+                .find(|(per, _)| ns >= *per)
+                .unwrap_or((1.0, "ns"));
+                Self {
+                    per: ns_per / factor,
+                    suffix,
+                }
             }
-            if i == 0 {
-                format!("{sign}{bytes} B")
-            } else {
-                format!("{sign}{} {}", three_digits(scaled), units[i])
+            Family::Memory(factor) => {
+                let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+                let mut per = 1.0;
+                let mut i = 0;
+                while v * factor / per >= 1024.0 && i + 1 < units.len() {
+                    per *= 1024.0;
+                    i += 1;
+                }
+                Self {
+                    per: per / factor,
+                    suffix: units[i],
+                }
             }
+            Family::Other => Self {
+                per: 1.0,
+                suffix: "",
+            },
         }
-        Family::Other => format!("{sign}{}", thousands(value.unsigned_abs())),
+    }
+
+    /// `value` in this scale's unit.
+    fn scaled(self, value: i64) -> f64 {
+        value as f64 / self.per
+    }
+
+    /// `value` in this scale, with as many decimals as `largest` (the column's largest
+    /// |value|) needs for three digits, so that a column's numbers line up: `49.2 s`,
+    /// `0.4 s`, and `<0.1 s` for a value too small to show but not zero.
+    pub fn format(self, value: i64, largest: i64) -> String {
+        if value == 0 {
+            return "0".to_string();
+        }
+        if self.suffix.is_empty() {
+            let sign = if value < 0 { "-" } else { "" };
+            return format!("{sign}{}", thousands(value.unsigned_abs()));
+        }
+        let top = self.scaled(largest).abs();
+        let decimals = if top >= 100.0 {
+            0
+        } else if top >= 10.0 {
+            1
+        } else {
+            2
+        };
+        let v = self.scaled(value);
+        let text = format!("{v:.decimals$}");
+        if text
+            .trim_start_matches('-')
+            .chars()
+            .all(|c| c == '0' || c == '.')
+        {
+            let sign = if v < 0.0 { "-" } else { "" };
+            let smallest = format!("{:.decimals$}", 0.1_f64.powi(decimals as i32));
+            return format!("<{sign}{smallest} {}", self.suffix);
+        }
+        format!("{text} {}", self.suffix)
     }
 }
 
@@ -351,6 +413,25 @@ fn go_g2_formatted(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_column_shares_the_unit_of_its_largest_value() {
+        let largest = 63_000_000_000; // 1.05 min
+        let scale = Scale::of(largest, "nanoseconds");
+        assert_eq!(scale.format(largest, largest), "1.05 min");
+        assert_eq!(scale.format(49_200_000_000, largest), "0.82 min");
+        assert_eq!(scale.format(-49_200_000_000, largest), "-0.82 min");
+        assert_eq!(scale.format(12_000_000, largest), "<0.01 min");
+        assert_eq!(scale.format(0, largest), "0");
+        let bytes = Scale::of(5 << 30, "bytes");
+        assert_eq!(bytes.format(512 << 20, 5 << 30), "0.50 GiB");
+        let counts = Scale::of(12_345, "count");
+        assert_eq!(counts.format(12_345, 12_345), "12,345");
+        assert_eq!(readable(63_000_000_000, "nanoseconds"), "1.05 min");
+        assert_eq!(readable(1000, "bytes"), "1000 B");
+        assert_eq!(readable(3 << 20, "bytes"), "3.00 MiB");
+    }
+
     use super::*;
 
     #[test]

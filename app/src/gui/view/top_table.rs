@@ -121,6 +121,13 @@ impl TopTableState {
         selected: Option<FrameId>,
     ) -> Option<FrameId> {
         let full = ui.available_width();
+        // One unit per column, that of its largest value.
+        let largest = |value: fn(&profile_model::top::TopRow) -> i64| {
+            top.rows.iter().map(|r| value(r).abs()).max().unwrap_or(0)
+        };
+        let (largest_flat, largest_cum) = (largest(|r| r.flat), largest(|r| r.cum));
+        let flat_scale = units::Scale::of(largest_flat, unit);
+        let cum_scale = units::Scale::of(largest_cum, unit);
         let name_width = (full - 2.0 * VALUE_WIDTH - 2.0 * PERCENT_WIDTH).max(80.0);
         let columns = |left: f32| {
             let mut x = left;
@@ -220,9 +227,9 @@ impl TopTableState {
                         &font,
                         color,
                     );
-                    right(1, units::readable(row.flat, unit));
+                    right(1, flat_scale.format(row.flat, largest_flat));
                     right(2, units::percent(row.flat, top.total));
-                    right(3, units::readable(row.cum, unit));
+                    right(3, cum_scale.format(row.cum, largest_cum));
                     right(4, units::percent(row.cum, top.total));
                     // The full name where the row's is shortened (a C++ name's
                     // parameters and template arguments).
