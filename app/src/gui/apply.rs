@@ -337,6 +337,15 @@ impl FlintApp {
         }
     }
 
+    /// Shows the merge of the range in view once the first series are in, so that
+    /// opening never leaves the flame graph empty; not in compare mode, whose sides
+    /// the user picks, nor over a view shown or being made.
+    fn first_view(&mut self, ctx: &Context) {
+        if !self.comparing() && self.view.current().is_none() && !self.view.is_loading() {
+            self.merge_visible(ctx);
+        }
+    }
+
     /// Selects `time`: queries its profile (merged) and, once it arrives, shows it (in
     /// compare mode, as the side being selected; after A, the next is B).
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
@@ -413,6 +422,7 @@ impl FlintApp {
             TimeEvent::Cancelled => self.shell.tell("cancelled", false),
             TimeEvent::Selected(time, side, got) => self.selected(time, side, got),
             TimeEvent::NoA => self.compare.aim(Side::A),
+            TimeEvent::FirstView => self.first_view(ctx),
             TimeEvent::Live(LiveMsg::Interval(range)) => self.live_interval(ctx, range),
             TimeEvent::Live(LiveMsg::Failed(e)) => self.capture_failed(e),
         }
