@@ -60,7 +60,14 @@ impl FlintApp {
             Action::CancelTimeJob => self.cancel_time_job(),
             Action::DismissError => self.shell.error = None,
             Action::ShowWarnings => self.shell.warnings_shown = true,
+            Action::ResetZoom if self.view.sandwich.is_open() => self.view.close_sandwich(),
             Action::ResetZoom => self.view.reset_zoom(),
+            Action::ShowSandwich => self.view.sandwich_of_selection(),
+            // Compare mode and the sandwich show other graphs than the one they move in.
+            Action::StepCursor(_) | Action::ZoomToCursor
+                if self.comparing() || self.view.sandwich.is_open() => {}
+            Action::StepCursor(step) => self.view.step_cursor(step),
+            Action::ZoomToCursor => self.view.zoom_to_cursor(),
             Action::Back => self.view.back(),
             Action::FocusSearch => self.view.focus_search = true,
             Action::SetFlipped(flipped) => self.view.flame.flipped = flipped,

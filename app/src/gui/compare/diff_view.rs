@@ -362,6 +362,7 @@ impl CompareState {
         let nodes = NodeStyle {
             node_colors: Some(&self.colors),
             diff: Some(values),
+            cursor: None,
         };
         let out = flame::show_labeled(
             ui,

@@ -2,6 +2,7 @@
 
 mod compare;
 mod fixtures;
+mod flame_keys;
 mod formats;
 mod live;
 mod monkey;
@@ -9,5 +10,6 @@ mod open;
 mod regression_plot;
 mod regression_view;
 mod remote;
+mod sandwich;
 mod time;
 mod view;

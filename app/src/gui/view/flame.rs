@@ -136,6 +136,8 @@ pub struct NodeStyle<'a> {
     pub node_colors: Option<&'a [Color32]>,
     /// The comparison drawn, when this is a diff flame graph.
     pub diff: Option<DiffValues<'a>>,
+    /// The node the keyboard moved to: outlined, whatever its frame.
+    pub cursor: Option<NodeId>,
 }
 
 /// Where and how to draw.
@@ -312,6 +314,7 @@ pub fn build_mesh_styled(
     let mut texts = Vec::new();
     let mut outlines = Vec::new();
     let mut diff_outlines = Vec::new();
+    let mut cursor = None;
     let searching = input.matches.is_some();
     let zoom_row = input.tree.depth(params.zoom);
     for fr in &rects {
@@ -337,6 +340,9 @@ pub fn build_mesh_styled(
                 let selected = input.selected == Some(frame);
                 if selected {
                     outlines.push(r);
+                }
+                if nodes.cursor == Some(node) {
+                    cursor = Some(r);
                 }
                 if matched == Some(false) {
                     fill = dim(fill, style.background, 0.72);
@@ -378,6 +384,9 @@ pub fn build_mesh_styled(
     }
     for r in outlines {
         add_outline(&mut mesh, r, 1.5, style.outline);
+    }
+    if let Some(r) = cursor {
+        add_outline(&mut mesh, r.expand(1.0), 2.5, style.outline);
     }
     FlameMesh {
         mesh,
@@ -542,6 +551,10 @@ pub struct FlameOutput {
     pub hovered: Option<FlameRect>,
     /// The rectangle clicked.
     pub clicked: Option<FlameRect>,
+    /// The rectangle clicked with the secondary button (its context menu opens).
+    pub secondary: Option<FlameRect>,
+    /// The canvas's response (for its context menu).
+    pub response: egui::Response,
     /// How many rectangles are outlined as the selected frame.
     pub highlighted: usize,
     /// Where the canvas is (all rows, not only the visible ones).
@@ -608,13 +621,13 @@ pub fn show_labeled(
             let hovered = response
                 .hover_pos()
                 .and_then(|p| hit_test(&built.rects, &params, rect, p));
-            let clicked = if response.clicked() {
-                response
-                    .interact_pointer_pos()
+            let hit_if = |yes: bool| {
+                yes.then(|| response.interact_pointer_pos())
+                    .flatten()
                     .and_then(|p| hit_test(&built.rects, &params, rect, p))
-            } else {
-                None
             };
+            let clicked = hit_if(response.clicked());
+            let secondary = hit_if(response.secondary_clicked());
             if let Some(h) = &hovered {
                 let r = screen_rect(h, rect, &params);
                 add_outline(&mut built.mesh, r, 1.0, style.outline.gamma_multiply(0.7));
@@ -626,7 +639,7 @@ pub fn show_labeled(
             }
             response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, label));
             if let Some(h) = hovered {
-                response.on_hover_ui_at_pointer(|ui| {
+                response.clone().on_hover_ui_at_pointer(|ui| {
                     ui.set_max_width(520.0);
                     let lines = match &nodes.diff {
                         Some(d) => describe_diff(input, d, &h),
@@ -644,6 +657,8 @@ pub fn show_labeled(
             FlameOutput {
                 hovered,
                 clicked,
+                secondary,
+                response,
                 highlighted: built.highlighted,
                 canvas: rect,
                 params,
