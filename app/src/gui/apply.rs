@@ -61,7 +61,10 @@ impl FlintApp {
             Action::DismissError => self.shell.error = None,
             Action::ShowWarnings => self.shell.warnings_shown = true,
             Action::ResetZoom if self.view.sandwich.is_open() => self.view.close_sandwich(),
-            Action::ResetZoom => self.view.reset_zoom(),
+            Action::ResetZoom => {
+                self.view.reset_zoom();
+                crate::gui::view::flight::land(ctx);
+            }
             Action::ShowSandwich => self.view.sandwich_of_selection(),
             // Compare mode and the sandwich show other graphs than the one they move in.
             Action::StepCursor(_) | Action::ZoomToCursor

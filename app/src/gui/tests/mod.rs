@@ -3,6 +3,7 @@
 mod compare;
 mod fixtures;
 mod flame_keys;
+mod flight;
 mod formats;
 mod live;
 mod monkey;

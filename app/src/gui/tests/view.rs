@@ -446,6 +446,7 @@ fn mesh_rows_culled_and_flipped() {
         zoom: CallTree::ROOT,
         flipped: false,
         visible: Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 3.0 * style.row_height)),
+        window: (0.0, 1.0),
         style,
     };
     let built = flame::build_mesh(&input, &params, rect);

@@ -12,6 +12,11 @@ use profile_model::layout::{FlameRect, LayoutParams, RectKind, layout};
 use profile_model::units;
 use profile_model::{CallTree, NodeId};
 
+use crate::gui::view::flight;
+
+/// The accessible label of the view's flame graph.
+pub const VIEW_GRAPH: &str = "flame graph";
+
 /// Height of one row in points, the 1 px gap included.
 pub const ROW_HEIGHT: f32 = 18.0;
 /// Size of the frame names.
@@ -149,6 +154,9 @@ pub struct FlameParams {
     pub flipped: bool,
     /// The part of the canvas on screen; rows outside it are not laid out.
     pub visible: Rect,
+    /// The part of the zoomed node across the width, as shares of it
+    /// ([`crate::gui::view::flight`]; `(0.0, 1.0)`: all of it).
+    pub window: (f64, f64),
     /// Sizes and colors.
     pub style: FlameStyle,
 }
@@ -302,10 +310,8 @@ pub fn build_mesh_styled(
         input.tree,
         input.totals,
         &LayoutParams {
-            zoom: params.zoom,
-            width: rect.width(),
-            min_width: 1.0,
-            rows,
+            window: params.window.0..params.window.1,
+            ..LayoutParams::whole(params.zoom, rect.width(), rows)
         },
     );
     let mut mesh = Mesh::default();
@@ -586,7 +592,7 @@ pub fn show_styled(
     flipped: bool,
     max_depth: u32,
 ) -> FlameOutput {
-    show_labeled(ui, input, nodes, "flame graph", zoom, flipped, max_depth)
+    show_labeled(ui, input, nodes, VIEW_GRAPH, zoom, flipped, max_depth)
 }
 
 /// [`show_styled`] with the accessible `label` of the canvas ("flame graph A").
@@ -600,21 +606,33 @@ pub fn show_labeled(
     max_depth: u32,
 ) -> FlameOutput {
     let style = FlameStyle::for_ui(ui);
+    let window = flight::window(ui, label, zoom);
+    if ui.available_height() >= flight::STRIP_HEIGHT + flight::STRIP_ROOM * style.row_height {
+        flight::strip(ui, label, input, nodes, zoom, window, flipped);
+    }
+    // The wheel zooms the graph (flight.rs): rows scroll with the bar or a drag.
+    let sources = egui::scroll_area::ScrollSource {
+        scroll_bar: true,
+        drag: egui::scroll_area::DragScroll::Never,
+        mouse_wheel: false,
+    };
     ScrollArea::vertical()
         .id_salt(("flame", flipped))
         .auto_shrink([false, false])
         .stick_to_bottom(flipped)
+        .scroll_source(sources)
         .show(ui, |ui| {
             let size = vec2(
                 ui.available_width(),
                 content_height(max_depth, &style).max(ui.available_height()),
             );
-            let (response, painter) = ui.allocate_painter(size, Sense::click());
+            let (response, painter) = ui.allocate_painter(size, Sense::click_and_drag());
             let rect = response.rect;
             let params = FlameParams {
                 zoom,
                 flipped,
                 visible: painter.clip_rect(),
+                window: flight::fly(ui, &response, label, zoom),
                 style,
             };
             let mut built = build_mesh_styled(input, nodes, &params, rect);

@@ -9,6 +9,7 @@
 pub mod colors;
 pub mod filters;
 pub mod flame;
+pub mod flight;
 pub mod frame_menu;
 pub mod keys;
 pub mod loader;

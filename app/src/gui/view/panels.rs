@@ -9,6 +9,7 @@ use profile_model::{CallTree, units};
 
 use crate::gui::view::ProfileView;
 use crate::gui::view::flame::{self, FlameInput};
+use crate::gui::view::flight;
 use crate::gui::view::loader::Loaded;
 use crate::gui::view::top_table::TopClick;
 
@@ -122,13 +123,15 @@ impl ProfileView {
         ui.horizontal(|ui| {
             if ui
                 .add_enabled(
-                    self.flame.zoom != CallTree::ROOT,
+                    self.flame.zoom != CallTree::ROOT
+                        || flight::window(ui, flame::VIEW_GRAPH, self.flame.zoom) != (0.0, 1.0),
                     egui::Button::new("Reset"),
                 )
                 .on_hover_text("show everything (Esc)")
                 .clicked()
             {
                 self.reset_zoom();
+                flight::land(ui.ctx());
             }
             if ui
                 .add_enabled(

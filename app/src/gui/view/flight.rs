@@ -1,0 +1,195 @@
+//! Flying through a flame graph: the wheel zooms around the pointer and a drag pans,
+//! continuously, within the node zoomed into; an overview strip above the graph shows
+//! the whole of it and the part on screen. Each canvas keeps its window in egui's
+//! memory under its label, so that every flame graph (the view's, compare's A, B and
+//! diff, a sandwich's two) flies alike without state of its own.
+
+use egui::{Color32, Id, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, vec2};
+use profile_model::layout::{LayoutParams, RectKind, layout, offset};
+use profile_model::{CallTree, NodeId};
+
+use crate::gui::view::flame::{FlameInput, FlameStyle, NodeStyle};
+
+/// Height of the overview strip (points).
+pub const STRIP_HEIGHT: f32 = 26.0;
+
+/// Rows a graph must have room for below the overview strip for the strip to be
+/// drawn: a small one keeps its height for its own rows.
+pub const STRIP_ROOM: f32 = 12.0;
+
+/// The narrowest window, as a share of the node zoomed into.
+const NARROWEST: f64 = 1e-7;
+
+/// How much a point of wheel scrolling zooms.
+const WHEEL_ZOOM: f64 = 0.004;
+
+/// The part of its zoomed node a canvas shows, and of which node.
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    zoom: NodeId,
+    window: (f64, f64),
+}
+
+/// The id a canvas labelled `label` keeps its window under.
+fn id_of(label: &str) -> Id {
+    Id::unique(("flame flight", label))
+}
+
+/// The window of the canvas labelled `label` over `zoom` (all of it when it last
+/// showed another node).
+pub fn window(ui: &Ui, label: &str, zoom: NodeId) -> (f64, f64) {
+    ui.data(|d| d.get_temp::<Flight>(id_of(label)))
+        .filter(|f| f.zoom == zoom)
+        .map_or((0.0, 1.0), |f| f.window)
+}
+
+/// Every canvas shows the whole of its zoomed node again (Esc, Reset).
+pub fn land(ctx: &egui::Context) {
+    ctx.data_mut(|d| d.remove_by_type::<Flight>());
+}
+
+/// `window` zoomed by `factor` (below 1: in) around the share `at` of the canvas's
+/// width, then moved by `shift` (a share of the window's width), kept inside the node.
+pub fn moved(window: (f64, f64), factor: f64, at: f64, shift: f64) -> (f64, f64) {
+    let width = window.1 - window.0;
+    let new_width = (width * factor).clamp(NARROWEST, 1.0);
+    let pivot = window.0 + at * width;
+    let start = pivot - at * new_width + shift * new_width;
+    let start = start.clamp(0.0, 1.0 - new_width);
+    (start, start + new_width)
+}
+
+/// Takes the wheel and the drag over the canvas of `response` (labelled `label`,
+/// showing `zoom`): the new window, which is remembered. A vertical drag scrolls the
+/// graph's rows instead.
+pub fn fly(ui: &Ui, response: &Response, label: &str, zoom: NodeId) -> (f64, f64) {
+    let mut w = window(ui, label, zoom);
+    let rect = response.rect;
+    if rect.width() <= 0.0 {
+        return w;
+    }
+    if let Some(pos) = response.hover_pos() {
+        let (scroll, pinch) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
+        if scroll != egui::Vec2::ZERO || pinch != 1.0 {
+            let at = f64::from((pos.x - rect.left()) / rect.width());
+            let factor = (-f64::from(scroll.y) * WHEEL_ZOOM).exp() / f64::from(pinch);
+            let shift = -f64::from(scroll.x / rect.width());
+            w = moved(w, factor, at, shift);
+            ui.ctx()
+                .input_mut(|i| i.smooth_scroll_delta = egui::Vec2::ZERO);
+        }
+    }
+    if response.dragged() {
+        let delta = response.drag_delta();
+        w = moved(w, 1.0, 0.0, -f64::from(delta.x / rect.width()));
+        if delta.y != 0.0 {
+            ui.scroll_with_delta(vec2(0.0, delta.y));
+        }
+    }
+    ui.data_mut(|d| d.insert_temp(id_of(label), Flight { zoom, window: w }));
+    w
+}
+
+/// The overview strip: the whole graph in `STRIP_HEIGHT` points, the part on screen
+/// (the `window` of node `zoom`) outlined and the rest darkened. Root at the bottom
+/// when `flipped`, as the graph.
+pub fn strip(
+    ui: &mut Ui,
+    label: &str,
+    input: &FlameInput<'_>,
+    nodes: &NodeStyle<'_>,
+    zoom: NodeId,
+    window: (f64, f64),
+    flipped: bool,
+) {
+    let (rect, response) =
+        ui.allocate_exact_size(vec2(ui.available_width(), STRIP_HEIGHT), Sense::hover());
+    response.widget_info(|| {
+        egui::WidgetInfo::labeled(egui::Role::Image, true, format!("overview of {label}"))
+    });
+    let total = input.totals.first().copied().unwrap_or(0);
+    if total <= 0 || !ui.is_rect_visible(rect) {
+        return;
+    }
+    let style = FlameStyle::for_ui(ui);
+    let rows = (input.tree.max_depth() + 1).min(STRIP_HEIGHT as u32);
+    let row_height = STRIP_HEIGHT / rows as f32;
+    let rects = layout(
+        input.tree,
+        input.totals,
+        &LayoutParams::whole(CallTree::ROOT, rect.width(), 0..rows),
+    );
+    let mut mesh = Mesh::default();
+    mesh.add_colored_rect(rect, style.background);
+    for fr in &rects {
+        let top = if flipped {
+            rect.bottom() - (fr.row + 1) as f32 * row_height
+        } else {
+            rect.top() + fr.row as f32 * row_height
+        };
+        let fill = match fr.kind {
+            RectKind::Node(CallTree::ROOT) => style.root,
+            RectKind::Node(node) => match nodes.node_colors {
+                Some(colors) => colors.get(node as usize),
+                None => input.colors.get(input.tree.frame(node) as usize),
+            }
+            .copied()
+            .unwrap_or(style.sliver),
+            RectKind::Hidden { .. } => style.sliver,
+        };
+        let r = Rect::from_min_max(
+            pos2(rect.left() + fr.x0, top),
+            pos2(rect.left() + fr.x1.max(fr.x0 + 0.5), top + row_height),
+        );
+        mesh.add_colored_rect(r, fill);
+    }
+    // The part on screen: the window of the zoomed node, in the whole graph.
+    let scale = f64::from(rect.width()) / total as f64;
+    let start = offset(input.tree, input.totals, zoom) as f64;
+    let width = input.totals.get(zoom as usize).copied().unwrap_or(0) as f64;
+    let x0 = rect.left() + ((start + window.0 * width) * scale) as f32;
+    let x1 = rect.left() + ((start + window.1 * width) * scale) as f32;
+    let shown = Rect::from_min_max(pos2(x0, rect.top()), pos2(x1.max(x0 + 2.0), rect.bottom()));
+    let shade = Color32::from_black_alpha(110);
+    mesh.add_colored_rect(
+        Rect::from_min_max(rect.min, pos2(shown.left(), rect.bottom())),
+        shade,
+    );
+    mesh.add_colored_rect(
+        Rect::from_min_max(pos2(shown.right(), rect.top()), rect.max),
+        shade,
+    );
+    let painter = ui.painter_at(rect);
+    painter.add(Shape::mesh(mesh));
+    painter.rect_stroke(
+        shown,
+        0.0,
+        Stroke::new(1.5, style.outline),
+        egui::StrokeKind::Inside,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved;
+
+    #[test]
+    fn zooming_keeps_the_point_under_the_pointer_and_stays_inside_the_node() {
+        let (a, b) = moved((0.0, 1.0), 0.5, 0.25, 0.0);
+        assert!((a - 0.125).abs() < 1e-12 && (b - 0.625).abs() < 1e-12);
+        // The share under the pointer (a quarter in) is the same before and after.
+        assert!((a + 0.25 * (b - a) - 0.25).abs() < 1e-12);
+        assert_eq!(
+            moved((0.0, 0.5), 4.0, 0.5, 0.0),
+            (0.0, 1.0),
+            "no wider than all"
+        );
+        assert_eq!(
+            moved((0.5, 0.6), 1.0, 0.0, 10.0).1,
+            1.0,
+            "no further than the end"
+        );
+        let (a, b) = moved((0.5, 0.6), 1.0, 0.0, -0.5);
+        assert!((a - 0.45).abs() < 1e-12 && (b - 0.55).abs() < 1e-12);
+    }
+}
