@@ -242,7 +242,10 @@ impl FlintApp {
                     flipped: self.view.flame.flipped,
                     color_mode: self.view.flame.color_mode,
                 };
-                self.compare.central(ui, self.timeline.as_ref(), look);
+                if let Some((name, action)) = self.compare.central(ui, self.timeline.as_ref(), look)
+                {
+                    self.view.named_action(name, action);
+                }
             } else {
                 let hint = self.timeline.as_ref().map(|t| t.hint());
                 self.view.central(ui, hint.as_deref(), opening);

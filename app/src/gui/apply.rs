@@ -65,6 +65,7 @@ impl FlintApp {
                 self.view.reset_zoom();
                 crate::gui::view::flight::land(ctx);
             }
+            Action::ShowSandwich if self.comparing() => self.compare.sandwich_of_selection(),
             Action::ShowSandwich => self.view.sandwich_of_selection(),
             // Compare mode and the sandwich show other graphs than the one they move in.
             Action::StepCursor(_) | Action::ZoomToCursor

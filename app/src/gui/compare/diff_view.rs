@@ -13,6 +13,7 @@ use crate::gui::time::timeline::Timeline;
 use crate::gui::view::colors;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput, NodeStyle};
+use crate::gui::view::frame_menu::FrameAction;
 
 /// "hovered: crypto/sha256.block — more in B (+0.38 s, +1.20%)": the change as the
 /// diff table shows it in `mode`.
@@ -235,7 +236,12 @@ impl CompareState {
     }
 
     /// The central panel in compare mode: options, legend and the diff flame graph.
-    pub fn central(&mut self, ui: &mut Ui, tl: Option<&Timeline>, look: Look) {
+    pub fn central(
+        &mut self,
+        ui: &mut Ui,
+        tl: Option<&Timeline>,
+        look: Look,
+    ) -> Option<(String, FrameAction)> {
         ui.horizontal(|ui| {
             ui.radio_value(&mut self.mode, DiffMode::Relative, "relative")
                 .on_hover_text("each side as a share of its own total");
@@ -260,7 +266,7 @@ impl CompareState {
                     ui.label(pick_hint(self.target, self.picked(self.target).is_some()));
                 }
             });
-            return;
+            return None;
         };
         let dark = ui.visuals().dark_mode;
         if !ui.ctx().egui_wants_keyboard_input() {
@@ -270,6 +276,7 @@ impl CompareState {
                 for z in &mut self.zooms {
                     z.reset();
                 }
+                self.close_sandwich();
             }
             if back {
                 self.zooms[DIFF_GRAPH].back(&res.tree);
@@ -310,11 +317,20 @@ impl CompareState {
             vec2(full.width(), top_height),
         ));
         ui.separator();
-        self.diff_graph(ui, &res, look);
+        if self.sandwich.state.is_open() {
+            self.diff_sandwich(ui, &res)
+        } else {
+            self.diff_graph(ui, &res, look)
+        }
     }
 
     /// The diff flame graph under its legend, Reset and Back.
-    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, look: Look) {
+    fn diff_graph(
+        &mut self,
+        ui: &mut Ui,
+        res: &DiffLoaded,
+        look: Look,
+    ) -> Option<(String, FrameAction)> {
         let dark = ui.visuals().dark_mode;
         let mode = self.mode;
         let values = res.values(mode);
@@ -348,7 +364,7 @@ impl CompareState {
             ui.centered_and_justified(|ui| {
                 ui.label("no samples on this side: try the other width")
             });
-            return;
+            return None;
         }
         let input = FlameInput {
             tree: &res.tree,
@@ -379,7 +395,15 @@ impl CompareState {
         {
             self.zooms[DIFF_GRAPH].zoom_to(node);
         }
+        if let Some(secondary) = out.secondary
+            && let RectKind::Node(node) = secondary.kind
+            && node != CallTree::ROOT
+        {
+            self.menu_frame = Some(res.tree.frame(node));
+        }
+        let asked = self.frame_context_menu(&out.response, res);
         self.last = Some((out.canvas, out.params, out.rects));
+        asked
     }
 }
 

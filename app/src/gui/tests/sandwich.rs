@@ -176,3 +176,63 @@ fn the_context_menu_of_a_frame_focuses_ignores_hides_searches_and_shows_callers(
     assert_eq!(h.state().view.filters.hide, r"main\.fib");
     h.get_by_label("main.fib is not in this view (filtered out?)");
 }
+
+#[test]
+fn compare_mode_shows_a_diff_sandwich_with_both_sides_values() {
+    let (mut h, dir) = crate::gui::tests::compare::compared("diff-sandwich");
+    let (_, pos) = crate::gui::tests::compare::diff_rect(&h, "crypto/sha256.block");
+    right_click_at(&mut h, pos);
+    h.get_by_label("Show callers and callees (s)").click();
+    h.run_steps(4);
+    h.get_by_label(CALLERS_GRAPH);
+    h.get_by_label(CALLEES_GRAPH);
+    assert!(
+        h.query_by_label("diff flame graph").is_none(),
+        "in its place"
+    );
+    // A's and B's self and total are the diff table's.
+    let line = {
+        let app = h.state();
+        let res = app.compare.result.as_ref().unwrap();
+        let row = res
+            .rows
+            .iter()
+            .find(|r| res.frames.get(r.frame).name == "crypto/sha256.block")
+            .unwrap();
+        let value = |v, total| {
+            format!(
+                "{} ({})",
+                units::readable(v, &res.unit),
+                units::percent(v, total)
+            )
+        };
+        format!(
+            "A: self {} · total {} | B: self {} · total {}",
+            value(row.a_flat, res.total_a()),
+            value(row.a, res.total_a()),
+            value(row.b_flat, res.total_b()),
+            value(row.b, res.total_b())
+        )
+    };
+    h.get_by_label(&line);
+    // Drawn in the diff colors: the function itself is more in B.
+    let app = h.state();
+    let made = app.compare.sandwich.state.made.clone().unwrap();
+    let (tree, a) = made.graph(1, 0);
+    let (_, b) = made.graph(1, 1);
+    let node = profile_model::sandwich::FRAME_NODE as usize;
+    assert_eq!(
+        cur_name(&app.compare.result.as_ref().unwrap().frames, tree.frame(1)),
+        "crypto/sha256.block"
+    );
+    assert!(b[node] > a[node], "sha256 is more in B");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    h.get_by_label("diff flame graph");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The name of `frame`.
+fn cur_name(frames: &profile_model::FrameTable, frame: profile_model::FrameId) -> String {
+    frames.get(frame).name.clone()
+}

@@ -63,18 +63,23 @@ impl ProfileView {
     /// Does what the context menu of `frame` (of the view shown) asked: filters are
     /// applied at once (recomputing the view), the search is set, the sandwich opened.
     pub fn frame_action(&mut self, frame: FrameId, action: FrameAction) {
-        let Some(name) = self.frame_name(frame) else {
-            return;
-        };
+        match (action, self.frame_name(frame)) {
+            (FrameAction::Sandwich, _) => self.open_sandwich(frame),
+            (_, Some(name)) => self.named_action(name, action),
+            (_, None) => {}
+        }
+    }
+
+    /// Does what a context menu asked of the frame named `name` (of the view, or of
+    /// compare mode's comparison, which the same filters and search apply to); a
+    /// sandwich is the menu's graph's own to open.
+    pub fn named_action(&mut self, name: String, action: FrameAction) {
         let pattern = literal(&name);
         match action {
             FrameAction::Focus => self.filters.focus = pattern,
             FrameAction::Ignore => self.filters.ignore = or_pattern(&self.filters.ignore, &pattern),
             FrameAction::Hide => self.filters.hide = or_pattern(&self.filters.hide, &pattern),
-            FrameAction::Sandwich => {
-                self.open_sandwich(frame);
-                return;
-            }
+            FrameAction::Sandwich => return,
             FrameAction::Search => {
                 self.search.text = name;
                 self.search.regex = false;

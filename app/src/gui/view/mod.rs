@@ -15,6 +15,7 @@ pub mod keys;
 pub mod loader;
 pub mod panels;
 pub mod sandwich;
+pub mod sandwich_panel;
 pub mod toolbar;
 pub mod top_table;
 pub mod zoom;
@@ -162,7 +163,7 @@ pub struct ProfileView {
     colors_key: Option<(u64, bool, ColorMode)>,
     top_table: TopTableState,
     /// The callers and callees of a function, when shown in place of the flame graph.
-    pub sandwich: SandwichState,
+    pub sandwich: SandwichState<Loaded>,
     /// How long the last job took, from its start until its result was installed, and
     /// whether it opened a new file (else it recomputed the view).
     pub last_job: Option<(Duration, bool)>,

@@ -61,7 +61,6 @@ impl ProfileView {
         if self.flame.zoom as usize >= cur.tree.len() {
             self.flame.zoom = CallTree::ROOT;
         }
-        self.refresh_sandwich(ui.ctx());
         if self.sandwich.is_open() {
             self.sandwich_panel(ui, &cur);
             return;
