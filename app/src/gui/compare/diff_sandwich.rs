@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use egui::{Color32, RichText, Ui};
+use egui::{Color32, Ui};
 use profile_model::diff::{self, DiffMode};
 use profile_model::frames::FrameId;
 use profile_model::layout::RectKind;
-use profile_model::{CallTree, FrameTable, units};
+use profile_model::{CallTree, FrameTable};
 
 use crate::gui::compare::diff_job::DiffLoaded;
-use crate::gui::compare::{CompareState, node_colors};
+use crate::gui::compare::{CompareState, legend_text, node_colors};
 use crate::gui::view::flame::{DiffValues, FlameInput, NodeStyle};
 use crate::gui::view::frame_menu::{self, FrameAction};
-use crate::gui::view::sandwich::{Made, SandwichState, frame_of, pair};
+use crate::gui::view::sandwich::{Made, SandwichState, frame_of, pair, self_and_total, title};
 
 /// The value columns of a comparison's tree: A's and B's.
 const SIDES: [usize; 2] = [diff::A, diff::B];
@@ -97,41 +97,21 @@ impl CompareState {
             .refresh(ui.ctx(), res, sync, parts, &SIDES);
         let name = self.sandwich.state.name.clone().unwrap_or_default();
         let shown = self.sandwich.state.shown();
-        ui.horizontal(|ui| {
-            if ui
-                .button("Close")
-                .on_hover_text("back to the diff flame graph (Esc)")
-                .clicked()
-            {
-                self.close_sandwich();
-            }
-            ui.separator();
-            ui.label("callers and callees of");
-            ui.label(RichText::new(&name).strong());
+        let values = |ui: &mut Ui| {
             if let Ok(made) = &shown {
                 let s = &made.sandwich;
-                let side = |c: usize, total: i64| {
-                    let value = |v| {
-                        format!(
-                            "{} ({})",
-                            units::readable(v, &res.unit),
-                            units::percent(v, total)
-                        )
-                    };
-                    format!(
-                        "self {} · total {}",
-                        value(s.self_value(c)),
-                        value(s.total(c))
-                    )
-                };
                 ui.separator();
                 ui.label(format!(
                     "A: {} | B: {}",
-                    side(0, res.total_a()),
-                    side(1, res.total_b())
+                    self_and_total(s, 0, res.total_a(), &res.unit),
+                    self_and_total(s, 1, res.total_b(), &res.unit)
                 ));
             }
-        });
+        };
+        ui.label(legend_text(self.mode));
+        if title(ui, "diff flame graph", &name, values) {
+            self.close_sandwich();
+        }
         if !self.sandwich.state.is_open() {
             return None;
         }

@@ -3,13 +3,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-use egui::{Event, Key, Modifiers, PointerButton, Pos2};
+use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use profile_model::layout::RectKind;
 use profile_model::units;
 
 use crate::gui::app::FlintApp;
+use crate::gui::tests::fixtures::secondary_click_at;
 use crate::gui::tests::view::{find_rect, harness};
 use crate::gui::view::sandwich::{CALLEES_GRAPH, CALLERS_GRAPH};
 
@@ -47,20 +48,6 @@ fn drawn(h: &Harness<'_, FlintApp>, i: usize, row: u32) -> Vec<String> {
             RectKind::Hidden { .. } => None,
         })
         .collect()
-}
-
-/// Presses and releases the secondary button at `pos`.
-fn right_click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
-    h.hover_at(pos);
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Secondary,
-            pressed,
-            modifiers: Modifiers::default(),
-        });
-    }
-    h.run_steps(3);
 }
 
 #[test]
@@ -139,7 +126,7 @@ fn the_sandwich_follows_the_filters_and_says_when_its_function_is_filtered_out()
 fn the_context_menu_of_a_frame_focuses_ignores_hides_searches_and_shows_callers() {
     let mut h = harness();
     let (_, pos) = find_rect(&h, "main.handleFib", 20.0);
-    right_click_at(&mut h, pos);
+    secondary_click_at(&mut h, pos);
     h.get_by_label("Focus on this").click();
     h.run_steps(4);
     let app = h.state();
@@ -170,7 +157,7 @@ fn the_context_menu_of_a_frame_focuses_ignores_hides_searches_and_shows_callers(
     let (canvas, params, rects) = h.state().view.sandwich.last[1].clone().unwrap();
     let fr = rects.iter().find(|r| r.row == 1).unwrap();
     let pos = crate::gui::view::flame::screen_rect(fr, canvas, &params).center();
-    right_click_at(&mut h, pos);
+    secondary_click_at(&mut h, pos);
     h.get_by_label("Hide (keep its samples)").click();
     h.run_steps(4);
     assert_eq!(h.state().view.filters.hide, r"main\.fib");
@@ -181,7 +168,7 @@ fn the_context_menu_of_a_frame_focuses_ignores_hides_searches_and_shows_callers(
 fn compare_mode_shows_a_diff_sandwich_with_both_sides_values() {
     let (mut h, dir) = crate::gui::tests::compare::compared("diff-sandwich");
     let (_, pos) = crate::gui::tests::compare::diff_rect(&h, "crypto/sha256.block");
-    right_click_at(&mut h, pos);
+    secondary_click_at(&mut h, pos);
     h.get_by_label("Show callers and callees (s)").click();
     h.run_steps(4);
     h.get_by_label(CALLERS_GRAPH);

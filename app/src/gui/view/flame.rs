@@ -607,8 +607,9 @@ pub fn show_labeled(
 ) -> FlameOutput {
     let style = FlameStyle::for_ui(ui);
     let window = flight::window(ui, label, zoom);
-    if ui.available_height() >= flight::STRIP_HEIGHT + flight::STRIP_ROOM * style.row_height {
-        flight::strip(ui, label, input, nodes, zoom, window, flipped);
+    let strip = flight::strip_height(ui.available_height(), style.row_height);
+    if strip > 0.0 {
+        flight::strip(ui, (label, strip), input, nodes, zoom, window, flipped);
     }
     // The wheel zooms the graph (flight.rs): rows scroll with the bar or a drag.
     let sources = egui::scroll_area::ScrollSource {

@@ -10,12 +10,18 @@ use profile_model::{CallTree, NodeId};
 
 use crate::gui::view::flame::{FlameInput, FlameStyle, NodeStyle};
 
-/// Height of the overview strip (points).
-pub const STRIP_HEIGHT: f32 = 26.0;
+/// Height of the overview strip (points) and the rows a graph must have room for below
+/// it: a smaller graph gets a thinner strip, and one with room for a few rows none.
+const STRIPS: [(f32, f32); 2] = [(26.0, 12.0), (12.0, 6.0)];
 
-/// Rows a graph must have room for below the overview strip for the strip to be
-/// drawn: a small one keeps its height for its own rows.
-pub const STRIP_ROOM: f32 = 12.0;
+/// The height of the overview strip of a graph `room` points high whose rows are
+/// `row_height` high (0: none).
+pub fn strip_height(room: f32, row_height: f32) -> f32 {
+    STRIPS
+        .iter()
+        .find(|(height, rows)| room >= height + rows * row_height)
+        .map_or(0.0, |(height, _)| *height)
+}
 
 /// The narrowest window, as a share of the node zoomed into.
 const NARROWEST: f64 = 1e-7;
@@ -90,12 +96,12 @@ pub fn fly(ui: &Ui, response: &Response, label: &str, zoom: NodeId) -> (f64, f64
     w
 }
 
-/// The overview strip: the whole graph in `STRIP_HEIGHT` points, the part on screen
+/// The overview strip: the whole graph in `height` points, the part on screen
 /// (the `window` of node `zoom`) outlined and the rest darkened. Root at the bottom
 /// when `flipped`, as the graph.
 pub fn strip(
     ui: &mut Ui,
-    label: &str,
+    (label, height): (&str, f32),
     input: &FlameInput<'_>,
     nodes: &NodeStyle<'_>,
     zoom: NodeId,
@@ -103,7 +109,7 @@ pub fn strip(
     flipped: bool,
 ) {
     let (rect, response) =
-        ui.allocate_exact_size(vec2(ui.available_width(), STRIP_HEIGHT), Sense::hover());
+        ui.allocate_exact_size(vec2(ui.available_width(), height), Sense::hover());
     response.widget_info(|| {
         egui::WidgetInfo::labeled(egui::Role::Image, true, format!("overview of {label}"))
     });
@@ -112,8 +118,8 @@ pub fn strip(
         return;
     }
     let style = FlameStyle::for_ui(ui);
-    let rows = (input.tree.max_depth() + 1).min(STRIP_HEIGHT as u32);
-    let row_height = STRIP_HEIGHT / rows as f32;
+    let rows = (input.tree.max_depth() + 1).min(height as u32);
+    let row_height = height / rows as f32;
     let rects = layout(
         input.tree,
         input.totals,
@@ -171,7 +177,14 @@ pub fn strip(
 
 #[cfg(test)]
 mod tests {
-    use super::moved;
+    use super::{moved, strip_height};
+
+    #[test]
+    fn smaller_graphs_get_a_thinner_strip_and_the_smallest_none() {
+        assert_eq!(strip_height(500.0, 18.0), 26.0);
+        assert_eq!(strip_height(200.0, 18.0), 12.0);
+        assert_eq!(strip_height(100.0, 18.0), 0.0);
+    }
 
     #[test]
     fn zooming_keeps_the_point_under_the_pointer_and_stays_inside_the_node() {

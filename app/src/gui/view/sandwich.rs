@@ -13,7 +13,7 @@ use egui::{Align, Context, Layout, Rect, Ui, UiBuilder, pos2, vec2};
 use profile_model::frames::{FrameId, FrameTable};
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::sandwich::{FRAME_NODE, Sandwich, sandwich};
-use profile_model::{CallTree, NodeId};
+use profile_model::{CallTree, NodeId, units};
 
 use crate::gui::view::flame::{self, FlameInput, FlameOutput, FlameParams, NodeStyle};
 
@@ -169,6 +169,40 @@ impl<T: Send + Sync + 'static> SandwichState<T> {
             None => Err("finding callers and callees…".to_string()),
         }
     }
+}
+
+/// The line above a sandwich: *Close* (back to `back`), and the function's `name`;
+/// `values` adds to it. Whether *Close* was clicked.
+pub fn title(ui: &mut Ui, back: &str, name: &str, values: impl FnOnce(&mut Ui)) -> bool {
+    ui.horizontal(|ui| {
+        let close = ui
+            .button("Close")
+            .on_hover_text(format!("back to the {back} (Esc)"))
+            .clicked();
+        ui.separator();
+        ui.label("callers and callees of");
+        ui.add(egui::Label::new(egui::RichText::new(name).strong()).truncate());
+        values(ui);
+        close
+    })
+    .inner
+}
+
+/// "self 1.2 s (3.4%) · total 5.6 s (7.8%)": the function's self and total in value
+/// column `column`, as shares of `total` (in `unit`).
+pub fn self_and_total(s: &Sandwich, column: usize, total: i64, unit: &str) -> String {
+    let value = |v| {
+        format!(
+            "{} ({})",
+            units::readable(v, unit),
+            units::percent(v, total)
+        )
+    };
+    format!(
+        "self {} · total {}",
+        value(s.self_value(column)),
+        value(s.total(column))
+    )
 }
 
 /// The frame of a laid-out rectangle of `tree`, unless it is the root or a sliver.

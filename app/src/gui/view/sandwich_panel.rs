@@ -1,16 +1,16 @@
 //! The profile view's sandwich: callers and callees of a function of the view shown,
 //! in place of its flame graph (see [`crate::gui::view::sandwich`]).
 
-use egui::{Align, Layout, RichText, Ui};
+use egui::{Align, Layout, Ui};
 use profile_model::frames::FrameId;
 use profile_model::layout::RectKind;
-use profile_model::{CallTree, FrameTable, units};
+use profile_model::{CallTree, FrameTable};
 
 use crate::gui::view::ProfileView;
 use crate::gui::view::flame::{FlameInput, NodeStyle};
 use crate::gui::view::frame_menu;
 use crate::gui::view::loader::Loaded;
-use crate::gui::view::sandwich::{SandwichState, frame_of, pair};
+use crate::gui::view::sandwich::{SandwichState, frame_of, pair, self_and_total, title};
 
 /// The tree and frames a sandwich of the view is made from.
 fn parts(loaded: &Loaded) -> (&CallTree, &FrameTable) {
@@ -54,35 +54,15 @@ impl ProfileView {
         let name = self.sandwich.name.clone().unwrap_or_default();
         let shown = self.sandwich.shown();
         let (total, unit) = (cur.totals.first().copied().unwrap_or(0), cur.unit());
-        ui.horizontal(|ui| {
-            if ui
-                .button("Close")
-                .on_hover_text("back to the flame graph (Esc)")
-                .clicked()
-            {
-                self.close_sandwich();
-            }
-            ui.separator();
-            ui.label("callers and callees of");
-            ui.add(egui::Label::new(RichText::new(&name).strong()).truncate());
+        let values = |ui: &mut Ui| {
             if let Ok(made) = &shown {
-                let s = &made.sandwich;
-                let value = |v| {
-                    format!(
-                        "{} ({})",
-                        units::readable(v, unit),
-                        units::percent(v, total)
-                    )
-                };
-                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    ui.label(format!(
-                        "self {} · total {}",
-                        value(s.self_value(0)),
-                        value(s.total(0))
-                    ));
-                });
+                let line = self_and_total(&made.sandwich, 0, total, unit);
+                ui.with_layout(Layout::right_to_left(Align::Center), |ui| ui.label(line));
             }
-        });
+        };
+        if title(ui, "flame graph", &name, values) {
+            self.close_sandwich();
+        }
         if !self.sandwich.is_open() {
             return;
         }
