@@ -67,3 +67,27 @@ fn arrows_leave_a_search_field_being_typed_in_alone() {
     press(&mut h, Key::ArrowDown);
     assert_eq!(h.state().view.flame.cursor, None);
 }
+
+#[test]
+fn the_rows_scroll_to_keep_the_cursor_on_screen() {
+    let mut h = harness();
+    h.set_size(egui::vec2(1400.0, 420.0));
+    h.run_steps(3);
+    // Down the widest callees to the deepest: below the rows on screen at first.
+    for _ in 0..40 {
+        press(&mut h, Key::ArrowDown);
+    }
+    h.run_steps(3);
+    let app = h.state();
+    let cur = app.view.current().unwrap();
+    let node = app.view.flame.cursor.unwrap();
+    let (canvas, params, _) = app.view.flame.last.clone().unwrap();
+    let depth = cur.tree.depth(node);
+    assert!(depth > 15, "deep enough to leave the screen: {depth}");
+    let top = flame::row_top(canvas, depth, &params);
+    assert!(
+        params.visible.y_range().contains(top + 1.0),
+        "row {depth} at {top} is off {:?}",
+        params.visible
+    );
+}

@@ -636,6 +636,7 @@ pub fn show_labeled(
                 window: flight::fly(ui, &response, label, zoom),
                 style,
             };
+            flight::reveal(ui, label, nodes.cursor, input.tree, (rect, &params));
             let mut built = build_mesh_styled(input, nodes, &params, rect);
             let hovered = response
                 .hover_pos()

@@ -8,7 +8,7 @@ use egui::{Color32, Id, Mesh, Rect, Response, Sense, Shape, Stroke, Ui, pos2, ve
 use profile_model::layout::{LayoutParams, RectKind, layout, offset};
 use profile_model::{CallTree, NodeId};
 
-use crate::gui::view::flame::{FlameInput, FlameStyle, NodeStyle};
+use crate::gui::view::flame::{FlameInput, FlameParams, FlameStyle, NodeStyle, row_top};
 
 /// Height of the overview strip (points) and the rows a graph must have room for below
 /// it: a smaller graph gets a thinner strip, and one with room for a few rows none.
@@ -94,6 +94,31 @@ pub fn fly(ui: &Ui, response: &Response, label: &str, zoom: NodeId) -> (f64, f64
     }
     ui.data_mut(|d| d.insert_temp(id_of(label), Flight { zoom, window: w }));
     w
+}
+
+/// Scrolls the rows of the canvas labelled `label` (`rect`, drawn with `params`) so
+/// that the keyboard's `cursor`, a node of `tree`, is on screen, once each time it moves
+/// (so that the rows can still be scrolled away from it).
+pub fn reveal(
+    ui: &Ui,
+    label: &str,
+    cursor: Option<NodeId>,
+    tree: &CallTree,
+    (rect, params): (Rect, &FlameParams),
+) {
+    let id = id_of(label).with("cursor");
+    if ui.data(|d| d.get_temp::<Option<NodeId>>(id)) == Some(cursor) {
+        return;
+    }
+    ui.data_mut(|d| d.insert_temp(id, cursor));
+    let Some(node) = cursor.filter(|&n| (n as usize) < tree.len()) else {
+        return;
+    };
+    let top = row_top(rect, tree.depth(node), params);
+    let row = Rect::from_x_y_ranges(rect.x_range(), top..=top + params.style.row_height);
+    if !params.visible.contains_rect(row) {
+        ui.scroll_to_rect(row, None);
+    }
 }
 
 /// The overview strip: the whole graph in `height` points, the part on screen
