@@ -7,7 +7,7 @@ use std::sync::Arc;
 use egui::{Color32, Ui};
 use profile_model::diff::{self, DiffMode};
 use profile_model::frames::FrameId;
-use profile_model::layout::RectKind;
+use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, FrameTable};
 
 use crate::gui::compare::diff_job::DiffLoaded;
@@ -171,6 +171,14 @@ impl CompareState {
             }
         }
         asked
+    }
+
+    /// Remembers the frame of the rectangle of the comparison's tree clicked with the
+    /// secondary button, if any, for its context menu.
+    pub(crate) fn menu_frame_at(&mut self, secondary: Option<FlameRect>, res: &DiffLoaded) {
+        if let Some(frame) = secondary.as_ref().and_then(|r| frame_of(&res.tree, r)) {
+            self.menu_frame = Some(frame);
+        }
     }
 
     /// The context menu of the comparison's frame last clicked with the secondary

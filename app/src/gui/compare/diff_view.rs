@@ -150,7 +150,7 @@ impl CompareState {
         res: &DiffLoaded,
         side: Side,
         (tl, look): (Option<&Timeline>, Look),
-    ) {
+    ) -> Option<(String, FrameAction)> {
         let i = side as usize;
         let caption = self.side_caption(side, tl);
         let z = &mut self.zooms[i];
@@ -176,7 +176,7 @@ impl CompareState {
         });
         if res.total(side) <= 0 {
             ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
-            return;
+            return None;
         }
         let input = FlameInput {
             tree: &res.tree,
@@ -208,7 +208,10 @@ impl CompareState {
         {
             self.zooms[i].zoom_to(node);
         }
+        self.menu_frame_at(out.secondary, res);
+        let asked = self.frame_context_menu(&out.response, res);
         self.side_last[i] = Some((out.canvas, out.params, out.rects));
+        asked
     }
 
     /// `A: 12:01:00–12:05:00 (merging 2/25 profiles)` while side `side` (named
@@ -293,6 +296,7 @@ impl CompareState {
         let gap = 10.0;
         let top_height = (full.height() * 0.4).round().max(80.0);
         let half = ((full.width() - gap) / 2.0).max(0.0);
+        let mut asked = None;
         for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
             let r = Rect::from_min_size(
                 pos2(full.left() + i as f32 * (half + gap), full.top()),
@@ -304,7 +308,7 @@ impl CompareState {
                     .id_salt(("compare side", i))
                     .layout(Layout::top_down(Align::Min)),
             );
-            self.side_graph(&mut child, &res, side, (tl, look));
+            asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
         }
         let x = full.left() + half + gap / 2.0;
         ui.painter().vline(
@@ -317,11 +321,12 @@ impl CompareState {
             vec2(full.width(), top_height),
         ));
         ui.separator();
-        if self.sandwich.state.is_open() {
+        let below = if self.sandwich.state.is_open() {
             self.diff_sandwich(ui, &res)
         } else {
             self.diff_graph(ui, &res, look)
-        }
+        };
+        asked.or(below)
     }
 
     /// The diff flame graph under its legend, Reset and Back.
@@ -395,12 +400,7 @@ impl CompareState {
         {
             self.zooms[DIFF_GRAPH].zoom_to(node);
         }
-        if let Some(secondary) = out.secondary
-            && let RectKind::Node(node) = secondary.kind
-            && node != CallTree::ROOT
-        {
-            self.menu_frame = Some(res.tree.frame(node));
-        }
+        self.menu_frame_at(out.secondary, res);
         let asked = self.frame_context_menu(&out.response, res);
         self.last = Some((out.canvas, out.params, out.rects));
         asked

@@ -223,3 +223,34 @@ fn compare_mode_shows_a_diff_sandwich_with_both_sides_values() {
 fn cur_name(frames: &profile_model::FrameTable, frame: profile_model::FrameId) -> String {
     frames.get(frame).name.clone()
 }
+
+#[test]
+fn compare_modes_table_rows_and_side_graphs_have_the_context_menu_too() {
+    let (mut h, dir) = crate::gui::tests::compare::compared("diff-menus");
+    // From a row of the diff table: focus, through the view's filters.
+    h.get_by_label("crypto/sha256.block").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Focus on this").click();
+    h.run_steps(6);
+    assert_eq!(h.state().view.filters.focus, r"crypto/sha256\.block");
+    let res = h.state().compare.result.clone().expect("compared again");
+    let kept = |name: &str| {
+        res.rows
+            .iter()
+            .any(|r| res.frames.get(r.frame).name == name)
+    };
+    assert!(
+        kept("crypto/sha256.block") && !kept("sort.partition"),
+        "focused"
+    );
+    // From A's flame graph: callers and callees, in place of the diff graph.
+    let (canvas, params, rects) = h.state().compare.side_last[0].clone().unwrap();
+    let fr = rects.iter().find(|r| r.row == 1).unwrap();
+    let pos = crate::gui::view::flame::screen_rect(fr, canvas, &params).center();
+    secondary_click_at(&mut h, pos);
+    h.get_by_label("Show callers and callees (s)").click();
+    h.run_steps(4);
+    h.get_by_label(CALLERS_GRAPH);
+    assert!(h.query_by_label("diff flame graph").is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}
