@@ -91,3 +91,18 @@ fn the_rows_scroll_to_keep_the_cursor_on_screen() {
         params.visible
     );
 }
+
+#[test]
+fn with_the_root_at_the_bottom_up_goes_to_the_callee_above() {
+    let mut h = harness();
+    h.state_mut().view.flame.flipped = true;
+    press(&mut h, Key::ArrowUp);
+    press(&mut h, Key::ArrowUp);
+    assert_eq!(
+        cursor_name(&h),
+        "main.worker",
+        "the widest callee of the root"
+    );
+    press(&mut h, Key::ArrowDown);
+    assert_eq!(h.state().view.flame.cursor, Some(CallTree::ROOT));
+}

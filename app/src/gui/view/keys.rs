@@ -1,6 +1,8 @@
 //! Moving through the flame graph with the keyboard: the arrows move a cursor to the
 //! parent (up), the widest child (down) and the siblings (left, right) of the node it
-//! is on; Enter zooms to it; Esc resets (see [`crate::gui::shell::input`]).
+//! is on, up and down swapped where the root is at the bottom (*flame*), so that they
+//! go the way they point; Enter zooms to it; Esc resets (see
+//! [`crate::gui::shell::input`]).
 
 use profile_model::{CallTree, NodeId};
 
@@ -47,6 +49,17 @@ pub fn step(tree: &CallTree, totals: &[i64], node: NodeId, step: Step) -> NodeId
     }
 }
 
+impl Step {
+    /// The step an arrow means in a graph drawn with its root at the bottom.
+    fn flipped(self) -> Self {
+        match self {
+            Step::Parent => Step::Child,
+            Step::Child => Step::Parent,
+            other => other,
+        }
+    }
+}
+
 impl ProfileView {
     /// Moves the keyboard's cursor one `step` (from the zoomed node when there is
     /// none yet); its frame becomes the one selected, as a top table click makes it.
@@ -59,6 +72,7 @@ impl ProfileView {
             .cursor
             .filter(|&n| (n as usize) < cur.tree.len())
             .unwrap_or(self.flame.zoom);
+        let to = if self.flame.flipped { to.flipped() } else { to };
         let node = if self.flame.cursor.is_none() {
             from
         } else {
