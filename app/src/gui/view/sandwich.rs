@@ -68,6 +68,9 @@ pub struct SandwichState<T> {
     of: Weak<T>,
     /// The job making it.
     job: Option<Receiver<Made>>,
+    /// The function's frame in what it is of; `None` when it is not there (filtered
+    /// out).
+    frame: Option<FrameId>,
     /// The function is not in what it is of (filtered out).
     pub missing: bool,
     /// The rectangle under the pointer in either graph (last frame).
@@ -83,6 +86,7 @@ impl<T> Default for SandwichState<T> {
             made: None,
             of: Weak::new(),
             job: None,
+            frame: None,
             missing: false,
             hovered: None,
             last: [None, None],
@@ -117,16 +121,13 @@ impl<T: Send + Sync + 'static> SandwichState<T> {
         columns: &'static [usize],
     ) -> Option<FrameId> {
         let name = self.name.as_deref()?;
-        let (_, frames) = parts(of);
-        let frame = frames
-            .frames
-            .iter()
-            .position(|f| f.name == name)
-            .map(|f| f as FrameId);
         if !std::ptr::eq(self.of.as_ptr(), Arc::as_ptr(of)) {
+            let (_, frames) = parts(of);
+            let frame = (frames.frames.iter().position(|f| f.name == name)).map(|f| f as FrameId);
             self.of = Arc::downgrade(of);
             self.made = None;
             self.job = None;
+            self.frame = frame;
             self.missing = frame.is_none();
             if let Some(frame) = frame {
                 let make = {
@@ -154,7 +155,7 @@ impl<T: Send + Sync + 'static> SandwichState<T> {
             self.made = Some(Arc::new(made));
             self.job = None;
         }
-        frame
+        self.frame
     }
 
     /// What is shown, once made and holding samples; else what the place says.
