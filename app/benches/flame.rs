@@ -73,6 +73,7 @@ fn frame(
         zoom: CallTree::ROOT,
         flipped: false,
         visible: Rect::from_min_max(pos2(0.0, 0.0), pos2(1920.0, 1080.0)),
+        window: (0.0, 1.0),
         style: FlameStyle::default(),
     };
     build_mesh(&input, &params, canvas)

@@ -514,6 +514,63 @@ impl CallTree {
         tree
     }
 
+    /// The top-down tree of this tree's stacks rewritten: `rewrite(stack, out)` gets
+    /// the stack of a node's self values (outermost frame first, whether this tree is
+    /// top-down or bottom-up) and pushes the new stack, outermost first, onto `out`;
+    /// it returns whether those values stay. A sandwich's callers and callees are
+    /// made this way ([`crate::sandwich`]).
+    pub fn restacked(
+        &self,
+        frames: &FrameTable,
+        rewrite: impl Fn(&[FrameId], &mut Vec<FrameId>) -> bool + Sync,
+    ) -> Self {
+        if frames.len() <= usize::from(u16::MAX) {
+            self.restacked_ranked::<u16>(frames, &rewrite)
+        } else {
+            self.restacked_ranked::<u32>(frames, &rewrite)
+        }
+    }
+
+    /// [`CallTree::restacked`] with ranks of type `R`.
+    fn restacked_ranked<R: Rank>(
+        &self,
+        frames: &FrameTable,
+        rewrite: &(impl Fn(&[FrameId], &mut Vec<FrameId>) -> bool + Sync),
+    ) -> Self {
+        let (rank, by_rank) = name_ranks::<R>(frames);
+        let parts = sorted_parts(self.len(), |nodes| {
+            let mut sequences = Sequences::new(self.types);
+            let (mut stack, mut out) = (Vec::new(), Vec::new());
+            for node in nodes.filter(|n| *n > 0) {
+                let node = node as NodeId;
+                let values = self.self_values_of(node);
+                if values.iter().all(|v| *v == 0) {
+                    continue;
+                }
+                stack.clear();
+                let mut cursor = node;
+                while cursor != Self::ROOT {
+                    stack.push(self.frame(cursor));
+                    cursor = self.parent(cursor);
+                }
+                // Walked up from the node: leaf first top-down, outermost first bottom-up.
+                if !self.inverted {
+                    stack.reverse();
+                }
+                out.clear();
+                if !rewrite(&stack, &mut out) {
+                    continue;
+                }
+                sequences
+                    .ranks
+                    .extend(out.iter().map(|f| rank[*f as usize]));
+                sequences.close(values.iter().copied());
+            }
+            sequences
+        });
+        tree_of(&parts, &by_rank, self.types)
+    }
+
     /// Number of nodes, the root included.
     pub fn len(&self) -> usize {
         self.frame.len()

@@ -21,6 +21,22 @@ pub struct LayoutParams {
     pub min_width: f32,
     /// Rows to lay out (others are culled).
     pub rows: Range<u32>,
+    /// The part of the zoomed node shown across the width, as shares of it (`0.0..1.0`:
+    /// all of it); rectangles are cut at the edges, and subtrees outside are culled.
+    pub window: Range<f64>,
+}
+
+impl LayoutParams {
+    /// The whole of the zoomed node shown, across `width` pixels, rows `rows`.
+    pub fn whole(zoom: NodeId, width: f32, rows: Range<u32>) -> Self {
+        Self {
+            zoom,
+            width,
+            min_width: 1.0,
+            rows,
+            window: 0.0..1.0,
+        }
+    }
 }
 
 /// What a rectangle stands for.
@@ -54,6 +70,25 @@ pub struct FlameRect {
     pub hidden: i64,
 }
 
+/// Where `node` starts in the whole graph, as a value: the totals of the siblings
+/// drawn before it and before each of its ancestors (children narrower than a pixel
+/// are drawn after their siblings, so at a scale that hides some this is a little off).
+pub fn offset(tree: &CallTree, totals: &[i64], node: NodeId) -> i64 {
+    let total = |n: NodeId| totals.get(n as usize).copied().unwrap_or(0).max(0);
+    let mut sum = 0i64;
+    let mut cursor = node;
+    while cursor != CallTree::ROOT {
+        let parent = tree.parent(cursor);
+        sum += tree
+            .children(parent)
+            .take_while(|&c| c != cursor)
+            .map(total)
+            .sum::<i64>();
+        cursor = parent;
+    }
+    sum
+}
+
 /// Lays out the flame graph; `totals` are [`CallTree::totals`] of the shown sample type.
 pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<FlameRect> {
     let mut rects = Vec::new();
@@ -81,15 +116,20 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
         }
     }
     rects.reverse();
-    let scale = f64::from(params.width) / zoom_total as f64;
+    let shown = (params.window.end - params.window.start).clamp(1e-12, 1.0);
+    let scale = f64::from(params.width) / (zoom_total as f64 * shown);
     let min_width = f64::from(params.min_width);
+    let width = f64::from(params.width);
+    // Cut at the edges: what is left of 0 or right of the width is not drawn.
+    let cut = |x: f64, w: f64| (x.max(0.0) as f32, (x + w).min(width) as f32);
+    let left = -params.window.start * zoom_total as f64 * scale;
     // (node, its row, left edge, index of its rectangle if emitted)
     let mut stack: Vec<(NodeId, u32, f64, Option<usize>)> = Vec::new();
     let zoom_rect = params.rows.contains(&zoom_row).then(|| {
         rects.push(full(params.zoom, zoom_row));
         rects.len() - 1
     });
-    stack.push((params.zoom, zoom_row, 0.0, zoom_rect));
+    stack.push((params.zoom, zoom_row, left, zoom_rect));
     while let Some((node, row, x0, rect_index)) = stack.pop() {
         let child_row = row + 1;
         if child_row >= params.rows.end {
@@ -110,12 +150,18 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
                 hidden_count += 1;
                 continue;
             }
+            if x + w <= 0.0 || x >= width {
+                // Outside the window, and so is its subtree.
+                x += w;
+                continue;
+            }
             let index = emit.then(|| {
+                let (x0, x1) = cut(x, w);
                 rects.push(FlameRect {
                     kind: RectKind::Node(child),
                     row: child_row,
-                    x0: x as f32,
-                    x1: (x + w) as f32,
+                    x0,
+                    x1,
                     value,
                     hidden: 0,
                 });
@@ -128,16 +174,17 @@ pub fn layout(tree: &CallTree, totals: &[i64], params: &LayoutParams) -> Vec<Fla
             if let Some(i) = rect_index {
                 rects[i].hidden = hidden;
             }
-            if emit {
-                let w = (hidden as f64 * scale).max(1.0);
+            let w = (hidden as f64 * scale).max(1.0);
+            if emit && x + w > 0.0 && x < width {
+                let (x0, x1) = cut(x, w);
                 rects.push(FlameRect {
                     kind: RectKind::Hidden {
                         parent: node,
                         count: hidden_count,
                     },
                     row: child_row,
-                    x0: x as f32,
-                    x1: (x + w) as f32,
+                    x0,
+                    x1,
                     value: hidden,
                     hidden: 0,
                 });

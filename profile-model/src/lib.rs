@@ -40,6 +40,7 @@ pub mod profile;
 pub mod prune;
 pub mod restack;
 mod sample_table;
+pub mod sandwich;
 mod slot_table;
 pub mod source_listing;
 pub mod stack_index;

@@ -44,8 +44,14 @@ pub enum Action {
     DismissError,
     /// Show the window listing what opening reported.
     ShowWarnings,
-    /// Esc: show the whole flame graph.
+    /// Esc: back from callers and callees to the flame graph, else show all of it.
     ResetZoom,
+    /// An arrow: move the flame graph's cursor.
+    StepCursor(crate::gui::view::keys::Step),
+    /// Enter: zoom to the flame graph's cursor.
+    ZoomToCursor,
+    /// `s`: show the callers and callees of the frame selected or under the pointer.
+    ShowSandwich,
     /// Backspace: back one zoom level.
     Back,
     /// Ctrl+F: focus the search field.

@@ -249,10 +249,13 @@ impl FlintApp {
         if comparing {
             let mut size = self.shell.panel_sizes.diff_table;
             let panel = side_panel(DIFF_PANEL);
-            size.show(ui, DIFF_PANEL, false, panel, side_panel_most, |ui| {
+            let asked = size.show(ui, DIFF_PANEL, false, panel, side_panel_most, |ui| {
                 self.compare.diff_panel(ui)
             });
             self.shell.panel_sizes.diff_table = size;
+            if let Some((name, action)) = asked {
+                self.view.named_action(name, action);
+            }
         } else if self.view.current().is_some() && !opening {
             // Not while a folder or a server is opened anew: the view is not of it.
             let mut size = self.shell.panel_sizes.top_table;
@@ -268,7 +271,10 @@ impl FlintApp {
                     flipped: self.view.flame.flipped,
                     color_mode: self.view.flame.color_mode,
                 };
-                self.compare.central(ui, self.timeline.as_ref(), look);
+                if let Some((name, action)) = self.compare.central(ui, self.timeline.as_ref(), look)
+                {
+                    self.view.named_action(name, action);
+                }
             } else {
                 let hint = self.timeline.as_ref().map(|t| t.hint());
                 self.view.central(ui, hint.as_deref(), opening);

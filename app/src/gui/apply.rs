@@ -66,7 +66,18 @@ impl FlintApp {
             Action::CancelTimeJob => self.cancel_time_job(),
             Action::DismissError => self.shell.error = None,
             Action::ShowWarnings => self.shell.warnings_shown = true,
-            Action::ResetZoom => self.view.reset_zoom(),
+            Action::ResetZoom if self.view.sandwich.is_open() => self.view.close_sandwich(),
+            Action::ResetZoom => {
+                self.view.reset_zoom();
+                crate::gui::view::flight::land(ctx);
+            }
+            Action::ShowSandwich if self.comparing() => self.compare.sandwich_of_selection(),
+            Action::ShowSandwich => self.view.sandwich_of_selection(),
+            // Compare mode and the sandwich show other graphs than the one they move in.
+            Action::StepCursor(_) | Action::ZoomToCursor
+                if self.comparing() || self.view.sandwich.is_open() => {}
+            Action::StepCursor(step) => self.view.step_cursor(step),
+            Action::ZoomToCursor => self.view.zoom_to_cursor(),
             Action::Back => self.view.back(),
             Action::FocusSearch => self.view.focus_search = true,
             Action::SetFlipped(flipped) => self.view.flame.flipped = flipped,
@@ -343,6 +354,15 @@ impl FlintApp {
         }
     }
 
+    /// Shows the merge of the range in view once the first series are in, so that
+    /// opening never leaves the flame graph empty; not in compare mode, whose sides
+    /// the user picks, nor over a view shown or being made.
+    fn first_view(&mut self, ctx: &Context) {
+        if !self.comparing() && self.view.current().is_none() && !self.view.is_loading() {
+            self.merge_visible(ctx);
+        }
+    }
+
     /// Selects `time`: queries its profile (merged) and, once it arrives, shows it (in
     /// compare mode, as the side being selected; after A, the next is B).
     pub fn select_time(&mut self, ctx: &Context, time: QueryTime) {
@@ -419,6 +439,7 @@ impl FlintApp {
             TimeEvent::Cancelled => self.shell.tell("cancelled", false),
             TimeEvent::Selected(time, side, got) => self.selected(time, side, got),
             TimeEvent::NoA => self.compare.aim(Side::A),
+            TimeEvent::FirstView => self.first_view(ctx),
             TimeEvent::Live(LiveMsg::Interval(range)) => self.live_interval(ctx, range),
             TimeEvent::Live(LiveMsg::Failed(e)) => self.capture_failed(e),
         }

@@ -18,13 +18,17 @@ fn wide_tree() -> (CallTree, Vec<i64>, View) {
     (tree, totals, view)
 }
 
+/// The tree of the Go CPU profile and its totals of CPU time.
+fn cpu_tree() -> (CallTree, Vec<i64>) {
+    let p = fixture("cpu.pb.gz");
+    let view = View::new(&p, &ViewOptions::default());
+    let tree = view.call_tree(&p);
+    let totals = tree.totals(1);
+    (tree, totals)
+}
+
 fn params(zoom: NodeId, width: f32) -> LayoutParams {
-    LayoutParams {
-        zoom,
-        width,
-        min_width: 1.0,
-        rows: 0..100,
-    }
+    LayoutParams::whole(zoom, width, 0..100)
 }
 
 fn node_rect(rects: &[FlameRect], node: NodeId) -> FlameRect {
@@ -84,10 +88,7 @@ fn wide_viewport_draws_every_child() {
 
 #[test]
 fn zoomed_node_fills_the_width_under_full_width_ancestors() {
-    let p = fixture("cpu.pb.gz");
-    let view = View::new(&p, &ViewOptions::default());
-    let tree = view.call_tree(&p);
-    let totals = tree.totals(1);
+    let (tree, totals) = cpu_tree();
     // Zoom into the deepest node of the largest path.
     let mut zoom = CallTree::ROOT;
     for _ in 0..6 {
@@ -118,10 +119,7 @@ fn zoomed_node_fills_the_width_under_full_width_ancestors() {
 
 #[test]
 fn rows_outside_the_viewport_are_culled() {
-    let p = fixture("cpu.pb.gz");
-    let view = View::new(&p, &ViewOptions::default());
-    let tree = view.call_tree(&p);
-    let totals = tree.totals(1);
+    let (tree, totals) = cpu_tree();
     let all = layout(&tree, &totals, &params(CallTree::ROOT, 1920.0));
     let some = layout(
         &tree,
@@ -137,4 +135,68 @@ fn rows_outside_the_viewport_are_culled() {
         all.iter().filter(|r| (3..8).contains(&r.row)).count()
     );
     assert!(layout(&tree, &totals, &params(CallTree::ROOT, 0.0)).is_empty());
+}
+
+#[test]
+fn a_window_shows_part_of_the_zoomed_node_cut_at_the_edges_and_culls_the_rest() {
+    let (tree, totals) = cpu_tree();
+    let all = layout(&tree, &totals, &params(CallTree::ROOT, 1000.0));
+    // The middle fifth, five times as wide.
+    let part = layout(
+        &tree,
+        &totals,
+        &LayoutParams {
+            window: 0.4..0.6,
+            ..params(CallTree::ROOT, 1000.0)
+        },
+    );
+    assert!(
+        part.iter()
+            .all(|r| r.x0 >= 0.0 && r.x1 <= 1000.0 && r.x0 <= r.x1)
+    );
+    for r in &part {
+        let RectKind::Node(node) = r.kind else {
+            continue;
+        };
+        if let Some(whole) = all.iter().find(|a| a.kind == r.kind) {
+            // Where both show it whole, five times as wide, 400 pixels to the left.
+            let (x0, x1) = ((whole.x0 - 400.0) * 5.0, (whole.x1 - 400.0) * 5.0);
+            if x0 >= 0.0 && x1 <= 1000.0 {
+                assert!((r.x0 - x0).abs() < 0.5 && (r.x1 - x1).abs() < 0.5, "{node}");
+            }
+        }
+    }
+    // Nodes wholly left or right of the window are not laid out.
+    let outside = |a: &FlameRect| a.x1 < 399.0 || a.x0 > 601.0;
+    assert!(all.iter().any(|a| a.row > 0 && outside(a)));
+    for r in part.iter().filter(|r| r.row > 0) {
+        if let Some(a) = all.iter().find(|a| a.kind == r.kind) {
+            assert!(!outside(a), "{:?} is outside the window", r.kind);
+        }
+    }
+}
+
+#[test]
+fn a_nodes_offset_is_where_the_whole_graph_draws_it() {
+    let (tree, totals) = cpu_tree();
+    let all = layout(
+        &tree,
+        &totals,
+        &LayoutParams {
+            min_width: 0.0,
+            ..params(CallTree::ROOT, 1000.0)
+        },
+    );
+    let scale = 1000.0 / totals[0] as f64;
+    for r in all.iter().take(200) {
+        let RectKind::Node(node) = r.kind else {
+            continue;
+        };
+        let x = profile_model::layout::offset(&tree, &totals, node) as f64 * scale;
+        assert!(
+            (x - f64::from(r.x0)).abs() < 0.01,
+            "{node}: {x} vs {}",
+            r.x0
+        );
+    }
 }

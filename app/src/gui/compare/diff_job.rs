@@ -244,6 +244,7 @@ impl CompareState {
         key: Option<DiffKey>,
         sync: bool,
     ) -> Option<CompareEvent> {
+        self.sync_jobs = sync;
         if let Some(job) = &self.job {
             match job.rx.try_recv() {
                 Err(TryRecvError::Empty) => {}

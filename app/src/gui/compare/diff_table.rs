@@ -11,6 +11,7 @@ use profile_model::units;
 use crate::gui::compare::CompareState;
 use crate::gui::compare::diff_color;
 use crate::gui::view::flame;
+use crate::gui::view::frame_menu::{self, FrameAction};
 
 /// A sortable column of the diff table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,13 +87,13 @@ pub fn diff_order(
 
 impl CompareState {
     /// The diff table (instead of the top table in compare mode).
-    pub fn diff_panel(&mut self, ui: &mut Ui) {
+    pub fn diff_panel(&mut self, ui: &mut Ui) -> Option<(String, FrameAction)> {
         // Keep the panel's width: a resizable panel shrinks to its content.
         ui.set_min_width(ui.available_width());
         let Some(res) = self.result.clone() else {
             ui.strong("Differences");
             ui.weak("select A and B on the plot");
-            return;
+            return None;
         };
         let (sort, descending) = self.sort_column();
         let (total_a, total_b, mode) = (res.total_a(), res.total_b(), self.mode);
@@ -189,6 +190,7 @@ impl CompareState {
             }
         }
         let mut clicked = None;
+        let mut asked = None;
         let spacing = ui.spacing().item_spacing.y;
         ui.spacing_mut().item_spacing.y = 0.0;
         ScrollArea::vertical()
@@ -265,6 +267,11 @@ impl CompareState {
                     if response.clicked() {
                         clicked = Some(row.frame);
                     }
+                    response.context_menu(|ui| {
+                        if let Some(action) = frame_menu::menu(ui, name) {
+                            asked = Some((row.frame, action));
+                        }
+                    });
                 }
             });
         ui.spacing_mut().item_spacing.y = spacing;
@@ -274,6 +281,13 @@ impl CompareState {
             } else {
                 Some(frame)
             };
+        }
+        match asked? {
+            (frame, FrameAction::Sandwich) => {
+                self.open_sandwich(frame);
+                None
+            }
+            (frame, action) => Some((res.frames.get(frame).name.clone(), action)),
         }
     }
 }

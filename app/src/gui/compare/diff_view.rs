@@ -13,6 +13,7 @@ use crate::gui::time::timeline::Timeline;
 use crate::gui::view::colors;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput, NodeStyle};
+use crate::gui::view::frame_menu::FrameAction;
 
 /// "hovered: crypto/sha256.block — more in B (+0.38 s, +1.20%)": the change as the
 /// diff table shows it in `mode`.
@@ -149,7 +150,7 @@ impl CompareState {
         res: &DiffLoaded,
         side: Side,
         (tl, look): (Option<&Timeline>, Look),
-    ) {
+    ) -> Option<(String, FrameAction)> {
         let i = side as usize;
         let caption = self.side_caption(side, tl);
         let z = &mut self.zooms[i];
@@ -175,7 +176,7 @@ impl CompareState {
         });
         if res.total(side) <= 0 {
             ui.centered_and_justified(|ui| ui.label("no samples match the filters"));
-            return;
+            return None;
         }
         let input = FlameInput {
             tree: &res.tree,
@@ -207,7 +208,10 @@ impl CompareState {
         {
             self.zooms[i].zoom_to(node);
         }
+        self.menu_frame_at(out.secondary, res);
+        let asked = self.frame_context_menu(&out.response, res);
         self.side_last[i] = Some((out.canvas, out.params, out.rects));
+        asked
     }
 
     /// `A: 12:01:00–12:05:00 (merging 2/25 profiles)` while side `side` (named
@@ -235,7 +239,12 @@ impl CompareState {
     }
 
     /// The central panel in compare mode: options, legend and the diff flame graph.
-    pub fn central(&mut self, ui: &mut Ui, tl: Option<&Timeline>, look: Look) {
+    pub fn central(
+        &mut self,
+        ui: &mut Ui,
+        tl: Option<&Timeline>,
+        look: Look,
+    ) -> Option<(String, FrameAction)> {
         ui.horizontal(|ui| {
             ui.radio_value(&mut self.mode, DiffMode::Relative, "relative")
                 .on_hover_text("each side as a share of its own total");
@@ -260,7 +269,7 @@ impl CompareState {
                     ui.label(pick_hint(self.target, self.picked(self.target).is_some()));
                 }
             });
-            return;
+            return None;
         };
         let dark = ui.visuals().dark_mode;
         if !ui.ctx().egui_wants_keyboard_input() {
@@ -270,6 +279,7 @@ impl CompareState {
                 for z in &mut self.zooms {
                     z.reset();
                 }
+                self.close_sandwich();
             }
             if back {
                 self.zooms[DIFF_GRAPH].back(&res.tree);
@@ -286,6 +296,7 @@ impl CompareState {
         let gap = 10.0;
         let top_height = (full.height() * 0.4).round().max(80.0);
         let half = ((full.width() - gap) / 2.0).max(0.0);
+        let mut asked = None;
         for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
             let r = Rect::from_min_size(
                 pos2(full.left() + i as f32 * (half + gap), full.top()),
@@ -297,7 +308,7 @@ impl CompareState {
                     .id_salt(("compare side", i))
                     .layout(Layout::top_down(Align::Min)),
             );
-            self.side_graph(&mut child, &res, side, (tl, look));
+            asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
         }
         let x = full.left() + half + gap / 2.0;
         ui.painter().vline(
@@ -310,11 +321,21 @@ impl CompareState {
             vec2(full.width(), top_height),
         ));
         ui.separator();
-        self.diff_graph(ui, &res, look);
+        let below = if self.sandwich.state.is_open() {
+            self.diff_sandwich(ui, &res)
+        } else {
+            self.diff_graph(ui, &res, look)
+        };
+        asked.or(below)
     }
 
     /// The diff flame graph under its legend, Reset and Back.
-    fn diff_graph(&mut self, ui: &mut Ui, res: &DiffLoaded, look: Look) {
+    fn diff_graph(
+        &mut self,
+        ui: &mut Ui,
+        res: &DiffLoaded,
+        look: Look,
+    ) -> Option<(String, FrameAction)> {
         let dark = ui.visuals().dark_mode;
         let mode = self.mode;
         let values = res.values(mode);
@@ -356,7 +377,7 @@ impl CompareState {
             ui.centered_and_justified(|ui| {
                 ui.label("no samples on this side: try the other width")
             });
-            return;
+            return None;
         }
         let input = FlameInput {
             tree: &res.tree,
@@ -370,6 +391,7 @@ impl CompareState {
         let nodes = NodeStyle {
             node_colors: Some(&self.colors),
             diff: Some(values),
+            cursor: None,
         };
         let out = flame::show_labeled(
             ui,
@@ -386,7 +408,10 @@ impl CompareState {
         {
             self.zooms[DIFF_GRAPH].zoom_to(node);
         }
+        self.menu_frame_at(out.secondary, res);
+        let asked = self.frame_context_menu(&out.response, res);
         self.last = Some((out.canvas, out.params, out.rects));
+        asked
     }
 }
 

@@ -8,6 +8,7 @@
 //! [`crate::gui::compare::diff_view`] and the table in [`crate::gui::compare::diff_table`].
 
 pub mod diff_job;
+pub mod diff_sandwich;
 pub mod diff_table;
 pub mod diff_view;
 
@@ -234,6 +235,12 @@ pub struct CompareState {
     pub(in crate::gui::compare) colors_key: Option<(u64, DiffMode, bool)>,
     /// The row (frame) selected in the diff table: outlined in the graph.
     pub selected: Option<FrameId>,
+    /// The callers and callees of a function, when shown in place of the diff graph.
+    pub sandwich: diff_sandwich::DiffSandwich,
+    /// The frame whose context menu is open (clicked with the secondary button).
+    pub menu_frame: Option<FrameId>,
+    /// Make sandwiches on this thread (tests).
+    pub(crate) sync_jobs: bool,
     /// Diff table sort column.
     pub sort: Option<DiffSort>,
     /// Diff table descending order.
@@ -303,6 +310,7 @@ impl CompareState {
         self.b = None;
         self.target = Side::A;
         self.selected = None;
+        self.close_sandwich();
         // The selection those series were of is gone too.
         self.selection_series = None;
     }

@@ -1,9 +1,10 @@
-//! Keyboard shortcuts (Ctrl+O, Ctrl+F, F5, Escape, Backspace) and files dropped on the
+//! Keyboard shortcuts (Ctrl+O, Ctrl+F, F5, Escape, Backspace, `s`, arrows, Enter) and files dropped on the
 //! window.
 
 use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
 
 use crate::gui::action::Action;
+use crate::gui::view::keys::Step;
 
 /// The shortcuts pressed and the files dropped in this frame, as actions.
 pub fn actions(ctx: &Context) -> Vec<Action> {
@@ -25,10 +26,32 @@ pub fn actions(ctx: &Context) -> Vec<Action> {
         actions.push(Action::FocusSearch);
     }
     if !ctx.egui_wants_keyboard_input() {
-        let (escape, back) =
-            ctx.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Backspace)));
+        let (escape, back, sandwich) = ctx.input(|i| {
+            (
+                i.key_pressed(Key::Escape),
+                i.key_pressed(Key::Backspace),
+                i.modifiers.is_none() && i.key_pressed(Key::S),
+            )
+        });
         if escape {
             actions.push(Action::ResetZoom);
+        }
+        if sandwich {
+            actions.push(Action::ShowSandwich);
+        }
+        let steps = [
+            (Key::ArrowUp, Step::Parent),
+            (Key::ArrowDown, Step::Child),
+            (Key::ArrowLeft, Step::Previous),
+            (Key::ArrowRight, Step::Next),
+        ];
+        for (key, step) in steps {
+            if ctx.input(|i| i.modifiers.is_none() && i.key_pressed(key)) {
+                actions.push(Action::StepCursor(step));
+            }
+        }
+        if ctx.input(|i| i.modifiers.is_none() && i.key_pressed(Key::Enter)) {
+            actions.push(Action::ZoomToCursor);
         }
         if back {
             actions.push(Action::Back);

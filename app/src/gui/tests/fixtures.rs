@@ -44,11 +44,21 @@ pub fn fixture_dir(tag: &str) -> PathBuf {
 
 /// Hovers `pos`, presses and releases the primary button there, and lets the window settle.
 pub fn click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
+    click_button_at(h, pos, PointerButton::Primary);
+}
+
+/// [`click_at`] with the secondary button (a context menu opens).
+pub fn secondary_click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
+    click_button_at(h, pos, PointerButton::Secondary);
+}
+
+/// Hovers `pos`, presses and releases `button` there, and lets the window settle.
+fn click_button_at(h: &mut Harness<'_, FlintApp>, pos: Pos2, button: PointerButton) {
     h.hover_at(pos);
     for pressed in [true, false] {
         h.event(Event::PointerButton {
             pos,
-            button: PointerButton::Primary,
+            button,
             pressed,
             modifiers: Modifiers::default(),
         });

@@ -2,6 +2,8 @@
 
 mod compare;
 mod fixtures;
+mod flame_keys;
+mod flight;
 mod formats;
 mod live;
 mod monkey;
@@ -9,6 +11,7 @@ mod open;
 mod regression_plot;
 mod regression_view;
 mod remote;
+mod sandwich;
 mod symbols;
 mod time;
 mod view;

@@ -200,20 +200,18 @@ fn while_the_demo_is_indexed_its_progress_replaces_the_old_flame_graph() {
         h.query_all_by_label("indexing").count() >= 2,
         "the progress is where the flame graph goes, and in the status bar"
     );
-    // Once opened, the demo's own hint.
+    // Once opened, the demo's own first view: its hour merged.
     let started = std::time::Instant::now();
-    while h
-        .state()
-        .timeline
-        .as_ref()
-        .is_some_and(|tl| tl.indexing.is_some())
-    {
+    let demo_shown = |h: &Harness<'_, FlintApp>| {
+        (h.state().view.current()).is_some_and(|c| c.name.starts_with("demo fleet, last hour"))
+    };
+    while !demo_shown(&h) {
         assert!(started.elapsed().as_secs() < 300, "the demo opens");
         std::thread::sleep(std::time::Duration::from_millis(50));
         h.run_steps(1);
     }
     h.run_steps(2);
-    h.get_by_label(crate::gui::time::timeline::CLICK_HINT);
+    h.get_by_role_and_label(Role::Canvas, "flame graph");
     close(h);
 }
 

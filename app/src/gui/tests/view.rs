@@ -30,7 +30,7 @@ fn fixture_source() -> Source {
 }
 
 /// A window with the fixture loaded; jobs run synchronously.
-fn harness() -> Harness<'static, FlintApp> {
+pub(super) fn harness() -> Harness<'static, FlintApp> {
     let mut app = FlintApp::new(DecodeOptions::default());
     app.view.sync_jobs = true;
     app.open(fixture_source());
@@ -44,7 +44,11 @@ fn harness() -> Harness<'static, FlintApp> {
 
 /// The first (shallowest) laid-out rectangle of `name` at least `min_width` wide, and
 /// its center on screen.
-fn find_rect(h: &Harness<'_, FlintApp>, name: &str, min_width: f32) -> (FlameRect, Pos2) {
+pub(super) fn find_rect(
+    h: &Harness<'_, FlintApp>,
+    name: &str,
+    min_width: f32,
+) -> (FlameRect, Pos2) {
     let app = h.state();
     let cur = app.view.current().unwrap();
     let (canvas, params, rects) = app.view.flame.last.as_ref().expect("flame drawn");
@@ -62,7 +66,7 @@ fn find_rect(h: &Harness<'_, FlintApp>, name: &str, min_width: f32) -> (FlameRec
     (fr, pos)
 }
 
-fn node_of(fr: &FlameRect) -> u32 {
+pub(super) fn node_of(fr: &FlameRect) -> u32 {
     match fr.kind {
         RectKind::Node(n) => n,
         RectKind::Hidden { .. } => panic!("not a node"),
@@ -236,6 +240,13 @@ fn top_row_click_selects_and_highlights() {
         .iter()
         .position(|f| f.name == "main.fib")
         .unwrap() as u32;
+    assert_eq!(app.view.flame.selected, Some(fib));
+    // The click shows its callers and callees; back in the flame graph, it stays
+    // selected.
+    h.get_by_label("callers and callees of");
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    let app = h.state();
     assert_eq!(app.view.flame.selected, Some(fib));
     assert!(
         app.view.flame.highlighted > 0,
@@ -435,6 +446,7 @@ fn mesh_rows_culled_and_flipped() {
         zoom: CallTree::ROOT,
         flipped: false,
         visible: Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 3.0 * style.row_height)),
+        window: (0.0, 1.0),
         style,
     };
     let built = flame::build_mesh(&input, &params, rect);

@@ -33,6 +33,9 @@ pub enum TimeEvent {
     Selected(QueryTime, Option<(Side, Vec<Matcher>)>, Selected),
     /// A's merge failed with no B under way: the next pick is A's again.
     NoA,
+    /// The first series are in and nothing is selected: the merge of the range in
+    /// view is to be shown, until the user picks a point or a range.
+    FirstView,
     /// News from a live capture.
     Live(LiveMsg),
 }
@@ -107,6 +110,14 @@ impl Timeline {
             TimeMsg::Series(generation, names, result) => {
                 if generation == self.series_gen {
                     self.take_series(names, result);
+                    if self.first_view_due
+                        && !self.series.is_empty()
+                        && self.selection.is_none()
+                        && !self.querying()
+                    {
+                        self.first_view_due = false;
+                        events.push(TimeEvent::FirstView);
+                    }
                 }
             }
             TimeMsg::Values(name, values) => {

@@ -186,6 +186,7 @@ impl Timeline {
         selector.matchers = self.selection_matchers();
         let side = target.map(|s| (s, selector.matchers.clone()));
         self.forget_queries(|q| q.side == target || q.side.is_none() || target.is_none());
+        self.first_view_due = false;
         let progress = Progress::default();
         let id = self.next_query;
         self.next_query += 1;

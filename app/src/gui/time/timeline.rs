@@ -214,6 +214,9 @@ pub struct Timeline {
     pub(in crate::gui::time) legend_hovered: Option<usize>,
     /// The selection shown (set when its profile arrived).
     pub selection: Option<QueryTime>,
+    /// Whether the merge of the range in view is still to be shown as soon as the
+    /// series are in (opening, a type switch), until a selection is asked for.
+    pub(in crate::gui::time) first_view_due: bool,
     /// The labels of the series whose point was clicked, as matchers added to the
     /// selector for that selection only (empty for a range, or a click away from every
     /// line): a point shows the profile of its series, as in Parca.
@@ -300,6 +303,7 @@ impl Timeline {
         }
         self.set_series(Vec::new());
         self.selection = None;
+        self.first_view_due = true;
         self.selection_series.clear();
         self.forget_queries(|_| true);
     }
@@ -427,6 +431,7 @@ impl Timeline {
             hidden: std::collections::BTreeSet::new(),
             legend_hovered: None,
             selection: None,
+            first_view_due: true,
             selection_series: Vec::new(),
             selection_profiles: 0,
             selection_took: None,

@@ -12,6 +12,11 @@ use profile_model::layout::{FlameRect, LayoutParams, RectKind, layout};
 use profile_model::units;
 use profile_model::{CallTree, NodeId};
 
+use crate::gui::view::flight;
+
+/// The accessible label of the view's flame graph.
+pub const VIEW_GRAPH: &str = "flame graph";
+
 /// Height of one row in points, the 1 px gap included.
 pub const ROW_HEIGHT: f32 = 18.0;
 /// Size of the frame names.
@@ -136,6 +141,8 @@ pub struct NodeStyle<'a> {
     pub node_colors: Option<&'a [Color32]>,
     /// The comparison drawn, when this is a diff flame graph.
     pub diff: Option<DiffValues<'a>>,
+    /// The node the keyboard moved to: outlined, whatever its frame.
+    pub cursor: Option<NodeId>,
 }
 
 /// Where and how to draw.
@@ -147,6 +154,9 @@ pub struct FlameParams {
     pub flipped: bool,
     /// The part of the canvas on screen; rows outside it are not laid out.
     pub visible: Rect,
+    /// The part of the zoomed node across the width, as shares of it
+    /// ([`crate::gui::view::flight`]; `(0.0, 1.0)`: all of it).
+    pub window: (f64, f64),
     /// Sizes and colors.
     pub style: FlameStyle,
 }
@@ -300,10 +310,8 @@ pub fn build_mesh_styled(
         input.tree,
         input.totals,
         &LayoutParams {
-            zoom: params.zoom,
-            width: rect.width(),
-            min_width: 1.0,
-            rows,
+            window: params.window.0..params.window.1,
+            ..LayoutParams::whole(params.zoom, rect.width(), rows)
         },
     );
     let mut mesh = Mesh::default();
@@ -312,6 +320,7 @@ pub fn build_mesh_styled(
     let mut texts = Vec::new();
     let mut outlines = Vec::new();
     let mut diff_outlines = Vec::new();
+    let mut cursor = None;
     let searching = input.matches.is_some();
     let zoom_row = input.tree.depth(params.zoom);
     for fr in &rects {
@@ -337,6 +346,9 @@ pub fn build_mesh_styled(
                 let selected = input.selected == Some(frame);
                 if selected {
                     outlines.push(r);
+                }
+                if nodes.cursor == Some(node) {
+                    cursor = Some(r);
                 }
                 if matched == Some(false) {
                     fill = dim(fill, style.background, 0.72);
@@ -378,6 +390,9 @@ pub fn build_mesh_styled(
     }
     for r in outlines {
         add_outline(&mut mesh, r, 1.5, style.outline);
+    }
+    if let Some(r) = cursor {
+        add_outline(&mut mesh, r.expand(1.0), 2.5, style.outline);
     }
     FlameMesh {
         mesh,
@@ -542,6 +557,10 @@ pub struct FlameOutput {
     pub hovered: Option<FlameRect>,
     /// The rectangle clicked.
     pub clicked: Option<FlameRect>,
+    /// The rectangle clicked with the secondary button (its context menu opens).
+    pub secondary: Option<FlameRect>,
+    /// The canvas's response (for its context menu).
+    pub response: egui::Response,
     /// How many rectangles are outlined as the selected frame.
     pub highlighted: usize,
     /// Where the canvas is (all rows, not only the visible ones).
@@ -573,7 +592,7 @@ pub fn show_styled(
     flipped: bool,
     max_depth: u32,
 ) -> FlameOutput {
-    show_labeled(ui, input, nodes, "flame graph", zoom, flipped, max_depth)
+    show_labeled(ui, input, nodes, VIEW_GRAPH, zoom, flipped, max_depth)
 }
 
 /// [`show_styled`] with the accessible `label` of the canvas ("flame graph A").
@@ -587,34 +606,48 @@ pub fn show_labeled(
     max_depth: u32,
 ) -> FlameOutput {
     let style = FlameStyle::for_ui(ui);
+    let window = flight::window(ui, label, zoom);
+    let strip = flight::strip_height(ui.available_height(), style.row_height);
+    if strip > 0.0 {
+        flight::strip(ui, (label, strip), input, nodes, zoom, window, flipped);
+    }
+    // The wheel zooms the graph (flight.rs): rows scroll with the bar or a drag.
+    let sources = egui::scroll_area::ScrollSource {
+        scroll_bar: true,
+        drag: egui::scroll_area::DragScroll::Never,
+        mouse_wheel: false,
+    };
     ScrollArea::vertical()
         .id_salt(("flame", flipped))
         .auto_shrink([false, false])
         .stick_to_bottom(flipped)
+        .scroll_source(sources)
         .show(ui, |ui| {
             let size = vec2(
                 ui.available_width(),
                 content_height(max_depth, &style).max(ui.available_height()),
             );
-            let (response, painter) = ui.allocate_painter(size, Sense::click());
+            let (response, painter) = ui.allocate_painter(size, Sense::click_and_drag());
             let rect = response.rect;
             let params = FlameParams {
                 zoom,
                 flipped,
                 visible: painter.clip_rect(),
+                window: flight::fly(ui, &response, label, zoom),
                 style,
             };
+            flight::reveal(ui, label, nodes.cursor, input.tree, (rect, &params));
             let mut built = build_mesh_styled(input, nodes, &params, rect);
             let hovered = response
                 .hover_pos()
                 .and_then(|p| hit_test(&built.rects, &params, rect, p));
-            let clicked = if response.clicked() {
-                response
-                    .interact_pointer_pos()
+            let hit_if = |yes: bool| {
+                yes.then(|| response.interact_pointer_pos())
+                    .flatten()
                     .and_then(|p| hit_test(&built.rects, &params, rect, p))
-            } else {
-                None
             };
+            let clicked = hit_if(response.clicked());
+            let secondary = hit_if(response.secondary_clicked());
             if let Some(h) = &hovered {
                 let r = screen_rect(h, rect, &params);
                 add_outline(&mut built.mesh, r, 1.0, style.outline.gamma_multiply(0.7));
@@ -626,7 +659,7 @@ pub fn show_labeled(
             }
             response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, label));
             if let Some(h) = hovered {
-                response.on_hover_ui_at_pointer(|ui| {
+                response.clone().on_hover_ui_at_pointer(|ui| {
                     ui.set_max_width(520.0);
                     let lines = match &nodes.diff {
                         Some(d) => describe_diff(input, d, &h),
@@ -644,6 +677,8 @@ pub fn show_labeled(
             FlameOutput {
                 hovered,
                 clicked,
+                secondary,
+                response,
                 highlighted: built.highlighted,
                 canvas: rect,
                 params,

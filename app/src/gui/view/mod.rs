@@ -9,8 +9,13 @@
 pub mod colors;
 pub mod filters;
 pub mod flame;
+pub mod flight;
+pub mod frame_menu;
+pub mod keys;
 pub mod loader;
 pub mod panels;
+pub mod sandwich;
+pub mod sandwich_panel;
 pub mod toolbar;
 pub mod top_table;
 pub mod zoom;
@@ -29,6 +34,7 @@ use self::colors::ColorMode;
 use self::filters::{FilterFields, SearchState};
 use self::flame::FlameParams;
 use self::loader::{Job, Loaded, Poll, Settings, Source};
+use self::sandwich::SandwichState;
 use self::top_table::TopTableState;
 use self::zoom::find_path;
 
@@ -92,6 +98,10 @@ pub struct FlameState {
     pub hovered: Option<FlameRect>,
     /// The frame selected in the top table.
     pub selected: Option<FrameId>,
+    /// The node the keyboard's arrows moved to ([`keys`]).
+    pub cursor: Option<NodeId>,
+    /// The frame whose context menu is open (clicked with the secondary button).
+    pub menu_frame: Option<FrameId>,
     /// How many rectangles are outlined for the selection.
     pub highlighted: usize,
     /// Time taken by the last flame graph frame (layout + mesh + text).
@@ -152,6 +162,8 @@ pub struct ProfileView {
     colors: Vec<Color32>,
     colors_key: Option<(u64, bool, ColorMode)>,
     top_table: TopTableState,
+    /// The callers and callees of a function, when shown in place of the flame graph.
+    pub sandwich: SandwichState<Loaded>,
     /// How long the last job took, from its start until its result was installed, and
     /// whether it opened a new file (else it recomputed the view).
     pub last_job: Option<(Duration, bool)>,
@@ -188,6 +200,7 @@ impl ProfileView {
             colors: Vec::new(),
             colors_key: None,
             top_table: TopTableState::default(),
+            sandwich: SandwichState::default(),
             last_job: None,
             focus_search: false,
             report_first_frame: None,
@@ -380,7 +393,9 @@ impl ProfileView {
         }
         self.set_aside = None;
         self.current = None;
+        self.close_sandwich();
         self.flame.selected = None;
+        self.flame.cursor = None;
         self.flame.hovered = None;
         self.flame.history.clear();
         self.flame.zoom = CallTree::ROOT;
@@ -418,9 +433,11 @@ impl ProfileView {
                 self.current_key = key;
                 if new_file {
                     self.flame.selected = None;
+                    self.close_sandwich();
                 }
                 self.flame.history.clear();
                 self.flame.hovered = None;
+                self.flame.cursor = None;
                 self.flame.zoom = find_path(&loaded, &zoom_path);
                 let name = loaded.name.clone();
                 self.current = Some(Arc::from(loaded));

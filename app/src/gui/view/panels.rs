@@ -9,7 +9,9 @@ use profile_model::{CallTree, units};
 
 use crate::gui::view::ProfileView;
 use crate::gui::view::flame::{self, FlameInput};
+use crate::gui::view::flight;
 use crate::gui::view::loader::Loaded;
+use crate::gui::view::top_table::TopClick;
 
 impl ProfileView {
     /// The top table's side panel, its clicks selecting a frame.
@@ -28,12 +30,15 @@ impl ProfileView {
         let clicked =
             self.top_table
                 .show(ui, &cur.top, &cur.frames, cur.unit(), self.flame.selected);
-        if let Some(frame) = clicked {
-            self.flame.selected = if self.flame.selected == Some(frame) {
-                None
-            } else {
-                Some(frame)
-            };
+        match clicked {
+            // A click on the row selected closes its sandwich.
+            Some(TopClick::Row(frame)) if self.flame.selected == Some(frame) => {
+                self.flame.selected = None;
+                self.close_sandwich();
+            }
+            Some(TopClick::Row(frame)) => self.open_sandwich(frame),
+            Some(TopClick::Menu(frame, action)) => self.frame_action(frame, action),
+            None => {}
         }
     }
 
@@ -56,6 +61,10 @@ impl ProfileView {
         if self.flame.zoom as usize >= cur.tree.len() {
             self.flame.zoom = CallTree::ROOT;
         }
+        if self.sandwich.is_open() {
+            self.sandwich_panel(ui, &cur);
+            return;
+        }
         self.breadcrumb(ui, &cur);
         let input = FlameInput {
             colors: &self.colors,
@@ -68,9 +77,14 @@ impl ProfileView {
             return;
         }
         let started = Instant::now();
-        let out = flame::show(
+        let nodes = flame::NodeStyle {
+            cursor: self.flame.cursor,
+            ..flame::NodeStyle::default()
+        };
+        let out = flame::show_styled(
             ui,
             &input,
+            &nodes,
             self.flame.zoom,
             self.flame.flipped,
             cur.tree.max_depth(),
@@ -92,7 +106,15 @@ impl ProfileView {
             && let RectKind::Node(node) = clicked.kind
         {
             self.zoom_to(node);
+            self.flame.cursor = Some(node);
         }
+        if let Some(secondary) = out.secondary
+            && let RectKind::Node(node) = secondary.kind
+            && node != CallTree::ROOT
+        {
+            self.flame.menu_frame = Some(cur.tree.frame(node));
+        }
+        self.frame_context_menu(&out.response, &cur);
         self.flame.last = Some((out.canvas, out.params, out.rects));
     }
 
@@ -100,13 +122,15 @@ impl ProfileView {
         ui.horizontal(|ui| {
             if ui
                 .add_enabled(
-                    self.flame.zoom != CallTree::ROOT,
+                    self.flame.zoom != CallTree::ROOT
+                        || flight::window(ui, flame::VIEW_GRAPH, self.flame.zoom) != (0.0, 1.0),
                     egui::Button::new("Reset"),
                 )
                 .on_hover_text("show everything (Esc)")
                 .clicked()
             {
                 self.reset_zoom();
+                flight::land(ui.ctx());
             }
             if ui
                 .add_enabled(

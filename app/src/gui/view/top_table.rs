@@ -8,6 +8,8 @@ use profile_model::frames::{FrameId, FrameTable};
 use profile_model::top::{Top, TopRow};
 use profile_model::units;
 
+use crate::gui::view::frame_menu::{self, FrameAction};
+
 /// Height of one row.
 const ROW_HEIGHT: f32 = 18.0;
 /// Widths of the value and percent columns.
@@ -23,6 +25,15 @@ pub enum SortColumn {
     Flat,
     /// Total (cum) value.
     Cum,
+}
+
+/// What was done to a row of the top table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopClick {
+    /// The row of this frame was clicked.
+    Row(FrameId),
+    /// Its context menu asked this.
+    Menu(FrameId, FrameAction),
 }
 
 /// Sort state and the cached row order.
@@ -119,7 +130,7 @@ impl TopTableState {
         frames: &FrameTable,
         unit: &str,
         selected: Option<FrameId>,
-    ) -> Option<FrameId> {
+    ) -> Option<TopClick> {
         let full = ui.available_width();
         // One unit per column, that of its largest value.
         let largest = |value: fn(&profile_model::top::TopRow) -> i64| {
@@ -244,8 +255,13 @@ impl TopTableState {
                     };
                     let response = response.on_hover_text_at_pointer(hover);
                     if response.clicked() {
-                        clicked = Some(row.frame);
+                        clicked = Some(TopClick::Row(row.frame));
                     }
+                    response.context_menu(|ui| {
+                        if let Some(action) = frame_menu::menu(ui, name) {
+                            clicked = Some(TopClick::Menu(row.frame, action));
+                        }
+                    });
                 }
             });
         ui.spacing_mut().item_spacing.y = spacing;

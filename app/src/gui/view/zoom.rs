@@ -23,6 +23,7 @@ impl ProfileView {
         }
         self.flame.zoom = CallTree::ROOT;
         self.flame.history.clear();
+        self.flame.cursor = None;
     }
 
     /// Back one zoom level.

@@ -54,9 +54,9 @@ pub(super) fn compare_window_of(
         .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
     let ctx = h.ctx.clone();
     h.state_mut().open_dir(&ctx, dir.clone());
-    h.run_steps(4);
+    // On before the series are in: compare mode shows no first view of its own.
     h.state_mut().compare.enabled = true;
-    h.run_steps(1);
+    h.run_steps(5);
     (h, dir)
 }
 

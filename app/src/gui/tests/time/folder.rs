@@ -341,6 +341,9 @@ fn the_status_bar_tells_how_long_indexing_took_until_a_merge_is_shown() {
     h.get_by_label_contains("opened in ");
     let ctx = h.ctx.clone();
     h.state_mut().open_dir(&ctx, fixture_dir("indexed-in"));
+    // Compare mode on shows no first view, whose merge would at once replace the
+    // indexing time.
+    h.state_mut().compare.enabled = true;
     h.run_steps(4);
     let text = h
         .get_by_label_contains("indexed ")
@@ -357,6 +360,7 @@ fn the_status_bar_tells_how_long_indexing_took_until_a_merge_is_shown() {
         "{text:?}"
     );
     assert!(h.query_by_label_contains("opened in ").is_none());
+    h.state_mut().compare.enabled = false;
     merge_everything(&mut h);
     h.get_by_label_contains("merged ");
     assert!(h.query_by_label_contains("indexed ").is_none());
@@ -422,6 +426,44 @@ fn a_profile_shorter_than_its_period_is_plotted_with_no_absurd_rate() {
     assert!(
         points.iter().all(|p| (p[1] - cores).abs() < 1e-9),
         "{cores}: {points:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_folder_opens_on_the_merge_of_the_range_in_view_until_a_pick_replaces_it() {
+    let dir = fixture_dir("first-view");
+    let h = harness(dir.clone());
+    let app = h.state();
+    let tl = app.timeline.as_ref().unwrap();
+    assert_eq!(
+        tl.selection,
+        Some(QueryTime::Merge(tl.span)),
+        "merged at once"
+    );
+    assert_eq!(tl.selection_profiles, FILES.len());
+    let cur = app.view.current().expect("a view without a click");
+    let (total, _) = FILES
+        .iter()
+        .map(|f| default_total(f))
+        .fold((0, String::new()), |(sum, _), (t, u)| (sum + t, u));
+    assert_eq!(cur.totals[0], total, "every profile in view merged");
+    assert!(h.query_by_label(timeline::CLICK_HINT).is_none());
+    h.get_by_label("flame graph");
+    // A pick replaces it, and no later series bring the first view back.
+    let mut h = h;
+    let span = h.state().timeline.as_ref().unwrap().span;
+    let one = QueryTime::Single(span.start_nanos);
+    let ctx = h.ctx.clone();
+    h.state_mut().select_time(&ctx, one);
+    h.run_steps(4);
+    h.state_mut().load_series(&ctx);
+    h.run_steps(4);
+    let app = h.state();
+    assert_eq!(app.timeline.as_ref().unwrap().selection, Some(one));
+    assert_eq!(
+        app.view.current().unwrap().totals[0],
+        default_total(FILES[0]).0
     );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -223,3 +223,10 @@ pub(super) fn span_start_plus(app: &FlintApp, index: u64) -> i64 {
     let span = app.timeline.as_ref().expect("time mode").span;
     span.start_nanos + index as i64 * 10_000_000_000
 }
+
+/// Whether what is selected is still the first view, the merge of the whole span
+/// (nothing picked since opening).
+pub(super) fn first_view_kept(h: &Harness<'_, FlintApp>) -> bool {
+    let tl = h.state().timeline.as_ref().expect("time mode");
+    tl.selection == Some(QueryTime::Merge(tl.span))
+}
