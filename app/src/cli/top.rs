@@ -203,6 +203,16 @@ fn print_top(args: &TopArgs, summed: TopSummed) -> Result<(), CliError> {
             inline: r.reached.mark(),
         })
         .collect();
+    if !matches!(args.format, Format::Text) {
+        // The text layout prints them in its header; the others have none.
+        for c in header
+            .comments
+            .iter()
+            .filter(|c| c.starts_with("perf.data: "))
+        {
+            eprintln!("warning: {c}");
+        }
+    }
     let text = match args.format {
         Format::Text => text(
             &header,

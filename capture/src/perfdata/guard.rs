@@ -149,7 +149,12 @@ pub(super) fn check(bytes: &[u8], big_endian: bool) -> Result<Checked, PerfDataE
     }
     // Cut short: the records that are there, without the features.
     let mut header = bytes.get(..HEADER_SIZE).ok_or_else(cut)?.to_vec();
-    let kept = data.size.min(len - data.offset);
+    let kept = whole_records(
+        bytes,
+        data.offset,
+        data.size.min(len - data.offset),
+        big_endian,
+    );
     let size_bytes = if big_endian {
         kept.to_be_bytes()
     } else {
@@ -163,14 +168,37 @@ pub(super) fn check(bytes: &[u8], big_endian: bool) -> Result<Checked, PerfDataE
     )];
     if kept < data.size {
         warnings.push(format!(
-            "the file is cut short: {} of its data section's {} bytes were read",
-            kept, data.size
+            "the file is cut short: {kept} of its data section's {} bytes (its whole records) were read",
+            data.size
         ));
     }
     Ok(Checked {
         header: Some(header),
         warnings,
     })
+}
+
+/// How many of the `available` bytes of the data section at `offset` hold whole
+/// records (each starts with `perf_event_header`: type u32, misc u16, size u16): the
+/// parser would drop the last round of records at a record cut in two.
+fn whole_records(bytes: &[u8], offset: u64, available: u64, big_endian: bool) -> u64 {
+    let size_at = |at: u64| -> Option<u64> {
+        let at = usize::try_from(at).ok()?.checked_add(6)?;
+        let raw: [u8; 2] = bytes.get(at..at + 2)?.try_into().ok()?;
+        Some(u64::from(if big_endian {
+            u16::from_be_bytes(raw)
+        } else {
+            u16::from_le_bytes(raw)
+        }))
+    };
+    let mut kept = 0;
+    while let Some(size) = size_at(offset + kept) {
+        if size < 8 || kept + size > available {
+            break;
+        }
+        kept += size;
+    }
+    kept
 }
 
 /// `HEADER_EVENT_DESC`: `nr` attributes of `attr_size` bytes, each followed by its id
@@ -225,10 +253,14 @@ mod tests {
         assert!(e.to_string().contains("data section"), "{e}");
         let mut file = header((104, 64));
         file.extend([0; 32]);
+        // Two whole records of 8 and 16 bytes, then a third cut.
+        for (at, size) in [(104, 8u16), (112, 16), (128, 16)] {
+            file[at + 6..at + 8].copy_from_slice(&size.to_le_bytes());
+        }
         let checked = check(&file, false).expect("cut");
         assert_eq!(checked.warnings.len(), 2, "{:?}", checked.warnings);
         let patched = checked.header.expect("patched");
-        assert_eq!(patched[DATA_AT + 8], 32);
+        assert_eq!(patched[DATA_AT + 8], 24);
         let e = check(&file[..50], false).expect_err("header cut");
         assert!(e.to_string().contains("ends in its header"), "{e}");
     }

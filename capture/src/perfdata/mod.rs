@@ -144,6 +144,12 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
         }
     }
     let counts = walk.counts;
+    if counts.samples == 0 && !warnings.is_empty() {
+        return Err(PerfDataError(format!(
+            "no sample could be read: {}",
+            warnings.join("; ")
+        )));
+    }
     if let Some(e) = stopped {
         if counts.samples == 0 {
             return Err(PerfDataError(format!(
