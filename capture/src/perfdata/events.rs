@@ -20,8 +20,9 @@ const NANOS_PER_SECOND: u64 = 1_000_000_000;
 pub(super) struct Columns {
     /// (type, unit) of each column, `samples/count` first.
     pub types: Vec<(String, String)>,
-    /// Per event (attribute index): its column and its fixed period (`-c`), if any.
-    events: Vec<(usize, Option<u64>)>,
+    /// Per event (attribute index): its column and its fixed period (`-c`), if any;
+    /// `None` for events that sample nothing.
+    events: Vec<Option<(usize, Option<u64>)>>,
     /// The period of the last column's event, as pprof's `period`.
     pub period: i64,
 }
@@ -34,6 +35,15 @@ impl Columns {
         let mut period = 0;
         for a in attributes {
             let attr = a.attributes();
+            // perf's tracking event (`-a` adds one): it samples nothing.
+            if matches!(
+                attr.type_,
+                PerfEventType::Software(SoftwareCounterType::Dummy)
+            ) || matches!(attr.sampling_policy, SamplingPolicy::NoSampling)
+            {
+                events.push(None);
+                continue;
+            }
             let is_clock = matches!(
                 attr.type_,
                 PerfEventType::Software(
@@ -60,7 +70,7 @@ impl Columns {
             if column == types.len() - 1 {
                 period = i64::try_from(this_period).unwrap_or(i64::MAX);
             }
-            events.push((column, fixed));
+            events.push(Some((column, fixed)));
         }
         Self {
             types,
@@ -76,7 +86,7 @@ impl Columns {
         if let Some(first) = values.first_mut() {
             *first = 1;
         }
-        if let Some(&(column, fixed)) = self.events.get(attr_index) {
+        if let Some(&Some((column, fixed))) = self.events.get(attr_index) {
             let weight = period.or(fixed).unwrap_or(1);
             if let Some(v) = values.get_mut(column) {
                 *v = i64::try_from(weight).unwrap_or(i64::MAX);

@@ -104,10 +104,13 @@ impl<'a> Walk<'a> {
         match record {
             EventRecord::Sample(s) => self.sample(attr_index, &s),
             EventRecord::Comm(c) => self.comm(&c),
-            EventRecord::Fork(f) => {
-                if f.pid != f.ppid && !self.processes.contains_key(&f.pid) {
-                    let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
-                    self.processes.insert(f.pid, parent);
+            EventRecord::Fork(f) if f.pid != f.ppid => {
+                // A new process: a copy of its parent's address space.
+                let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
+                let child = self.processes.entry(f.pid).or_default();
+                child.maps = parent.maps;
+                if child.comm.is_empty() {
+                    child.comm = parent.comm;
                 }
             }
             EventRecord::Mmap(m) => {

@@ -1,0 +1,281 @@
+//! perf.data files: `flint top` of a real `perf record` of the test programs against
+//! `perf report` of the same file, function by function, and bad files refused in
+//! one line or read with a warning.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use flint_fixture_gen::symbol_parts::build_frame_pointer_programs;
+
+use super::{Scratch, flint};
+
+/// Per function: (self, total) in percent of all samples' periods.
+type Shares = HashMap<String, (f64, f64)>;
+
+/// Agreement asked of flint and `perf report` on the same file, in points.
+const TOLERANCE: f64 = 0.5;
+
+/// The C and Rust programs with frame pointers, or `None` after a `SKIP:` line where
+/// a compiler or `perf record` is missing or not allowed.
+fn programs_or_skip(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let probe = dir.join("probe.data");
+    let perf = Command::new("perf")
+        .args(["record", "-q", "-F", "999", "-o"])
+        .arg(&probe)
+        .args(["--", "true"])
+        .output();
+    match perf {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            println!(
+                "SKIP: perf record is not allowed here (root or perf_event_paranoid): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Err(e) => {
+            println!("SKIP: no perf (linux-perf) to record with: {e}");
+            return None;
+        }
+    }
+    match build_frame_pointer_programs(dir) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            println!("SKIP: cannot build the test programs: {e}");
+            None
+        }
+    }
+}
+
+/// Runs `perf record` with `options`, `-o` the file returned, of `command`.
+fn record(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> PathBuf {
+    let data = dir.join(name);
+    let out = Command::new("perf")
+        .arg("record")
+        .args(options)
+        .arg("-o")
+        .arg(&data)
+        .arg("--")
+        .args(command)
+        .output()
+        .expect("perf runs");
+    assert!(
+        out.status.success(),
+        "perf record {options:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    data
+}
+
+/// `perf report`'s shares of `data` by symbol: self from `--no-children`, total from
+/// `--children`.
+fn perf_report(data: &Path) -> Shares {
+    let column = |children: bool| -> HashMap<String, f64> {
+        let mode = if children {
+            "--children"
+        } else {
+            "--no-children"
+        };
+        let out = Command::new("perf")
+            .args([
+                "report", "--stdio", mode, "--sort", "symbol", "-g", "none", "-i",
+            ])
+            .arg(data)
+            .output()
+            .expect("perf report runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                // "  77.47%  76.71%  [.] leaf_work  …": the first percentage, then the
+                // name after the [.] or [k] mark.
+                let (head, rest) = l.split_once("] ")?;
+                let share = head.split_whitespace().next()?.strip_suffix('%')?;
+                let name = rest.split_whitespace().next()?;
+                Some((name.to_string(), share.parse().ok()?))
+            })
+            .collect()
+    };
+    let (selfs, totals) = (column(false), column(true));
+    totals
+        .into_iter()
+        .map(|(name, total)| {
+            let own = selfs.get(&name).copied().unwrap_or(0.0);
+            (name, (own, total))
+        })
+        .collect()
+}
+
+/// `flint top --format tsv`'s shares of `data`, from its raw values, and its stderr.
+fn flint_top(data: &Path) -> (Shares, String) {
+    let out = flint(&["top", "--format", "tsv", data.to_str().expect("utf-8 path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "flint top: {stderr}");
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let rows: Vec<(String, i64, i64)> = stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((
+                f.get(4)?.to_string(),
+                f.first()?.parse().ok()?,
+                f.get(2)?.parse().ok()?,
+            ))
+        })
+        .collect();
+    let total: i64 = rows.iter().map(|r| r.1).sum();
+    assert!(total > 0, "{stdout}");
+    let pct = |v: i64| v as f64 * 100.0 / total as f64;
+    let shares = rows
+        .into_iter()
+        .map(|(name, flat, cum)| (name, (pct(flat), pct(cum))))
+        .collect();
+    (shares, stderr)
+}
+
+/// Asserts that flint's and perf's (self, total) of each of `functions` agree within
+/// [`TOLERANCE`]; `inlined` are flint's frames inlined into `(callee, host)`, whose
+/// self perf counts as the host's.
+fn assert_agree(data: &Path, functions: &[&str], selfs: bool, inlined: &[(&str, &str)]) {
+    let perf = perf_report(data);
+    let (flint, stderr) = flint_top(data);
+    let table = format!("flint: {flint:?}\nperf: {perf:?}\nflint's stderr: {stderr}");
+    for name in functions {
+        let (perf_self, perf_total) = *perf.get(*name).unwrap_or_else(|| panic!("{name}: {table}"));
+        let (mut flint_self, flint_total) = *flint
+            .get(*name)
+            .unwrap_or_else(|| panic!("{name}: {table}"));
+        for (callee, host) in inlined {
+            if host == name && !perf.contains_key(*callee) {
+                flint_self += flint.get(*callee).map_or(0.0, |s| s.0);
+            }
+        }
+        println!(
+            "{name}: self flint {flint_self:.2} perf {perf_self:.2}, total flint {flint_total:.2} perf {perf_total:.2}"
+        );
+        assert!(
+            (flint_total - perf_total).abs() <= TOLERANCE,
+            "{name} total: {table}"
+        );
+        if selfs {
+            assert!(
+                (flint_self - perf_self).abs() <= TOLERANCE,
+                "{name} self: {table}"
+            );
+        }
+    }
+}
+
+const C_FUNCTIONS: [&str; 3] = ["leaf_work", "other_work", "main"];
+const C_INLINED: [(&str, &str); 1] = [("hash_step", "leaf_work")];
+
+#[test]
+fn a_frame_pointer_recording_of_a_c_program_agrees_with_perf_report() {
+    let dir = Scratch::new("perf-data-c");
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
+    };
+    let c = c.to_str().expect("utf-8 path");
+    let data = record(&dir, "c.data", &["-q", "-g", "-F", "999"], &[c, "300000"]);
+    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+    // A fixed period (-c): samples carry no period of their own.
+    let data = record(
+        &dir,
+        "c-fixed.data",
+        &["-q", "-g", "-e", "cpu-clock", "-c", "500000"],
+        &[c, "300000"],
+    );
+    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+}
+
+#[test]
+fn a_recording_of_all_cpus_agrees_with_perf_report_on_the_programs_functions() {
+    let dir = Scratch::new("perf-data-all");
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
+    };
+    let c = c.to_str().expect("utf-8 path");
+    let data = record(
+        &dir,
+        "all.data",
+        &["-q", "-a", "-g", "-F", "999"],
+        &[c, "300000"],
+    );
+    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+}
+
+#[test]
+fn a_frame_pointer_recording_of_a_rust_program_agrees_with_perf_report() {
+    let dir = Scratch::new("perf-data-rust");
+    let Some((_, rust)) = programs_or_skip(&dir) else {
+        return;
+    };
+    let rust = rust.to_str().expect("utf-8 path");
+    let data = record(
+        &dir,
+        "rust.data",
+        &["-q", "-g", "-F", "999"],
+        &[rust, "300000"],
+    );
+    // Everything in rust_leaf is inlined into it: totals only.
+    let functions = ["prog::rust_leaf", "prog::rust_outer", "prog::main"];
+    assert_agree(&data, &functions, false, &[]);
+}
+
+#[test]
+fn cut_or_garbled_perf_data_is_one_error_line_or_a_warning() {
+    let dir = Scratch::new("perf-data-bad");
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
+    };
+    let c = c.to_str().expect("utf-8 path");
+    let data = std::fs::read(record(
+        &dir,
+        "c.data",
+        &["-q", "-g", "-F", "999"],
+        &[c, "100000"],
+    ))
+    .expect("recorded");
+    let bad = dir.join("bad.data");
+    let bad_s = bad.to_str().expect("utf-8 path");
+    let mut cuts: Vec<usize> = vec![8, 60, 104, 300, 2000];
+    cuts.extend((1..10).map(|i| data.len() * i / 10));
+    cuts.push(data.len() - 1);
+    let mut garbage = b"PERFILE2".to_vec();
+    garbage.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    let mut garbled_data = data.clone();
+    for (i, b) in garbled_data.iter_mut().enumerate().skip(400).step_by(7) {
+        *b = (i as u8).wrapping_mul(31);
+    }
+    let files = cuts
+        .iter()
+        .map(|&n| (format!("cut at {n}"), data[..n].to_vec()))
+        .chain([
+            ("garbage after the magic".to_string(), garbage),
+            ("garbled records".to_string(), garbled_data),
+        ]);
+    for (what, bytes) in files {
+        std::fs::write(&bad, &bytes).expect("written");
+        let out = flint(&["top", "--format", "tsv", bad_s]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+        if out.status.success() {
+            assert!(
+                stderr.lines().all(|l| l.starts_with("warning: ")),
+                "{what}: {stderr}"
+            );
+        } else {
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{what}: {stderr}");
+            assert!(lines[0].starts_with("error: "), "{what}: {stderr}");
+        }
+        println!("{what}: exit {:?}, {}", out.status.code(), stderr.trim());
+    }
+}
