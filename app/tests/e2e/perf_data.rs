@@ -8,7 +8,7 @@ use std::process::Command;
 
 use flint_fixture_gen::symbol_parts::build_frame_pointer_programs;
 
-use super::{Scratch, flint};
+use super::{Scratch, flint, flint_ok};
 
 /// Per function: (self, total) in percent of all samples' periods.
 type Shares = HashMap<String, (f64, f64)>;
@@ -278,4 +278,36 @@ fn cut_or_garbled_perf_data_is_one_error_line_or_a_warning() {
         }
         println!("{what}: exit {:?}, {}", out.status.code(), stderr.trim());
     }
+}
+
+#[test]
+fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
+    let dir = Scratch::new("perf-data-series");
+    let Some((c, _)) = programs_or_skip(&dir) else {
+        return;
+    };
+    let c = c.to_str().expect("utf-8 path");
+    let data = record(&dir, "c.data", &["-q", "-g", "-F", "999"], &[c, "1500000"]);
+    let data = data.to_str().expect("utf-8 path");
+    let top = flint_ok(&["top", "--format", "tsv", data]);
+    let total: i64 = top
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
+        .sum();
+    let series = flint_ok(&["series", "--format", "tsv", data]);
+    let points: Vec<(String, i64)> = series
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((f.first()?.to_string(), f.get(2)?.parse().ok()?))
+        })
+        .collect();
+    // 100 ms slices of a recording of about 2 s.
+    assert!(points.len() >= 5, "{series}");
+    assert_eq!(points.iter().map(|p| p.1).sum::<i64>(), total, "{series}");
+    let times: Vec<&String> = points.iter().map(|p| &p.0).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{series}");
+    println!("{} slices summing to {total} ns", points.len());
 }

@@ -140,9 +140,14 @@ impl Builder {
         id
     }
 
-    /// The label set of these string labels, made on first use.
-    pub fn label_set(&mut self, labels: &[(&str, &str)]) -> LabelSetId {
-        let set: Vec<Label> = labels
+    /// The label set of these string labels and numeric ones (key, value, unit), made
+    /// on first use.
+    pub fn label_set(
+        &mut self,
+        labels: &[(&str, &str)],
+        numbers: &[(&str, i64, &str)],
+    ) -> LabelSetId {
+        let mut set: Vec<Label> = labels
             .iter()
             .map(|(k, v)| Label {
                 key: self.string(k),
@@ -151,6 +156,14 @@ impl Builder {
                 num_unit: 0,
             })
             .collect();
+        for (k, num, unit) in numbers {
+            set.push(Label {
+                key: self.string(k),
+                str: 0,
+                num: *num,
+                num_unit: self.string(unit),
+            });
+        }
         if let Some(&id) = self.label_sets.get(&set) {
             return id;
         }

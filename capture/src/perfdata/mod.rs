@@ -1,7 +1,7 @@
 //! perf.data files (`perf record`) made pprof: the records read by `linux-perf-data`
 //! (samply's parser; flint has none of its own), each sample's callchain a stack
 //! weighted by its period (`events`), labelled with its pid, tid, command, thread name
-//! and CPU, its user frames named by [`crate::symbolize`] from the file's MMAP records
+//! and CPU and with its time slice (`slices`), its user frames named by [`crate::symbolize`] from the file's MMAP records
 //! and build ids, its kernel frames from `/proc/kallsyms` when the file was recorded
 //! on the running kernel (`kernel`).
 //!
@@ -17,6 +17,7 @@ mod events;
 mod guard;
 mod kernel;
 mod records;
+pub mod slices;
 
 use std::io::Cursor;
 
@@ -122,11 +123,17 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
         .iter()
         .map(|(t, u)| (t.as_str(), u.as_str()))
         .collect();
+    let span = perf_file
+        .sample_time_range()
+        .ok()
+        .flatten()
+        .map(|r| r.last_sample_time.saturating_sub(r.first_sample_time));
     let mut walk = Walk::new(
         Builder::new(&types, columns.period),
         &columns,
         &build_ids,
         kernel.kallsyms.as_ref(),
+        slices::slice_nanos(span),
     );
     let mut stopped = None;
     loop {

@@ -13,6 +13,7 @@ use linux_perf_data::{DsoInfo, DsoKey};
 use super::builder::{Builder, MappedFile};
 use super::events::Columns;
 use super::kernel::hex;
+use super::slices::TIME_LABEL;
 use crate::symbols::kallsyms::Kallsyms;
 
 /// `PERF_CONTEXT_*` markers in a callchain: every value from `PERF_CONTEXT_MAX` up.
@@ -74,17 +75,20 @@ pub(super) struct Walk<'a> {
     processes: HashMap<i32, Process>,
     thread_names: HashMap<i32, String>,
     kernel: Option<MappedFile>,
+    /// The width of the time slices samples are labelled with.
+    slice_nanos: u64,
     stack: Vec<u32>,
 }
 
 impl<'a> Walk<'a> {
     /// A walk building into `builder`, with these value columns, the file's build
-    /// ids, and the kernel's names when they fit.
+    /// ids, the kernel's names when they fit, and time slices `slice_nanos` wide.
     pub fn new(
         builder: Builder,
         columns: &'a Columns,
         build_ids: &'a HashMap<DsoKey, DsoInfo>,
         kallsyms: Option<&'a Kallsyms>,
+        slice_nanos: u64,
     ) -> Self {
         Self {
             builder,
@@ -95,6 +99,7 @@ impl<'a> Walk<'a> {
             processes: HashMap::new(),
             thread_names: HashMap::new(),
             kernel: None,
+            slice_nanos: slice_nanos.max(1),
             stack: Vec::new(),
         }
     }
@@ -227,15 +232,22 @@ impl<'a> Walk<'a> {
         if let Some(cpu) = &cpu {
             labels.push(("cpu", cpu));
         }
-        let set = self.builder.label_set(&labels);
+        let mut numbers = Vec::new();
+        if let Some(t) = s.timestamp {
+            let first = *self.counts.first_time.get_or_insert(t);
+            self.counts.last_time = Some(t);
+            let offset = t.saturating_sub(first) / self.slice_nanos * self.slice_nanos;
+            numbers.push((
+                TIME_LABEL,
+                i64::try_from(offset).unwrap_or(i64::MAX),
+                "nanoseconds",
+            ));
+        }
+        let set = self.builder.label_set(&labels, &numbers);
         let values = self.columns.values(attr_index, s.period);
         self.builder.add(stack.clone(), set, &values);
         self.stack = stack;
         self.counts.samples += 1;
-        if let Some(t) = s.timestamp {
-            self.counts.first_time.get_or_insert(t);
-            self.counts.last_time = Some(t);
-        }
     }
 
     /// The location of `address`, a frame of process `pid` in `context`.
