@@ -176,54 +176,51 @@ fn assert_agree(data: &Path, functions: &[&str], selfs: bool, inlined: &[(&str, 
 const C_FUNCTIONS: [&str; 3] = ["leaf_work", "other_work", "main"];
 const C_INLINED: [(&str, &str); 1] = [("hash_step", "leaf_work")];
 
+/// A scratch folder `tag` holding `perf record OPTIONS` of the C program (the Rust
+/// one with `rust`) run for `rounds`, and the recording; `None` after a `SKIP:` line.
+fn recording(tag: &str, rust: bool, options: &[&str], rounds: &str) -> Option<(Scratch, PathBuf)> {
+    let dir = Scratch::new(tag);
+    let (c, r) = programs_or_skip(&dir)?;
+    let program = if rust { r } else { c };
+    let program = program.to_str().expect("utf-8 path");
+    let data = record(&dir, "recorded.data", options, &[program, rounds]);
+    Some((dir, data))
+}
+
+const FREQUENCY: [&str; 4] = ["-q", "-g", "-F", "999"];
+
 #[test]
 fn a_frame_pointer_recording_of_a_c_program_agrees_with_perf_report() {
-    let dir = Scratch::new("perf-data-c");
-    let Some((c, _)) = programs_or_skip(&dir) else {
+    let Some((dir, data)) = recording("perf-data-c", false, &FREQUENCY, "300000") else {
         return;
     };
-    let c = c.to_str().expect("utf-8 path");
-    let data = record(&dir, "c.data", &["-q", "-g", "-F", "999"], &[c, "300000"]);
     assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
     // A fixed period (-c): samples carry no period of their own.
+    let c = dir.join("c-fp");
+    let fixed = ["-q", "-g", "-e", "cpu-clock", "-c", "500000"];
     let data = record(
         &dir,
-        "c-fixed.data",
-        &["-q", "-g", "-e", "cpu-clock", "-c", "500000"],
-        &[c, "300000"],
+        "fixed.data",
+        &fixed,
+        &[c.to_str().expect("utf-8"), "300000"],
     );
     assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
 }
 
 #[test]
 fn a_recording_of_all_cpus_agrees_with_perf_report_on_the_programs_functions() {
-    let dir = Scratch::new("perf-data-all");
-    let Some((c, _)) = programs_or_skip(&dir) else {
+    let all = ["-q", "-a", "-g", "-F", "999"];
+    let Some((_dir, data)) = recording("perf-data-all", false, &all, "300000") else {
         return;
     };
-    let c = c.to_str().expect("utf-8 path");
-    let data = record(
-        &dir,
-        "all.data",
-        &["-q", "-a", "-g", "-F", "999"],
-        &[c, "300000"],
-    );
     assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
 }
 
 #[test]
 fn a_frame_pointer_recording_of_a_rust_program_agrees_with_perf_report() {
-    let dir = Scratch::new("perf-data-rust");
-    let Some((_, rust)) = programs_or_skip(&dir) else {
+    let Some((_dir, data)) = recording("perf-data-rust", true, &FREQUENCY, "300000") else {
         return;
     };
-    let rust = rust.to_str().expect("utf-8 path");
-    let data = record(
-        &dir,
-        "rust.data",
-        &["-q", "-g", "-F", "999"],
-        &[rust, "300000"],
-    );
     // Everything in rust_leaf is inlined into it: totals only.
     let functions = ["prog::rust_leaf", "prog::rust_outer", "prog::main"];
     assert_agree(&data, &functions, false, &[]);
@@ -231,18 +228,10 @@ fn a_frame_pointer_recording_of_a_rust_program_agrees_with_perf_report() {
 
 #[test]
 fn cut_or_garbled_perf_data_is_one_error_line_or_a_warning() {
-    let dir = Scratch::new("perf-data-bad");
-    let Some((c, _)) = programs_or_skip(&dir) else {
+    let Some((dir, data)) = recording("perf-data-bad", false, &FREQUENCY, "100000") else {
         return;
     };
-    let c = c.to_str().expect("utf-8 path");
-    let data = std::fs::read(record(
-        &dir,
-        "c.data",
-        &["-q", "-g", "-F", "999"],
-        &[c, "100000"],
-    ))
-    .expect("recorded");
+    let data = std::fs::read(data).expect("recorded");
     let bad = dir.join("bad.data");
     let bad_s = bad.to_str().expect("utf-8 path");
     let mut cuts: Vec<usize> = vec![8, 60, 104, 300, 2000];
@@ -282,12 +271,9 @@ fn cut_or_garbled_perf_data_is_one_error_line_or_a_warning() {
 
 #[test]
 fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
-    let dir = Scratch::new("perf-data-series");
-    let Some((c, _)) = programs_or_skip(&dir) else {
+    let Some((_dir, data)) = recording("perf-data-series", false, &FREQUENCY, "1500000") else {
         return;
     };
-    let c = c.to_str().expect("utf-8 path");
-    let data = record(&dir, "c.data", &["-q", "-g", "-F", "999"], &[c, "1500000"]);
     let data = data.to_str().expect("utf-8 path");
     let top = flint_ok(&["top", "--format", "tsv", data]);
     let total: i64 = top

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use profile_model::Profile;
+use profile_model::interner::Interner;
 use profile_model::profile::{
-    Function, Label, LabelSetId, Line, Location, LocationId, Mapping, MappingId, Samples, StrId,
-    ValueType,
+    Function, Label, LabelSetId, Line, Location, LocationId, Mapping, MappingId, StrId,
 };
 
 /// A binary mapped into a process, as the file's MMAP records and build ids say it.
@@ -28,12 +28,11 @@ pub(super) struct MappedFile {
 #[derive(Debug)]
 pub(super) struct Builder {
     profile: Profile,
-    strings: HashMap<String, StrId>,
+    interner: Interner,
     mappings: HashMap<MappedFile, MappingId>,
     /// (mapping or none, address) → location.
     locations: HashMap<(Option<MappingId>, u64), LocationId>,
     functions: HashMap<StrId, u32>,
-    label_sets: HashMap<Vec<Label>, LabelSetId>,
     /// (stack, label set) → sample index.
     samples: HashMap<(Vec<LocationId>, LabelSetId), usize>,
 }
@@ -42,40 +41,19 @@ impl Builder {
     /// A profile with these sample types (`(type, unit)`), the period measured in the
     /// last of them.
     pub fn new(sample_types: &[(&str, &str)], period: i64) -> Self {
-        let mut b = Self {
-            profile: Profile {
-                strings: vec![String::new()],
-                label_sets: vec![Vec::new()],
-                samples: Samples::with_columns(sample_types.len()),
-                period,
-                ..Profile::default()
-            },
-            strings: HashMap::from([(String::new(), 0)]),
+        let (profile, interner) = Interner::start(sample_types, period);
+        Self {
+            profile,
+            interner,
             mappings: HashMap::new(),
             locations: HashMap::new(),
             functions: HashMap::new(),
-            label_sets: HashMap::from([(Vec::new(), 0)]),
             samples: HashMap::new(),
-        };
-        for (kind, unit) in sample_types {
-            let t = ValueType {
-                kind: b.string(kind),
-                unit: b.string(unit),
-            };
-            b.profile.sample_types.push(t);
-            b.profile.period_type = t;
         }
-        b
     }
 
     fn string(&mut self, s: &str) -> StrId {
-        if let Some(&id) = self.strings.get(s) {
-            return id;
-        }
-        let id = self.profile.strings.len() as StrId;
-        self.profile.strings.push(s.to_string());
-        self.strings.insert(s.to_string(), id);
-        id
+        self.interner.string(&mut self.profile, s)
     }
 
     /// The mapping of `file`, made on first use.
@@ -147,15 +125,7 @@ impl Builder {
         labels: &[(&str, &str)],
         numbers: &[(&str, i64, &str)],
     ) -> LabelSetId {
-        let mut set: Vec<Label> = labels
-            .iter()
-            .map(|(k, v)| Label {
-                key: self.string(k),
-                str: self.string(v),
-                num: 0,
-                num_unit: 0,
-            })
-            .collect();
+        let mut set = self.interner.string_labels(&mut self.profile, labels);
         for (k, num, unit) in numbers {
             set.push(Label {
                 key: self.string(k),
@@ -164,13 +134,7 @@ impl Builder {
                 num_unit: self.string(unit),
             });
         }
-        if let Some(&id) = self.label_sets.get(&set) {
-            return id;
-        }
-        let id = self.profile.label_sets.len() as LabelSetId;
-        self.profile.label_sets.push(set.clone());
-        self.label_sets.insert(set, id);
-        id
+        self.interner.label_set(&mut self.profile, set)
     }
 
     /// Adds `values` (one per sample type) to the sample of this stack (leaf first)

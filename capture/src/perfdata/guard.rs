@@ -49,22 +49,20 @@ struct Bytes<'a> {
 }
 
 impl Bytes<'_> {
+    fn array_at<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
+        let mut raw: [u8; N] = self.bytes.get(at..at.checked_add(N)?)?.try_into().ok()?;
+        if self.big_endian == cfg!(target_endian = "little") {
+            raw.reverse();
+        }
+        Some(raw)
+    }
+
     fn u64_at(&self, at: usize) -> Option<u64> {
-        let raw: [u8; 8] = self.bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
-        Some(if self.big_endian {
-            u64::from_be_bytes(raw)
-        } else {
-            u64::from_le_bytes(raw)
-        })
+        self.array_at(at).map(u64::from_ne_bytes)
     }
 
     fn u32_at(&self, at: usize) -> Option<u32> {
-        let raw: [u8; 4] = self.bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        Some(if self.big_endian {
-            u32::from_be_bytes(raw)
-        } else {
-            u32::from_le_bytes(raw)
-        })
+        self.array_at(at).map(u32::from_ne_bytes)
     }
 
     fn section_at(&self, at: usize) -> Option<Section> {
