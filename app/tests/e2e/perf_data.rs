@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use flint_fixture_gen::symbol_parts::build_frame_pointer_programs;
+use flint_fixture_gen::symbol_parts::{build_frame_pointer_programs, build_programs};
 
 use super::{Scratch, flint, flint_ok};
 
@@ -68,9 +68,11 @@ fn record(dir: &Path, name: &str, options: &[&str], command: &[&str]) -> PathBuf
     data
 }
 
-/// `perf report`'s shares of `data` by symbol: self from `--no-children`, total from
-/// `--children`.
-fn perf_report(data: &Path) -> Shares {
+/// `perf report`'s shares of `data` by symbol (of the processes named `comm` only,
+/// when given, still in percent of the whole file: `--comm` with `--sort symbol`
+/// drops the samples of a symbol another command had first): self from
+/// `--no-children`, total from `--children`.
+fn perf_report(data: &Path, comm: Option<&str>) -> Shares {
     let column = |children: bool| -> HashMap<String, f64> {
         let mode = if children {
             "--children"
@@ -78,9 +80,13 @@ fn perf_report(data: &Path) -> Shares {
             "--no-children"
         };
         let out = Command::new("perf")
-            .args([
-                "report", "--stdio", mode, "--sort", "symbol", "-g", "none", "-i",
-            ])
+            .args(["report", "--stdio", mode, "-g", "none", "--sort"])
+            .arg(if comm.is_some() {
+                "comm,symbol"
+            } else {
+                "symbol"
+            })
+            .arg("-i")
             .arg(data)
             .output()
             .expect("perf report runs");
@@ -93,10 +99,14 @@ fn perf_report(data: &Path) -> Shares {
             .lines()
             .filter(|l| !l.starts_with('#'))
             .filter_map(|l| {
-                // "  77.47%  76.71%  [.] leaf_work  …": the first percentage, then the
-                // name after the [.] or [k] mark.
+                // "  77.47%  76.71%  [comm]  [.] leaf_work  …": the first percentage,
+                // then the name after the [.] or [k] mark.
                 let (head, rest) = l.split_once("] ")?;
-                let share = head.split_whitespace().next()?.strip_suffix('%')?;
+                let heads: Vec<&str> = head.split_whitespace().collect();
+                if comm.is_some_and(|c| heads.len() < 2 || heads[heads.len() - 2] != c) {
+                    return None;
+                }
+                let share = heads.first()?.strip_suffix('%')?;
                 let name = rest.split_whitespace().next()?;
                 Some((name.to_string(), share.parse().ok()?))
             })
@@ -112,40 +122,61 @@ fn perf_report(data: &Path) -> Shares {
         .collect()
 }
 
-/// `flint top --format tsv`'s shares of `data`, from its raw values, and its stderr.
-fn flint_top(data: &Path) -> (Shares, String) {
-    let out = flint(&["top", "--format", "tsv", data.to_str().expect("utf-8 path")]);
+/// `flint top --format tsv`'s shares of `data` (of the processes named `comm` only,
+/// when given, in percent of the whole file as it prints them), from its raw values,
+/// and its stderr.
+fn flint_top(data: &Path, comm: Option<&str>) -> (Shares, String) {
+    let tag = comm.map(|c| format!("comm={c}"));
+    let mut args = vec!["top", "--format", "tsv", data.to_str().expect("utf-8 path")];
+    if let Some(tag) = &tag {
+        args.extend(["--tag", tag]);
+    }
+    let out = flint(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "flint top: {stderr}");
     let stdout = String::from_utf8(out.stdout).expect("utf-8");
-    let rows: Vec<(String, i64, i64)> = stdout
+    let rows: Vec<Vec<&str>> = stdout
         .lines()
         .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Some((
-                f.get(4)?.to_string(),
-                f.first()?.parse().ok()?,
-                f.get(2)?.parse().ok()?,
-            ))
-        })
+        .map(|l| l.split('\t').collect())
         .collect();
-    let total: i64 = rows.iter().map(|r| r.1).sum();
-    assert!(total > 0, "{stdout}");
-    let pct = |v: i64| v as f64 * 100.0 / total as f64;
+    let number = |row: &[&str], i: usize| row.get(i).and_then(|v| v.parse::<f64>().ok());
+    let total: f64 = rows.iter().filter_map(|r| number(r, 0)).sum();
+    assert!(total > 0.0, "{stdout}");
+    // The file's share: from the raw values (flat, cum), or as printed (flat%, cum%).
+    let (flat, cum, scale) = match comm {
+        None => (0, 2, 100.0 / total),
+        Some(_) => (1, 3, 1.0),
+    };
     let shares = rows
-        .into_iter()
-        .map(|(name, flat, cum)| (name, (pct(flat), pct(cum))))
+        .iter()
+        .filter_map(|r| {
+            let share = (number(r, flat)? * scale, number(r, cum)? * scale);
+            Some((r.get(4)?.to_string(), share))
+        })
         .collect();
     (shares, stderr)
 }
 
-/// Asserts that flint's and perf's (self, total) of each of `functions` agree within
-/// [`TOLERANCE`]; `inlined` are flint's frames inlined into `(callee, host)`, whose
-/// self perf counts as the host's.
-fn assert_agree(data: &Path, functions: &[&str], selfs: bool, inlined: &[(&str, &str)]) {
-    let perf = perf_report(data);
-    let (flint, stderr) = flint_top(data);
+/// The test program's functions, and those inlined into them (`(callee, host)`),
+/// whose self perf counts as the host's.
+struct Program<'a> {
+    functions: &'a [&'a str],
+    inlined: &'a [(&'a str, &'a str)],
+    /// Its command name, when other processes are in the recording.
+    comm: Option<&'a str>,
+}
+
+/// Asserts that flint's and perf's total (and self, with `selfs`) of each of the
+/// program's functions agree within [`TOLERANCE`].
+fn assert_agree(data: &Path, program: &Program<'_>, selfs: bool) {
+    let Program {
+        functions,
+        inlined,
+        comm,
+    } = *program;
+    let perf = perf_report(data, comm);
+    let (flint, stderr) = flint_top(data, comm);
     let table = format!("flint: {flint:?}\nperf: {perf:?}\nflint's stderr: {stderr}");
     for name in functions {
         let (perf_self, perf_total) = *perf.get(*name).unwrap_or_else(|| panic!("{name}: {table}"));
@@ -153,7 +184,8 @@ fn assert_agree(data: &Path, functions: &[&str], selfs: bool, inlined: &[(&str, 
             .get(*name)
             .unwrap_or_else(|| panic!("{name}: {table}"));
         for (callee, host) in inlined {
-            if host == name && !perf.contains_key(*callee) {
+            // perf's --children lists inlined frames, its self never.
+            if host == name && perf.get(*callee).is_none_or(|s| s.0 == 0.0) {
                 flint_self += flint.get(*callee).map_or(0.0, |s| s.0);
             }
         }
@@ -173,8 +205,11 @@ fn assert_agree(data: &Path, functions: &[&str], selfs: bool, inlined: &[(&str, 
     }
 }
 
-const C_FUNCTIONS: [&str; 3] = ["leaf_work", "other_work", "main"];
-const C_INLINED: [(&str, &str); 1] = [("hash_step", "leaf_work")];
+const C: Program<'static> = Program {
+    functions: &["leaf_work", "other_work", "main"],
+    inlined: &[("hash_step", "leaf_work")],
+    comm: None,
+};
 
 /// A scratch folder `tag` holding `perf record OPTIONS` of the C program (the Rust
 /// one with `rust`) run for `rounds`, and the recording; `None` after a `SKIP:` line.
@@ -194,7 +229,7 @@ fn a_frame_pointer_recording_of_a_c_program_agrees_with_perf_report() {
     let Some((dir, data)) = recording("perf-data-c", false, &FREQUENCY, "300000") else {
         return;
     };
-    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+    assert_agree(&data, &C, true);
     // A fixed period (-c): samples carry no period of their own.
     let c = dir.join("c-fp");
     let fixed = ["-q", "-g", "-e", "cpu-clock", "-c", "500000"];
@@ -204,16 +239,27 @@ fn a_frame_pointer_recording_of_a_c_program_agrees_with_perf_report() {
         &fixed,
         &[c.to_str().expect("utf-8"), "300000"],
     );
-    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+    assert_agree(&data, &C, true);
 }
 
 #[test]
 fn a_recording_of_all_cpus_agrees_with_perf_report_on_the_programs_functions() {
-    let all = ["-q", "-a", "-g", "-F", "999"];
-    let Some((_dir, data)) = recording("perf-data-all", false, &all, "300000") else {
+    let dir = Scratch::new("perf-data-all");
+    if programs_or_skip(&dir).is_none() {
         return;
+    }
+    // Under a name of its own: other tests run the same program meanwhile.
+    let comm = format!("c-all-{}", std::process::id());
+    let program = dir.join(&comm);
+    std::fs::copy(dir.join("c-fp"), &program).expect("copied");
+    let all = ["-q", "-a", "-g", "-F", "999"];
+    let program = program.to_str().expect("utf-8 path");
+    let data = record(&dir, "all.data", &all, &[program, "300000"]);
+    let c = Program {
+        comm: Some(&comm),
+        ..C
     };
-    assert_agree(&data, &C_FUNCTIONS, true, &C_INLINED);
+    assert_agree(&data, &c, true);
 }
 
 #[test]
@@ -222,8 +268,12 @@ fn a_frame_pointer_recording_of_a_rust_program_agrees_with_perf_report() {
         return;
     };
     // Everything in rust_leaf is inlined into it: totals only.
-    let functions = ["prog::rust_leaf", "prog::rust_outer", "prog::main"];
-    assert_agree(&data, &functions, false, &[]);
+    let rust = Program {
+        functions: &["prog::rust_leaf", "prog::rust_outer", "prog::main"],
+        inlined: &[],
+        comm: None,
+    };
+    assert_agree(&data, &rust, false);
 }
 
 #[test]
@@ -296,4 +346,22 @@ fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
     let times: Vec<&String> = points.iter().map(|p| &p.0).collect();
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{series}");
     println!("{} slices summing to {total} ns", points.len());
+}
+
+#[test]
+fn a_dwarf_recording_of_a_program_without_frame_pointers_agrees_with_perf_report() {
+    let dir = Scratch::new("perf-data-dwarf");
+    if programs_or_skip(&dir).is_none() {
+        return;
+    }
+    // build.sh's program: -O1, so without frame pointers.
+    let (c, _) = build_programs(&dir).expect("built");
+    let c = c.full.to_str().expect("utf-8 path");
+    let dwarf = ["-q", "--call-graph", "dwarf", "-F", "999"];
+    let data = record(&dir, "dwarf.data", &dwarf, &[c, "300000"]);
+    let c = Program {
+        functions: &["leaf_work", "other_work", "outer_loop", "main"],
+        ..C
+    };
+    assert_agree(&data, &c, true);
 }

@@ -18,9 +18,11 @@ mod guard;
 mod kernel;
 mod records;
 pub mod slices;
+mod unwind;
 
 use std::io::Cursor;
 
+use linux_perf_data::linux_perf_event_reader::SampleFormat;
 use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord};
 use profile_model::Profile;
 use profile_model::profile::StrId;
@@ -30,6 +32,7 @@ use builder::Builder;
 use events::Columns;
 use kernel::{KernelNames, hex};
 use records::Walk;
+use unwind::DwarfUnwinder;
 
 /// Why a perf.data file could not be read: one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,6 +138,19 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
         kernel.kallsyms.as_ref(),
         slices::slice_nanos(span),
     );
+    let dwarf = perf_file.event_attributes().iter().any(|a| {
+        a.attributes()
+            .sample_format
+            .contains(SampleFormat::REGS_USER | SampleFormat::STACK_USER)
+    });
+    if dwarf {
+        match perf_file.arch().ok().flatten() {
+            Some("x86_64") | None => walk.unwinder = Some(DwarfUnwinder::new()),
+            Some(arch) => warnings.push(format!(
+                "user stacks left at their first frame: DWARF unwinding is done on x86_64 only, not {arch}"
+            )),
+        }
+    }
     let mut stopped = None;
     loop {
         match record_iter.next_record(&mut perf_file) {
@@ -148,6 +164,13 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
                 stopped = Some(e);
                 break;
             }
+        }
+    }
+    if let Some(unwinder) = &walk.unwinder {
+        for u in &unwinder.unreadable {
+            warnings.push(format!(
+                "user stacks cut at a binary flint cannot unwind: {u}"
+            ));
         }
     }
     let counts = walk.counts;

@@ -5,8 +5,11 @@
 
 use std::collections::HashMap;
 
+use linux_perf_data::linux_perf_event_reader::constants::{
+    PERF_REG_X86_BP, PERF_REG_X86_IP, PERF_REG_X86_SP,
+};
 use linux_perf_data::linux_perf_event_reader::{
-    CommOrExecRecord, CpuMode, EventRecord, Mmap2FileId, SampleRecord,
+    CommOrExecRecord, CpuMode, EventRecord, Mmap2FileId, RawData, SampleRecord,
 };
 use linux_perf_data::{DsoInfo, DsoKey};
 
@@ -14,12 +17,15 @@ use super::builder::{Builder, MappedFile};
 use super::events::Columns;
 use super::kernel::hex;
 use super::slices::TIME_LABEL;
+use super::unwind::{DwarfUnwinder, UserState};
 use crate::symbols::kallsyms::Kallsyms;
 
 /// `PERF_CONTEXT_*` markers in a callchain: every value from `PERF_CONTEXT_MAX` up.
 const CONTEXT_MAX: u64 = -4095i64 as u64;
 const CONTEXT_KERNEL: u64 = -128i64 as u64;
 const CONTEXT_USER: u64 = -512i64 as u64;
+/// `PROT_EXEC` among an MMAP2 record's protection bits.
+const PROT_EXEC: u32 = 4;
 /// The path every kernel frame's mapping gets.
 const KERNEL: &str = "[kernel.kallsyms]";
 
@@ -48,6 +54,8 @@ struct Process {
     comm: String,
     /// Its mappings, the latest last (searched from the end).
     maps: Vec<MappedFile>,
+    /// Those of them that hold code, for the unwinder.
+    code: Vec<MappedFile>,
 }
 
 /// What the walk counts beside the profile.
@@ -77,7 +85,10 @@ pub(super) struct Walk<'a> {
     kernel: Option<MappedFile>,
     /// The width of the time slices samples are labelled with.
     slice_nanos: u64,
+    /// Unwinds user stacks (`--call-graph dwarf`), where the file has them.
+    pub unwinder: Option<DwarfUnwinder>,
     stack: Vec<u32>,
+    frames: Vec<u64>,
 }
 
 impl<'a> Walk<'a> {
@@ -100,7 +111,9 @@ impl<'a> Walk<'a> {
             thread_names: HashMap::new(),
             kernel: None,
             slice_nanos: slice_nanos.max(1),
+            unwinder: None,
             stack: Vec::new(),
+            frames: Vec::new(),
         }
     }
 
@@ -114,19 +127,18 @@ impl<'a> Walk<'a> {
                 let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
                 let child = self.processes.entry(f.pid).or_default();
                 child.maps = parent.maps;
+                child.code = parent.code;
+                if let Some(u) = &mut self.unwinder {
+                    u.forget(f.pid);
+                }
                 if child.comm.is_empty() {
                     child.comm = parent.comm;
                 }
             }
             EventRecord::Mmap(m) => {
                 let path = m.path.as_slice();
-                self.mmap(
-                    m.pid,
-                    m.cpu_mode,
-                    (m.address, m.length, m.page_offset),
-                    &path,
-                    None,
-                );
+                let range = (m.address, m.length, m.page_offset);
+                self.mmap(m.pid, m.cpu_mode, range, &path, (None, m.is_executable));
             }
             EventRecord::Mmap2(m) => {
                 let path = m.path.as_slice();
@@ -134,13 +146,9 @@ impl<'a> Walk<'a> {
                     Mmap2FileId::BuildId(id) => Some(hex(id)),
                     Mmap2FileId::InodeAndVersion(_) => None,
                 };
-                self.mmap(
-                    m.pid,
-                    m.cpu_mode,
-                    (m.address, m.length, m.page_offset),
-                    &path,
-                    id,
-                );
+                let range = (m.address, m.length, m.page_offset);
+                let executable = m.protection & PROT_EXEC != 0;
+                self.mmap(m.pid, m.cpu_mode, range, &path, (id, executable));
             }
             EventRecord::Lost(l) => self.counts.lost = self.counts.lost.saturating_add(l.count),
             _ => {}
@@ -152,6 +160,10 @@ impl<'a> Walk<'a> {
         let process = self.processes.entry(c.pid).or_default();
         if c.is_execve {
             process.maps.clear();
+            process.code.clear();
+            if let Some(u) = &mut self.unwinder {
+                u.forget(c.pid);
+            }
         }
         if c.pid == c.tid || process.comm.is_empty() {
             process.comm.clone_from(&name);
@@ -165,7 +177,7 @@ impl<'a> Walk<'a> {
         mode: CpuMode,
         (start, length, offset): (u64, u64, u64),
         path: &[u8],
-        mmap_build_id: Option<String>,
+        (mmap_build_id, executable): (Option<String>, bool),
     ) {
         let build_id = mmap_build_id
             .or_else(|| {
@@ -189,13 +201,18 @@ impl<'a> Walk<'a> {
             }
             return;
         }
-        self.processes.entry(pid).or_default().maps.push(file);
+        let process = self.processes.entry(pid).or_default();
+        if executable {
+            process.code.push(file.clone());
+        }
+        process.maps.push(file);
     }
 
     fn sample(&mut self, attr_index: usize, s: &SampleRecord<'_>) {
         let (pid, tid) = (s.pid.unwrap_or(-1), s.tid.unwrap_or(-1));
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
+        let user = self.unwinder.as_ref().and_then(|_| user_state(s));
         match &s.callchain {
             Some(chain) if !chain.is_empty() => {
                 let mut context = Context::of(s.cpu_mode);
@@ -209,14 +226,32 @@ impl<'a> Walk<'a> {
                         };
                         continue;
                     }
+                    // With the user stack to unwind, the user part is the unwinder's.
+                    if user.is_some() && context == Context::User {
+                        continue;
+                    }
                     stack.push(self.location(pid, context, address));
                 }
             }
-            _ => {
+            _ if user.is_none() => {
                 if let Some(ip) = s.ip {
                     stack.push(self.location(pid, Context::of(s.cpu_mode), ip));
                 }
             }
+            _ => {}
+        }
+        if let (Some(state), Some(unwinder)) = (user, &mut self.unwinder) {
+            let mut frames = std::mem::take(&mut self.frames);
+            frames.clear();
+            let code = self.processes.get(&pid).map_or(&[][..], |p| &p.code[..]);
+            unwinder.unwind(pid, code, state, &mut frames);
+            if frames.is_empty() {
+                frames.push(state.ip);
+            }
+            for &address in &frames {
+                stack.push(self.location(pid, Context::User, address));
+            }
+            self.frames = frames;
         }
         let process = self.processes.get(&pid);
         let comm = process.map_or("", |p| p.comm.as_str());
@@ -284,4 +319,21 @@ impl<'a> Walk<'a> {
             Context::Other => self.builder.location(None, address, || None),
         }
     }
+}
+
+/// The user registers and stack of a `--call-graph dwarf` sample (x86_64's `ip`,
+/// `sp`, `bp`), when it has them.
+fn user_state<'s>(s: &'s SampleRecord<'_>) -> Option<UserState<'s>> {
+    let regs = s.user_regs.as_ref()?;
+    let (stack, size) = s.user_stack.as_ref()?;
+    let RawData::Single(bytes) = stack else {
+        return None;
+    };
+    let size = usize::try_from(*size).ok()?.min(bytes.len());
+    Some(UserState {
+        ip: regs.get(PERF_REG_X86_IP)?,
+        sp: regs.get(PERF_REG_X86_SP)?,
+        bp: regs.get(PERF_REG_X86_BP).unwrap_or(0),
+        stack: bytes.get(..size)?,
+    })
 }
