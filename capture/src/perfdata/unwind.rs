@@ -37,11 +37,16 @@ pub(super) struct UserState<'s> {
     pub stack: &'s [u8],
 }
 
+/// One process's unwinder and how many of its code mappings it has been given.
+struct Process {
+    unwinder: UnwinderX86_64<Arc<[u8]>>,
+    seen: usize,
+}
+
 /// Unwinds user stacks, one framehop unwinder per process.
 pub(super) struct DwarfUnwinder {
     cache: CacheX86_64,
-    /// Per pid: its unwinder and how many of its mappings it has seen.
-    processes: HashMap<i32, (UnwinderX86_64<Arc<[u8]>>, usize)>,
+    processes: HashMap<i32, Process>,
     binaries: HashMap<(String, String), Option<Arc<Binary>>>,
     /// Binaries whose unwinding information could not be read, with why.
     pub unreadable: BTreeSet<String>,
@@ -72,10 +77,10 @@ impl DwarfUnwinder {
         state: UserState<'_>,
         out: &mut Vec<u64>,
     ) {
-        let (unwinder, seen) = self
-            .processes
-            .entry(pid)
-            .or_insert_with(|| (UnwinderX86_64::new(), 0));
+        let Process { unwinder, seen } = self.processes.entry(pid).or_insert_with(|| Process {
+            unwinder: UnwinderX86_64::new(),
+            seen: 0,
+        });
         for map in maps.get(*seen..).unwrap_or_default() {
             let key = (map.path.clone(), map.build_id.clone());
             let binary = self
