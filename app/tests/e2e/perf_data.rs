@@ -293,13 +293,24 @@ fn cut_or_garbled_perf_data_is_one_error_line_or_a_warning() {
     for (i, b) in garbled_data.iter_mut().enumerate().skip(400).step_by(7) {
         *b = (i as u8).wrapping_mul(31);
     }
+    // Huge lengths (a callchain's, a string's) written over the records.
+    let huge = (0..24u64).map(|k| {
+        let mut bytes = data.clone();
+        let at = 300 + (k.wrapping_mul(2_654_435_761) as usize) % (data.len() / 2);
+        let value = u64::MAX - k.wrapping_mul(40_503);
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        (format!("a huge length at byte {at}"), bytes)
+    });
+    let overflowing = overflowing_callchain(&data);
     let files = cuts
         .iter()
         .map(|&n| (format!("cut at {n}"), data[..n].to_vec()))
         .chain([
             ("garbage after the magic".to_string(), garbage),
             ("garbled records".to_string(), garbled_data),
-        ]);
+        ])
+        .chain(huge)
+        .chain([("a callchain length that overflows".to_string(), overflowing)]);
     for (what, bytes) in files {
         std::fs::write(&bad, &bytes).expect("written");
         let out = flint(&["top", "--format", "tsv", bad_s]);
@@ -364,4 +375,24 @@ fn a_dwarf_recording_of_a_program_without_frame_pointers_agrees_with_perf_report
         ..C
     };
     assert_agree(&data, &c, true);
+}
+
+/// `data` (a `-g` recording: sample_type IP|TID|TIME|CALLCHAIN|PERIOD) with its first
+/// sample's callchain length set to 2^61 + 1, whose size in bytes wraps around to 8.
+fn overflowing_callchain(data: &[u8]) -> Vec<u8> {
+    let u64_at = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap());
+    let (start, size) = (u64_at(40) as usize, u64_at(48) as usize);
+    let mut at = start;
+    while at + 8 <= start + size {
+        let kind = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+        let len = u16::from_le_bytes(data[at + 6..at + 8].try_into().unwrap()) as usize;
+        if kind == 9 {
+            // header, ip, pid/tid, time, period: then the callchain's length.
+            let mut bytes = data.to_vec();
+            bytes[at + 40..at + 48].copy_from_slice(&((1u64 << 61) + 1).to_le_bytes());
+            return bytes;
+        }
+        at += len.max(8);
+    }
+    panic!("no sample record")
 }
