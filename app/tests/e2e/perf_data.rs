@@ -356,6 +356,16 @@ fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
     assert_eq!(points.iter().map(|p| p.1).sum::<i64>(), total, "{series}");
     let times: Vec<&String> = points.iter().map(|p| &p.0).collect();
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{series}");
+    // A range of slices: the samples of those slices, each file read once.
+    let (from, to) = (&points[1].0, &points[points.len() - 2].0);
+    let ranged = flint_ok(&["top", "--format", "tsv", "--from", from, "--to", to, data]);
+    let in_range: i64 = points[1..points.len() - 2].iter().map(|p| p.1).sum();
+    let ranged_total: i64 = ranged
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
+        .sum();
+    assert_eq!(ranged_total, in_range, "{from}..{to}: {ranged}");
     println!("{} slices summing to {total} ns", points.len());
 }
 

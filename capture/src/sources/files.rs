@@ -91,15 +91,50 @@ impl FilePart {
         }
     }
 
-    /// Reads the part's pprof bytes into `buf`: the file's, or its slice's.
-    fn read(&self, buf: &mut Vec<u8>, decode: DecodeOptions) -> Result<(), String> {
-        read_into(&self.path, buf, decode).map_err(|e| e.to_string())?;
-        if let Some(slice) = &self.slice {
-            let whole =
-                codec::decode_with(buf, decode).map_err(|e| format!("{}: {e}", self.name()))?;
-            *buf = codec::encode(&slice_of(&whole, slice));
+    /// Reads the part's pprof bytes into `buf`: the file's, or its slice's (of the
+    /// file as `whole` keeps it decoded).
+    fn read(
+        &self,
+        buf: &mut Vec<u8>,
+        decode: DecodeOptions,
+        whole: &WholeFiles,
+    ) -> Result<(), String> {
+        match &self.slice {
+            None => read_into(&self.path, buf, decode).map_err(|e| e.to_string()),
+            Some(slice) => {
+                let file = whole.get(&self.path, decode)?;
+                *buf = codec::encode(&slice_of(&file, slice));
+                Ok(())
+            }
         }
-        Ok(())
+    }
+}
+
+/// The files whose slices were read last, decoded whole, so that a merge of a file's
+/// slices reads (and converts, and symbolizes) the file once, not once a slice.
+#[derive(Debug, Default)]
+struct WholeFiles(Mutex<Vec<(PathBuf, Arc<Profile>)>>);
+
+/// How many files [`WholeFiles`] keeps: a merge reads a file's slices one after
+/// another, on up to four threads.
+const WHOLE_FILES_KEPT: usize = 2;
+
+impl WholeFiles {
+    /// The file at `path`, decoded whole: kept, or read now (the others wait, as they
+    /// mostly want the same file).
+    fn get(&self, path: &Path, decode: DecodeOptions) -> Result<Arc<Profile>, String> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, p)) = kept.iter().find(|(p, _)| p == path) {
+            return Ok(Arc::clone(p));
+        }
+        let mut buf = Vec::new();
+        read_into(path, &mut buf, decode).map_err(|e| e.to_string())?;
+        let profile = codec::decode_with(&buf, decode)
+            .map(Arc::new)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        kept.insert(0, (path.to_path_buf(), Arc::clone(&profile)));
+        kept.truncate(WHOLE_FILES_KEPT);
+        Ok(profile)
     }
 }
 
@@ -160,6 +195,8 @@ pub struct FileSource {
     /// The files' samples, when kept as they were indexed: merges of the files kept
     /// are sums of them.
     stacks: Option<Arc<KeptStacks>>,
+    /// The perf.data files last read for their slices.
+    whole: Arc<WholeFiles>,
 }
 
 /// The samples kept of the files of a [`FileSource`] as they were indexed.
@@ -231,6 +268,7 @@ impl FileSource {
             Self {
                 index: Arc::new(Index::new(entries, SampleLabels::All)),
                 decode,
+                whole: Arc::default(),
                 stacks: builder.map(|b| {
                     Arc::new(KeptStacks {
                         index: b.finish(),
@@ -357,7 +395,7 @@ impl ProfileSource for FileSource {
                 self.decode,
                 &progress,
                 FilePart::name,
-                |part, buf| part.read(buf, self.decode).map(|()| 0),
+                |part, buf| part.read(buf, self.decode, &self.whole).map(|()| 0),
             )
         })
     }
