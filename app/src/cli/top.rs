@@ -141,7 +141,10 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), CliError> {
             skipped: Vec::new(),
         }
     } else {
-        summed_as_they_came(args, &options, decode)?
+        let summed = summed_as_they_came(args, &options, decode)?;
+        let comments = summed.header.iter().flat_map(|h| &h.comments);
+        report::warn_perf_data(comments.map(String::as_str));
+        summed
     };
     print_top(args, summed)
 }
@@ -203,16 +206,6 @@ fn print_top(args: &TopArgs, summed: TopSummed) -> Result<(), CliError> {
             inline: r.reached.mark(),
         })
         .collect();
-    if !matches!(args.format, Format::Text) {
-        // The text layout prints them in its header; the others have none.
-        for c in header
-            .comments
-            .iter()
-            .filter(|c| c.starts_with("perf.data: "))
-        {
-            eprintln!("warning: {c}");
-        }
-    }
     let text = match args.format {
         Format::Text => text(
             &header,
