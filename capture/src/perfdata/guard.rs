@@ -161,7 +161,7 @@ pub(super) fn check(bytes: &[u8], big_endian: bool) -> Result<Checked, PerfDataE
     header[DATA_AT + 8..DATA_AT + 16].copy_from_slice(&size_bytes);
     header[FEATURES_AT..HEADER_SIZE].fill(0);
     let mut warnings = vec![format!(
-        "the file is cut short ({len} bytes): its {} feature sections (build ids, event names) were skipped",
+        "the file ends ({len} bytes) before its {} feature sections (cut short?): build ids and event names were skipped",
         features.len()
     )];
     if kept < data.size {
