@@ -10,7 +10,8 @@
 //!   client of it;
 //! - [`live`]: the live recorder's user-space half, and symbolization;
 //! - [`symbolize`]: naming the addresses of profiles made elsewhere, from binaries,
-//!   debug files and perf maps on this machine.
+//!   debug files and perf maps on this machine; [`perfdata`]: perf.data files made
+//!   pprof, which [`read`] does as it reads them.
 //!
 //! Beside them: the names of the threads flint starts ([`threads`]), the runtime its
 //! requests run on ([`runtime()`]), and the memory a server may hold ([`memory`]).
@@ -18,6 +19,7 @@
 pub mod grpc;
 pub mod live;
 pub mod memory;
+pub mod perfdata;
 pub mod read;
 mod runtime;
 pub mod sources;

@@ -226,3 +226,46 @@ fn a_cancelled_merge_of_kept_samples_is_cancelled() {
     .expect_err("cancelled");
     assert!(matches!(err, SourceError::Cancelled), "{err:?}");
 }
+
+#[test]
+fn a_perf_data_files_slices_merge_kept_as_read_and_add_up_to_the_file() {
+    let dir = Scratch::new("capture-kept-perf");
+    let programs = flint_fixture_gen::symbol_parts::build_frame_pointer_programs(&dir);
+    let recorded = programs.ok().and_then(|(c, _)| {
+        let out = std::process::Command::new("perf")
+            .args(["record", "-q", "-g", "-F", "999", "-o"])
+            .arg(dir.join("c.data"))
+            .arg("--")
+            .arg(c)
+            .arg("1000000")
+            .output()
+            .ok()?;
+        out.status.success().then_some(())
+    });
+    if recorded.is_none() {
+        println!("SKIP: cannot build the test program or run perf record here");
+        return;
+    }
+    let paths = [dir.join("c.data")];
+    let progress = Progress::default();
+    let (kept, _) =
+        FileSource::open_keeping_stacks(&paths, Default::default(), 64 << 20, &progress).unwrap();
+    let (read, _) = FileSource::open(&paths, Default::default(), &progress).unwrap();
+    assert!(kept.len() > 3, "{} slices", kept.len());
+    let span = kept.span();
+    let half = TimeRange {
+        start_nanos: span.start_nanos,
+        end_nanos: span.start_nanos + (span.end_nanos - span.start_nanos) / 2,
+    };
+    for time in [QueryTime::Merge(TimeRange::ALL), QueryTime::Merge(half)] {
+        let a = query(&kept, CPU, time).unwrap();
+        let b = query(&read, CPU, time).unwrap();
+        assert_eq!(summary(&a).3, summary(&b).3, "{time:?}");
+    }
+    let whole = capture::read::read_profile(&paths[0], Default::default()).unwrap();
+    let all = query(&kept, CPU, QueryTime::Merge(TimeRange::ALL)).unwrap();
+    let total = |p: &Profile| p.samples.values.last().unwrap().iter().sum::<i64>();
+    assert_eq!(total(&all), total(&whole));
+    let first_half = query(&kept, CPU, QueryTime::Merge(half)).unwrap();
+    assert!(total(&first_half) < total(&whole));
+}

@@ -29,6 +29,7 @@ pub mod formats;
 pub mod frames;
 mod gzip;
 mod inline_edges;
+pub mod interner;
 pub mod layout;
 mod location_index;
 pub mod merge;

@@ -55,6 +55,7 @@ impl Loaded {
                 }
             };
         let mut profile = profile;
+        warn_perf_data(profile.comments.iter().map(|&c| profile.str(c)));
         if view.symbolizes() {
             view.symbols.symbolize_if_configured(&mut profile);
         }
@@ -74,6 +75,14 @@ impl Loaded {
             header.duration_nanos = d;
         }
         header
+    }
+}
+
+/// Prints on stderr what reading a perf.data file skipped or left unnamed (its
+/// `perf.data: …` comments), as every report reads it.
+pub(super) fn warn_perf_data<'a>(comments: impl Iterator<Item = &'a str>) {
+    for c in comments.filter(|c| c.starts_with("perf.data: ")) {
+        eprintln!("warning: {c}");
     }
 }
 

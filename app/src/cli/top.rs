@@ -141,7 +141,10 @@ pub fn run(args: &TopArgs, decode: DecodeOptions) -> Result<(), CliError> {
             skipped: Vec::new(),
         }
     } else {
-        summed_as_they_came(args, &options, decode)?
+        let summed = summed_as_they_came(args, &options, decode)?;
+        let comments = summed.header.iter().flat_map(|h| &h.comments);
+        report::warn_perf_data(comments.map(String::as_str));
+        summed
     };
     print_top(args, summed)
 }

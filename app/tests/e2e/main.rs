@@ -17,6 +17,7 @@ mod cli_top;
 mod formats;
 mod gui_smoke;
 mod layout;
+mod perf_data;
 mod record;
 mod serve;
 mod serve_memory;

@@ -53,6 +53,14 @@ pub enum ReadError {
         /// What is wrong with it.
         source: Box<ProfileError>,
     },
+    /// A perf.data file that could not be read.
+    #[error("{}: {source}", path.display())]
+    PerfData {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: crate::perfdata::PerfDataError,
+    },
     /// Every file found in a folder failed: the folder holds no profile.
     #[error("{}: {} a pprof profile ({first})", dir.display(), none_of(*files))]
     NoneInFolder {

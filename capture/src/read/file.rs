@@ -1,16 +1,19 @@
 //! One profile file: its bytes read under the decompressed-size cap ([`read_into`]),
-//! or decoded whole ([`read_profile`]).
+//! a perf.data file's made pprof ([`perf_data_as_pprof`]), or decoded whole
+//! ([`read_profile`]).
 
 use std::io::Read as _;
 use std::path::Path;
+use std::time::SystemTime;
 
 use profile_model::Profile;
 use profile_model::codec::{self, DecodeOptions};
 
 use super::ReadError;
+use crate::perfdata::{self, PerfDataOptions};
 
 /// Reads the file at `path` into `buf`, replacing its contents; errors name the file.
-/// A file larger than `options`' decompressed-size cap is refused before it is read
+/// A perf.data file's bytes are replaced by their pprof ([`perf_data_as_pprof`]). A file larger than `options`' decompressed-size cap is refused before it is read
 /// (no profile that large, compressed or not, fits under the cap), so that a huge
 /// file is never held in memory whole.
 pub fn read_into(path: &Path, buf: &mut Vec<u8>, options: DecodeOptions) -> Result<(), ReadError> {
@@ -53,10 +56,35 @@ pub fn read_into(path: &Path, buf: &mut Vec<u8>, options: DecodeOptions) -> Resu
             .read_to_end(buf)
             .map_err(failed)?;
     }
-    match buf.len() as u64 {
-        n if n > limit => Err(too_large(None)),
-        _ => Ok(()),
+    if buf.len() as u64 > limit {
+        return Err(too_large(None));
     }
+    let modified = metadata.modified().ok();
+    perf_data_as_pprof(path, buf, modified)
+}
+
+/// Replaces the bytes of a perf.data file in `buf` by their pprof
+/// ([`crate::perfdata`], symbols from this machine), its recording taken to end at
+/// `modified` (the file's modification time); other bytes are left as they are.
+pub fn perf_data_as_pprof(
+    path: &Path,
+    buf: &mut Vec<u8>,
+    modified: Option<SystemTime>,
+) -> Result<(), ReadError> {
+    if !perfdata::is_perf_data(buf) {
+        return Ok(());
+    }
+    let options = PerfDataOptions {
+        recorded_end_nanos: modified
+            .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_nanos()).ok()),
+        ..PerfDataOptions::default()
+    };
+    *buf = perfdata::to_pprof(buf, &options).map_err(|source| ReadError::PerfData {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(())
 }
 
 /// Reads and decodes one pprof file; errors name the file.

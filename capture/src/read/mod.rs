@@ -28,7 +28,7 @@ use crate::source::Progress;
 use runs::{Failure, RunBuffers, fold_in_runs};
 
 pub use error::ReadError;
-pub use file::{read_into, read_profile};
+pub use file::{perf_data_as_pprof, read_into, read_profile};
 pub use inputs::{Inputs, Listing, files_under};
 pub use merged::{Merged, read_diff, read_merged};
 
@@ -308,7 +308,10 @@ impl Files {
             }
             let file = self.file(i);
             let read = match take_prefetched(i) {
-                Some(bytes) => bytes.map(|bytes| buf.stored = bytes),
+                Some(bytes) => bytes.and_then(|bytes| {
+                    buf.stored = bytes;
+                    perf_data_as_pprof(file.path, &mut buf.stored, None)
+                }),
                 None => read_into(file.path, &mut buf.stored, decode),
             };
             let result = read.map_err(NotAdded::Broken).and_then(|()| {

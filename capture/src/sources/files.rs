@@ -1,19 +1,22 @@
 //! The file source: profiles in files and directories, each placed at its pprof
 //! `time_nanos` (when absent, the file's modification time less its duration), answering the
-//! [`ProfileSource`] questions from an index built once when opened.
+//! [`ProfileSource`] questions from an index built once when opened. A perf.data file
+//! is a profile per time slice of its recording ([`crate::perfdata::slices`]), so that
+//! it is a series over time where another file is one point.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use profile_model::Profile;
-use profile_model::codec::{DecodeOptions, decode_without_stacks};
+use profile_model::codec::{self, DecodeOptions, decode_without_stacks};
 use profile_model::merge::LabelValue;
 use profile_model::stack_index::{
     Cancelled, MergeInput, ProfileStacks, StackIndex, StackIndexBuilder, decode_keeping_stacks,
 };
 
 use crate::index::{self, Entry, Index, Interner, SampleLabels, groups_of, labels_over};
+use crate::perfdata::slices::{Slice, slice_of, slices};
 use crate::read::{FileBytes, FileRef, Files, Fold, NotAdded, ReadError, ReadOptions, read_into};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
@@ -66,10 +69,80 @@ pub fn profile_types_named(p: &Profile, name: &str) -> Vec<ProfileType> {
         .collect()
 }
 
-/// The index entry of one file: its groups hold only their sample labels, shared with
-/// every file's groups with the same ones through `interner`, and its path and binary
-/// are its base labels.
-fn entry(interner: &Mutex<Interner>, path: &Path, profile: &Profile) -> Entry<PathBuf> {
+/// Where a profile of a [`FileSource`] is: a file, or a time slice of a perf.data file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FilePart {
+    /// The file.
+    pub path: PathBuf,
+    /// The time slice of a perf.data file; `None`: the whole file.
+    pub slice: Option<Slice>,
+}
+
+impl FilePart {
+    /// The part's name in messages: its path, with the slice's offset.
+    fn name(&self) -> String {
+        match &self.slice {
+            None => self.path.display().to_string(),
+            Some(s) => format!(
+                "{} (at +{} ms)",
+                self.path.display(),
+                s.offset_nanos / 1_000_000
+            ),
+        }
+    }
+
+    /// Reads the part's pprof bytes into `buf`: the file's, or its slice's (of the
+    /// file as `whole` keeps it decoded).
+    fn read(
+        &self,
+        buf: &mut Vec<u8>,
+        decode: DecodeOptions,
+        whole: &WholeFiles,
+    ) -> Result<(), String> {
+        match &self.slice {
+            None => read_into(&self.path, buf, decode).map_err(|e| e.to_string()),
+            Some(slice) => {
+                let file = whole.get(&self.path, decode)?;
+                *buf = codec::encode(&slice_of(&file, slice));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The files whose slices were read last, decoded whole, so that a merge of a file's
+/// slices reads (and converts, and symbolizes) the file once, not once a slice.
+#[derive(Debug, Default)]
+struct WholeFiles(Mutex<Vec<(PathBuf, Arc<Profile>)>>);
+
+/// How many files [`WholeFiles`] keeps: a merge reads a file's slices one after
+/// another, on up to four threads.
+const WHOLE_FILES_KEPT: usize = 2;
+
+impl WholeFiles {
+    /// The file at `path`, decoded whole: kept, or read now (the others wait, as they
+    /// mostly want the same file).
+    fn get(&self, path: &Path, decode: DecodeOptions) -> Result<Arc<Profile>, String> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, p)) = kept.iter().find(|(p, _)| p == path) {
+            return Ok(Arc::clone(p));
+        }
+        let mut buf = Vec::new();
+        read_into(path, &mut buf, decode).map_err(|e| e.to_string())?;
+        let profile = codec::decode_with(&buf, decode)
+            .map(Arc::new)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        kept.insert(0, (path.to_path_buf(), Arc::clone(&profile)));
+        kept.truncate(WHOLE_FILES_KEPT);
+        Ok(profile)
+    }
+}
+
+/// The index entry of one file or slice: its groups hold only their sample labels,
+/// shared with every file's groups with the same ones through `interner`, and its path
+/// and binary are its base labels.
+fn entry(interner: &Mutex<Interner>, part: FilePart, profile: &Profile) -> Entry<FilePart> {
+    let path = part.path.as_path();
     // A file without a time (folded stacks, a .cpuprofile) was written as its profile
     // ended: it began its duration before.
     let time_nanos = if profile.time_nanos != 0 {
@@ -92,7 +165,7 @@ fn entry(interner: &Mutex<Interner>, path: &Path, profile: &Profile) -> Entry<Pa
     let groups = groups_of(profile, &Labels::new(), SampleLabels::All);
     let mut interner = interner.lock().unwrap_or_else(PoisonError::into_inner);
     Entry {
-        locator: path.to_path_buf(),
+        locator: part,
         time_nanos,
         duration_nanos: profile.duration_nanos,
         period: profile.period,
@@ -117,17 +190,19 @@ fn modified_nanos(path: &Path) -> i64 {
 /// Profiles in files, indexed by time, type and labels.
 #[derive(Debug, Clone)]
 pub struct FileSource {
-    index: Arc<Index<PathBuf>>,
+    index: Arc<Index<FilePart>>,
     decode: DecodeOptions,
     /// The files' samples, when kept as they were indexed: merges of the files kept
     /// are sums of them.
     stacks: Option<Arc<KeptStacks>>,
+    /// The perf.data files last read for their slices.
+    whole: Arc<WholeFiles>,
 }
 
 /// The samples kept of the files of a [`FileSource`] as they were indexed.
 struct KeptStacks {
     index: StackIndex,
-    of: HashMap<PathBuf, ProfileStacks>,
+    of: HashMap<FilePart, ProfileStacks>,
 }
 
 impl std::fmt::Debug for KeptStacks {
@@ -193,6 +268,7 @@ impl FileSource {
             Self {
                 index: Arc::new(Index::new(entries, SampleLabels::All)),
                 decode,
+                whole: Arc::default(),
                 stacks: builder.map(|b| {
                     Arc::new(KeptStacks {
                         index: b.finish(),
@@ -208,7 +284,7 @@ impl FileSource {
     /// none kept, or their sample types differ (a merge that reads them says so).
     fn merge_kept(
         &self,
-        entries: &[&Entry<PathBuf>],
+        entries: &[&Entry<FilePart>],
         selector: &Selector,
         progress: &Progress,
     ) -> Option<Result<Profile, SourceError>> {
@@ -318,12 +394,8 @@ impl ProfileSource for FileSource {
                 false,
                 self.decode,
                 &progress,
-                |path| path.display().to_string(),
-                |path, buf| {
-                    read_into(path, buf, self.decode)
-                        .map(|()| 0)
-                        .map_err(|e| e.to_string())
-                },
+                FilePart::name,
+                |part, buf| part.read(buf, self.decode, &self.whole).map(|()| 0),
             )
         })
     }
@@ -338,7 +410,7 @@ struct IndexFiles<'a> {
 }
 
 impl Fold for IndexFiles<'_> {
-    type Run = (Vec<Entry<PathBuf>>, HashMap<PathBuf, ProfileStacks>);
+    type Run = (Vec<Entry<FilePart>>, HashMap<FilePart, ProfileStacks>);
 
     fn run(&self) -> Self::Run {
         Self::Run::default()
@@ -353,14 +425,44 @@ impl Fold for IndexFiles<'_> {
         // The index needs each file's header, labels and values, not its stacks,
         // unless they are kept.
         let decode = bytes.decode_options();
+        let whole = FilePart {
+            path: file.path.to_path_buf(),
+            slice: None,
+        };
         let (profile, stacks) = match self.builder {
             Some(builder) => decode_keeping_stacks(bytes.stored, decode, builder),
             None => decode_without_stacks(bytes.stored, decode).map(|p| (p, None)),
         }
         .map_err(|e| file.broken(e))?;
-        entries.push(entry(&self.interner, file.path, &profile));
-        if let Some(stacks) = stacks {
-            kept.insert(file.path.to_path_buf(), stacks);
+        let Some(slices) = slices(&profile) else {
+            if let Some(stacks) = stacks {
+                kept.insert(whole.clone(), stacks);
+            }
+            entries.push(entry(&self.interner, whole, &profile));
+            return Ok(());
+        };
+        // A perf.data file: an entry (and kept samples) per time slice.
+        let full = match self.builder {
+            Some(_) => Some(bytes.profile().map_err(|e| file.broken(e))?),
+            None => None,
+        };
+        for slice in slices {
+            let part = FilePart {
+                slice: Some(slice),
+                ..whole.clone()
+            };
+            match (self.builder, &full) {
+                (Some(builder), Some(full)) => {
+                    let bytes = codec::encode(&slice_of(full, &slice));
+                    let (sliced, stacks) = decode_keeping_stacks(&bytes, decode, builder)
+                        .map_err(|e| file.broken(e))?;
+                    if let Some(stacks) = stacks {
+                        kept.insert(part.clone(), stacks);
+                    }
+                    entries.push(entry(&self.interner, part, &sliced));
+                }
+                _ => entries.push(entry(&self.interner, part, &slice_of(&profile, &slice))),
+            }
         }
         Ok(())
     }

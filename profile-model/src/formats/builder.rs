@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 
 use super::FormatError;
-use crate::profile::{
-    Function, Label, LabelSetId, Line, Location, LocationId, Profile, Samples, StrId, ValueType,
-};
+use crate::interner::Interner;
+use crate::profile::{Function, LabelSetId, Line, Location, LocationId, Profile, StrId};
 
 /// A frame as the formats name it: function name, source file and line (0: unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,39 +42,23 @@ pub(crate) struct Builder {
     profile: Profile,
     /// Frames that may still be pushed or walked.
     budget: u64,
-    strings: HashMap<String, StrId>,
+    interner: Interner,
     locations: HashMap<(StrId, StrId, i64), LocationId>,
-    label_sets: HashMap<Vec<Label>, LabelSetId>,
 }
 
 impl Builder {
     /// A profile with these sample types (`(type, unit)`), the period measured in the
     /// last of them, read from `input_len` bytes.
     pub fn new(sample_types: &[(&str, &str)], period: i64, input_len: usize) -> Self {
-        let mut b = Self {
+        let (profile, interner) = Interner::start(sample_types, period);
+        Self {
             budget: (input_len as u64)
                 .saturating_mul(FRAMES_PER_BYTE)
                 .max(MIN_FRAMES),
-            profile: Profile {
-                strings: vec![String::new()],
-                label_sets: vec![Vec::new()],
-                samples: Samples::with_columns(sample_types.len()),
-                period,
-                ..Profile::default()
-            },
-            strings: HashMap::from([(String::new(), 0)]),
+            profile,
+            interner,
             locations: HashMap::new(),
-            label_sets: HashMap::from([(Vec::new(), 0)]),
-        };
-        for (kind, unit) in sample_types {
-            let t = ValueType {
-                kind: b.intern(kind),
-                unit: b.intern(unit),
-            };
-            b.profile.sample_types.push(t);
-            b.profile.period_type = t;
         }
-        b
     }
 
     /// Sets the profile's start and length, in nanoseconds (0: unknown).
@@ -85,13 +68,7 @@ impl Builder {
     }
 
     fn intern(&mut self, s: &str) -> StrId {
-        if let Some(id) = self.strings.get(s) {
-            return *id;
-        }
-        let id = self.profile.strings.len() as StrId;
-        self.profile.strings.push(s.to_string());
-        self.strings.insert(s.to_string(), id);
-        id
+        self.interner.string(&mut self.profile, s)
     }
 
     /// The location of `frame`, made on first use.
@@ -124,22 +101,8 @@ impl Builder {
 
     /// The label set of these string labels, made on first use.
     pub fn label_set(&mut self, labels: &[(&str, &str)]) -> LabelSetId {
-        let set: Vec<Label> = labels
-            .iter()
-            .map(|(k, v)| Label {
-                key: self.intern(k),
-                str: self.intern(v),
-                num: 0,
-                num_unit: 0,
-            })
-            .collect();
-        if let Some(id) = self.label_sets.get(&set) {
-            return *id;
-        }
-        let id = self.profile.label_sets.len() as LabelSetId;
-        self.profile.label_sets.push(set.clone());
-        self.label_sets.insert(set, id);
-        id
+        let set = self.interner.string_labels(&mut self.profile, labels);
+        self.interner.label_set(&mut self.profile, set)
     }
 
     /// Takes `frames` from the budget of frames pushed or walked: an error once it is

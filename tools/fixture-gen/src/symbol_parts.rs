@@ -44,6 +44,32 @@ pub fn build_programs(dir: &Path) -> Result<(Program, Program), String> {
     Ok((program(dir, "c")?, program(dir, "rust")?))
 }
 
+/// Builds the C and Rust programs with frame pointers, as `perf record -g` walks
+/// them, into `dir/c-fp` and `dir/rust-fp` (with DWARF and a build id); `Err` says
+/// which compiler failed.
+pub fn build_frame_pointer_programs(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/symbols");
+    let (c, rust) = (dir.join("c-fp"), dir.join("rust-fp"));
+    let (c_source, rust_source) = (sources.join("prog.c"), sources.join("prog.rs"));
+    let os = |args: &[&str]| -> Vec<std::ffi::OsString> { args.iter().map(Into::into).collect() };
+    let mut gcc = os(&[
+        "-g",
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-Wl,--build-id",
+        "-o",
+    ]);
+    gcc.extend([c.clone().into(), c_source.into()]);
+    let mut rustc = os(&["-g", "-C", "opt-level=1", "-C", "force-frame-pointers=yes"]);
+    rustc.extend(os(&["-C", "link-arg=-Wl,--build-id", "-o"]));
+    rustc.extend([rust.clone().into(), rust_source.into()]);
+    for (tool, args) in [("gcc", gcc), ("rustc", rustc)] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(AsRef::as_ref).collect();
+        run(tool, &args)?;
+    }
+    Ok((c, rust))
+}
+
 fn program(dir: &Path, name: &str) -> Result<Program, String> {
     let full = dir.join(format!("{name}.full"));
     let notes = run("readelf", &["-n".as_ref(), full.as_os_str()])?;

@@ -1,6 +1,6 @@
 //! Other profilers' files opened in the window, told by their content: a V8
-//! .cpuprofile and folded stacks show as profiles; a broken one is a visible error
-//! that keeps the view shown.
+//! .cpuprofile, folded stacks and a perf.data file show as profiles (a folder of
+//! perf.data as a plot); a broken one is a visible error that keeps the view shown.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -52,4 +52,42 @@ fn a_cpuprofile_and_folded_stacks_open_and_a_broken_file_keeps_the_view() {
         "perf.folded",
         "view kept"
     );
+}
+
+#[test]
+fn a_perf_data_file_opens_as_a_profile_and_its_folder_as_a_plot() {
+    let dir = flint_fixture_gen::Scratch::new("gui-perf-data");
+    let Ok((c, _)) = flint_fixture_gen::symbol_parts::build_frame_pointer_programs(&dir) else {
+        println!("SKIP: cannot build the test program");
+        return;
+    };
+    let data = dir.join("c.data");
+    let recorded = std::process::Command::new("perf")
+        .args(["record", "-q", "-g", "-F", "999", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(&c)
+        .arg("1000000")
+        .output();
+    if !recorded.is_ok_and(|out| out.status.success()) {
+        println!("SKIP: perf record is missing or not allowed here");
+        return;
+    }
+    let mut h = window();
+    let ctx = h.ctx.clone();
+    h.state_mut().open_path(&ctx, data);
+    h.run_steps(4);
+    let cur = h.state().view.current().cloned().expect("shown");
+    assert_eq!(cur.name, "c.data");
+    assert_eq!(
+        cur.profile.sample_type_names(),
+        ["samples/count", "cpu/nanoseconds"]
+    );
+    h.get_by_label("leaf_work");
+
+    h.state_mut().open_dir(&ctx, dir.to_path_buf());
+    h.run_steps(8);
+    assert!(h.query_by_label("Merge").is_some(), "time mode");
+    let source = h.state().timeline.as_ref().and_then(|t| t.source.clone());
+    assert!(source.is_some(), "indexed");
 }
