@@ -406,3 +406,58 @@ fn overflowing_callchain(data: &[u8]) -> Vec<u8> {
     }
     panic!("no sample record")
 }
+
+#[test]
+fn a_recording_of_the_erlang_vm_names_its_jit_code_from_its_perf_map_as_perf_report() {
+    let dir = Scratch::new("perf-data-erlang");
+    if programs_or_skip(&dir).is_none() {
+        return;
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/burn.erl");
+    let compiled = Command::new("erlc")
+        .arg("-o")
+        .arg(&*dir)
+        .arg(&source)
+        .status();
+    if !compiled.is_ok_and(|s| s.success()) {
+        println!("SKIP: erlc (erlang-base) is not installed");
+        return;
+    }
+    let maps_before = perf_maps();
+    let ebin = dir.to_str().expect("utf-8 path");
+    let erl = ["erl", "+JPperf", "true", "-noshell", "-pa", ebin];
+    let command: Vec<&str> = erl
+        .into_iter()
+        .chain(["-s", "burn", "start_for", "2000"])
+        .collect();
+    let data = record(&dir, "beam.data", &FREQUENCY, &command);
+    let erlang = Program {
+        functions: &["$burn:timed/1"],
+        inlined: &[],
+        comm: None,
+    };
+    assert_agree(&data, &erlang, true);
+    for map in perf_maps().difference(&maps_before) {
+        let _ = std::fs::remove_file(map);
+        let dump = map
+            .to_string_lossy()
+            .replace("/perf-", "/jit-")
+            .replace(".map", ".dump");
+        let _ = std::fs::remove_file(dump);
+    }
+}
+
+/// The perf maps in /tmp.
+fn perf_maps() -> std::collections::HashSet<PathBuf> {
+    std::fs::read_dir("/tmp")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("perf-") && n.ends_with(".map"))
+        })
+        .collect()
+}

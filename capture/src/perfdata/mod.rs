@@ -220,7 +220,8 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
     let mut profile = walk
         .builder
         .finish(i64::try_from(start).unwrap_or(0), duration);
-    let report = symbolize(&mut profile, &options.symbols);
+    let sources = with_local_perf_maps(&options.symbols, &profile);
+    let report = symbolize(&mut profile, &sources);
     warnings.extend(report.warnings.iter().map(|w| format!("symbols: {w}")));
     if report.named_total() < report.unnamed_before {
         warnings.push(format!("symbols: {}", report.summary()));
@@ -229,6 +230,28 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
         comment(&mut profile, &format!("perf.data: {w}"));
     }
     Ok(Converted { profile, warnings })
+}
+
+/// `sources` and, as `perf report` reads them, the perf maps of JIT code that the
+/// recorded processes left on this machine (`/tmp/perf-PID.map`).
+fn with_local_perf_maps(sources: &SymbolSources, profile: &Profile) -> SymbolSources {
+    let mut pids: Vec<&str> = profile
+        .label_sets
+        .iter()
+        .flatten()
+        .filter(|l| profile.str(l.key) == "pid" && l.str != 0)
+        .map(|l| profile.str(l.str))
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let local: Vec<std::path::PathBuf> = pids
+        .iter()
+        .map(|pid| std::path::PathBuf::from(format!("/tmp/perf-{pid}.map")))
+        .filter(|map| map.is_file() && !sources.perf_maps.contains(map))
+        .collect();
+    let mut sources = sources.clone();
+    sources.perf_maps.extend(local);
+    sources
 }
 
 /// Adds a comment to `profile`.
