@@ -47,6 +47,7 @@ pub mod source_listing;
 pub mod stack_index;
 mod string_index;
 pub mod synthetic;
+pub mod time_slices;
 pub mod top;
 pub mod topsum;
 pub mod units;

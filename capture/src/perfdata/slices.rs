@@ -1,35 +1,11 @@
-//! A perf.data file over time: each sample is labelled with the start of its time
-//! slice ([`TIME_LABEL`], nanoseconds after the profile's start), so that the file
-//! source can index a recording as one profile per slice ([`slices`], [`slice_of`])
-//! and plot it as a series, where another file is one point.
+//! A file over time (a perf.data recording, a V8 .cpuprofile): its samples labelled
+//! with their time slice ([`TIME_LABEL`], see [`profile_model::time_slices`]) are
+//! indexed by the file source as one profile per slice ([`slices`], [`slice_of`]).
 
 use profile_model::Profile;
 use profile_model::profile::{Label, Samples};
 
-/// The numeric sample label holding the start of a sample's time slice, in
-/// nanoseconds after the profile's `time_nanos`.
-pub const TIME_LABEL: &str = "perf_time_offset";
-
-const MILLIS: u64 = 1_000_000;
-const SECOND: u64 = 1_000_000_000;
-/// At most this many slices, past two minutes.
-const MAX_SLICES: u64 = 120;
-
-/// The width of the slices of a recording of `span_nanos`: 100 ms under 10 s, 1 s
-/// under 2 minutes (and when the file does not say its span), else whole seconds
-/// making at most 120 slices.
-pub(super) fn slice_nanos(span_nanos: Option<u64>) -> u64 {
-    let Some(span_nanos) = span_nanos else {
-        return SECOND;
-    };
-    if span_nanos < 10 * SECOND {
-        100 * MILLIS
-    } else if span_nanos < MAX_SLICES * SECOND {
-        SECOND
-    } else {
-        span_nanos.div_ceil(MAX_SLICES).div_ceil(SECOND) * SECOND
-    }
-}
+pub use profile_model::time_slices::{TIME_LABEL, slice_nanos};
 
 /// One time slice of a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -132,18 +108,5 @@ pub fn slice_of(profile: &Profile, slice: &Slice) -> Profile {
         locations: profile.locations.clone(),
         label_sets,
         samples,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slices_are_100_ms_then_seconds_then_at_most_120() {
-        assert_eq!(slice_nanos(Some(400 * MILLIS)), 100 * MILLIS);
-        assert_eq!(slice_nanos(Some(60 * SECOND)), SECOND);
-        assert_eq!(slice_nanos(Some(3600 * SECOND)), 30 * SECOND);
-        assert_eq!(slice_nanos(None), SECOND);
     }
 }

@@ -178,6 +178,15 @@ fn entry(interner: &Mutex<Interner>, part: FilePart, profile: &Profile) -> Entry
     }
 }
 
+/// `profile` with its start from the file's modification time when it has none (a
+/// .cpuprofile): its time slices are then placed from there.
+fn timed(mut profile: Profile, path: &Path) -> Profile {
+    if profile.time_nanos == 0 {
+        profile.time_nanos = modified_nanos(path).saturating_sub(profile.duration_nanos);
+    }
+    profile
+}
+
 fn modified_nanos(path: &Path) -> i64 {
     std::fs::metadata(path)
         .and_then(|m| m.modified())
@@ -434,7 +443,7 @@ impl Fold for IndexFiles<'_> {
             None => decode_without_stacks(bytes.stored, decode).map(|p| (p, None)),
         }
         .map_err(|e| file.broken(e))?;
-        let Some(slices) = slices(&profile) else {
+        let Some(slices) = slices(&timed(profile.clone(), file.path)) else {
             if let Some(stacks) = stacks {
                 kept.insert(whole.clone(), stacks);
             }
@@ -443,9 +452,13 @@ impl Fold for IndexFiles<'_> {
         };
         // A perf.data file: an entry (and kept samples) per time slice.
         let full = match self.builder {
-            Some(_) => Some(bytes.profile().map_err(|e| file.broken(e))?),
+            Some(_) => Some(timed(
+                bytes.profile().map_err(|e| file.broken(e))?,
+                file.path,
+            )),
             None => None,
         };
+        let profile = timed(profile, file.path);
         for slice in slices {
             let part = FilePart {
                 slice: Some(slice),

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::FormatError;
 use crate::interner::Interner;
-use crate::profile::{Function, LabelSetId, Line, Location, LocationId, Profile, StrId};
+use crate::profile::{Function, Label, LabelSetId, Line, Location, LocationId, Profile, StrId};
 
 /// A frame as the formats name it: function name, source file and line (0: unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,6 +103,20 @@ impl Builder {
     pub fn label_set(&mut self, labels: &[(&str, &str)]) -> LabelSetId {
         let set = self.interner.string_labels(&mut self.profile, labels);
         self.interner.label_set(&mut self.profile, set)
+    }
+
+    /// The label set holding only the time slice starting `offset_nanos` after the
+    /// profile's start ([`crate::time_slices::TIME_LABEL`]), made on first use.
+    pub fn time_slice(&mut self, offset_nanos: i64) -> LabelSetId {
+        let label = Label {
+            key: self
+                .interner
+                .string(&mut self.profile, crate::time_slices::TIME_LABEL),
+            str: 0,
+            num: offset_nanos,
+            num_unit: self.interner.string(&mut self.profile, "nanoseconds"),
+        };
+        self.interner.label_set(&mut self.profile, vec![label])
     }
 
     /// Takes `frames` from the budget of frames pushed or walked: an error once it is

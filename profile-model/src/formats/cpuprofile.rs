@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::FormatError;
 use super::builder::{Builder, FrameName};
 use crate::profile::{LocationId, Profile};
+use crate::time_slices;
 
 /// The parts of a `.cpuprofile` that flint reads.
 #[derive(Debug, Deserialize)]
@@ -110,6 +111,9 @@ pub(crate) fn decode(p: CpuProfile, input_len: usize) -> Result<Profile, FormatE
     // before the run before it) and lasts until the next run starts; the last one
     // until its last sample was taken.
     let (runs, end) = runs(&p.samples, &p.time_deltas);
+    // Each run in the time slice it starts in, so that the file is a series over time.
+    let span_nanos = ((p.end_time - p.start_time).max(0.0) * 1e3) as u64;
+    let width = time_slices::slice_nanos(Some(span_nanos));
     let mut before: Vec<LocationId> = Vec::new(); // the stack before, leaf first
     let mut stack: Vec<LocationId> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
@@ -142,7 +146,8 @@ pub(crate) fn decode(p: CpuProfile, input_len: usize) -> Result<Profile, FormatE
             .get(r + 1)
             .map_or(end.max(run.start), |next| next.start);
         let micros = (until - run.start).round() as i64;
-        b.push(&stack, &[run.samples, micros], 0)?;
+        let slice = b.time_slice(time_slices::slice_start((run.start * 1e3) as u64, width));
+        b.push(&stack, &[run.samples, micros], slice)?;
         std::mem::swap(&mut before, &mut stack);
     }
     let duration = (p.end_time - p.start_time).max(0.0);
