@@ -1,7 +1,7 @@
 //! The central panel of compare mode: A's and B's flame graphs side by side over the
 //! diff flame graph, with the legend, the mode options and the hover texts.
 
-use egui::{Align, Key, Label, Layout, Rect, RichText, Ui, UiBuilder, pos2, vec2};
+use egui::{Align, Context, Id, Key, Label, Layout, Rect, RichText, Ui, UiBuilder, pos2, vec2};
 use profile_model::diff::DiffMode;
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, units};
@@ -254,6 +254,16 @@ impl CompareState {
             ui.checkbox(&mut self.widths_from_a, "widths from A")
                 .on_hover_text("size frames by A (frames only in A become visible)");
             ui.separator();
+            let mut collapsed = sides_collapsed(ui.ctx());
+            if ui
+                .checkbox(&mut collapsed, "collapse A and B")
+                .on_hover_text("A's and B's graphs as a strip: the diff takes the height")
+                .changed()
+            {
+                ui.ctx()
+                    .data_mut(|d| d.insert_persisted(Id::unique(SIDES_COLLAPSED), collapsed));
+            }
+            ui.separator();
             ui.add(Label::new(self.sides_text(tl)).truncate());
         });
         let Some(res) = self.result.clone() else {
@@ -290,11 +300,17 @@ impl CompareState {
             self.side_colors = colors::frame_colors(&res.frames.frames, look.color_mode, dark);
             self.side_colors_key = Some(side_key);
         }
-        // A and B side by side on the top 40%, the diff below.
+        // A and B side by side on the top 40% (a strip of their captions when
+        // collapsed), the diff below.
         self.side_hovered = None;
         let full = ui.available_rect_before_wrap();
         let gap = 10.0;
-        let top_height = (full.height() * 0.4).round().max(80.0);
+        let collapsed = sides_collapsed(ui.ctx());
+        let top_height = if collapsed {
+            ui.spacing().interact_size.y
+        } else {
+            (full.height() * 0.4).round().max(80.0)
+        };
         let half = ((full.width() - gap) / 2.0).max(0.0);
         let mut asked = None;
         for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
@@ -308,7 +324,13 @@ impl CompareState {
                     .id_salt(("compare side", i))
                     .layout(Layout::top_down(Align::Min)),
             );
-            asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
+            if collapsed {
+                child.add(
+                    Label::new(RichText::new(self.side_caption(side, tl)).strong()).truncate(),
+                );
+            } else {
+                asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
+            }
         }
         let x = full.left() + half + gap / 2.0;
         ui.painter().vline(
@@ -413,6 +435,15 @@ impl CompareState {
         self.last = Some((out.canvas, out.params, out.rects));
         asked
     }
+}
+
+/// The id under which egui keeps (and eframe saves) whether A and B are collapsed.
+const SIDES_COLLAPSED: &str = "flint compare sides collapsed";
+
+/// Whether A's and B's graphs are collapsed to a strip, as last chosen.
+fn sides_collapsed(ctx: &Context) -> bool {
+    ctx.data_mut(|d| d.get_persisted::<bool>(Id::unique(SIDES_COLLAPSED)))
+        .unwrap_or(false)
 }
 
 /// Room kept for Reset and Back beside a side's caption (points).

@@ -364,3 +364,29 @@ fn each_side_has_its_own_selector() {
     assert!(h.state().compare.selectors.is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn collapsing_a_and_b_gives_their_height_to_the_diff_and_is_remembered() {
+    let (mut h, dir) = compared("collapse");
+    let diff_top = |h: &Harness<'_, FlintApp>| h.state().compare.last.as_ref().unwrap().0.top();
+    let before = diff_top(&h);
+    assert!(h.query_by_label("flame graph A").is_some());
+    h.get_by_label("collapse A and B").click();
+    h.run_steps(3);
+    let after = diff_top(&h);
+    assert!(
+        after < before - 150.0,
+        "the diff's top {before} → {after} px"
+    );
+    assert!(h.query_by_label("flame graph A").is_none(), "A is a strip");
+    assert!(h.query_by_label("flame graph B").is_none(), "B is a strip");
+    // The choice is in egui's persisted memory (saved with the window's panel sizes).
+    let saved = h
+        .ctx
+        .data_mut(|d| d.get_persisted::<bool>(egui::Id::unique("flint compare sides collapsed")));
+    assert_eq!(saved, Some(true));
+    h.get_by_label("collapse A and B").click();
+    h.run_steps(3);
+    assert!(h.query_by_label("flame graph A").is_some());
+    let _ = std::fs::remove_dir_all(dir);
+}
