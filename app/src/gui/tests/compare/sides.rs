@@ -390,3 +390,42 @@ fn collapsing_a_and_b_gives_their_height_to_the_diff_and_is_remembered() {
     assert!(h.query_by_label("flame graph A").is_some());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn dragging_the_line_under_a_and_b_gives_the_diff_their_height_and_is_remembered() {
+    let (mut h, dir) = compared("divider");
+    let diff_top = |h: &Harness<'_, FlintApp>| h.state().compare.last.as_ref().unwrap().0.top();
+    let before = diff_top(&h);
+    let line = h.get_by_label("height of A and B").rect().center();
+    let mut moved = line;
+    h.hover_at(line);
+    h.event(egui::Event::PointerButton {
+        pos: line,
+        button: egui::PointerButton::Primary,
+        pressed: true,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(1);
+    for _ in 0..5 {
+        moved.y -= 30.0;
+        h.event(egui::Event::PointerMoved(moved));
+        h.run_steps(1);
+    }
+    h.event(egui::Event::PointerButton {
+        pos: moved,
+        button: egui::PointerButton::Primary,
+        pressed: false,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(3);
+    let after = diff_top(&h);
+    assert!(
+        after < before - 100.0,
+        "the diff's top {before} → {after} px"
+    );
+    let share = h
+        .ctx
+        .data_mut(|d| d.get_persisted::<f32>(egui::Id::unique("flint compare sides share")));
+    assert!(share.is_some_and(|s| s < 0.4), "{share:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
