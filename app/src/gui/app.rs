@@ -204,13 +204,7 @@ impl FlintApp {
         self.apply_all(&ctx, picked);
         let compared = self.comparing().then(|| self.compare.matched_text());
         let opening = self.opening();
-        let compared_keys = self
-            .comparing()
-            .then(|| self.compare.result.as_ref().map(|r| &r.label_keys[..]))
-            .flatten();
-        egui::Panel::top("flint toolbar").show(ui, |ui| {
-            self.view.toolbar(ui, compared, compared_keys, opening);
-        });
+        egui::Panel::top("flint toolbar").show(ui, |ui| self.view.toolbar(ui, compared, opening));
         if self.shell.error.is_some() {
             let dismissed = egui::Panel::top("flint error")
                 .frame(

@@ -1,4 +1,4 @@
-//! Group by labels: the toolbar's menu makes label values the flame graph's first
+//! Group by labels: View → *Group by* makes label values the flame graph's first
 //! levels, in the view and in compare mode (A, B and the diff).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
@@ -22,9 +22,11 @@ fn root_names(tree: &CallTree, frames: &profile_model::FrameTable) -> Vec<String
     names
 }
 
-/// Opens the toolbar's *group by* menu and ticks `key`.
+/// Opens View → *Group by* and ticks `key`.
 fn tick(h: &mut Harness<'static, FlintApp>, key: &str) {
-    h.get_by_label_contains("group by").click();
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Group by").hover();
     h.run_steps(2);
     h.get_by_label(key).click();
     h.run_steps(4);
@@ -51,7 +53,9 @@ fn ticking_a_label_makes_its_values_the_roots_children() {
     );
     assert!(!roots.iter().any(|r| r == "main.main"), "{roots:?}");
     // The menu's title says what is grouped by.
-    h.get_by_label("group by endpoint");
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Group by endpoint");
 }
 
 #[test]

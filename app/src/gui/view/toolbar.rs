@@ -14,15 +14,8 @@ impl ProfileView {
     /// The toolbar and the filter row under it. In compare mode (`compared` is
     /// `Some`), the search tells what it matched in A and B (`None` inside: nothing
     /// to tell yet) instead of in the view hidden; nothing of the view is told while
-    /// it is `hidden` (a folder or a server being opened replaces it). The *group by*
-    /// menu lists `compared_keys` in compare mode, else the view's label keys.
-    pub fn toolbar(
-        &mut self,
-        ui: &mut Ui,
-        compared: Option<Option<String>>,
-        compared_keys: Option<&[String]>,
-        hidden: bool,
-    ) {
+    /// it is `hidden` (a folder or a server being opened replaces it).
+    pub fn toolbar(&mut self, ui: &mut Ui, compared: Option<Option<String>>, hidden: bool) {
         let shown = self.current.clone().filter(|_| !hidden);
         ui.add_space(2.0);
         // Both rows wrap: a narrow window moves the rest of a row to a line of its own
@@ -54,10 +47,6 @@ impl ProfileView {
                 .on_hover_text("granularity");
             ui.checkbox(&mut self.invert, "invert")
                 .on_hover_text("bottom-up: leaves at the root");
-            let keys = compared_keys.or(self.current.as_ref().map(|c| &c.label_keys[..]));
-            if let Some(keys) = keys {
-                group_by_menu(ui, keys, &mut self.group_by);
-            }
             ui.separator();
             ui.selectable_value(&mut self.flame.flipped, false, "icicle");
             ui.selectable_value(&mut self.flame.flipped, true, "flame");
@@ -132,33 +121,6 @@ impl ProfileView {
         });
         ui.add_space(2.0);
     }
-}
-
-/// The *group by* menu: a checkbox per label key of the profile; keys ticked are
-/// kept in the order ticked, the first the outermost level.
-fn group_by_menu(ui: &mut Ui, keys: &[String], group_by: &mut Vec<String>) {
-    let title = if group_by.is_empty() {
-        "group by".to_string()
-    } else {
-        format!("group by {}", group_by.join(", "))
-    };
-    ui.add_enabled_ui(!keys.is_empty(), |ui| {
-        ui.menu_button(title, |ui| {
-            for key in keys {
-                let mut ticked = group_by.contains(key);
-                if ui.checkbox(&mut ticked, key).changed() {
-                    if ticked {
-                        group_by.push(key.clone());
-                    } else {
-                        group_by.retain(|k| k != key);
-                    }
-                }
-            }
-        })
-        .response
-        .on_hover_text("sample labels as the first levels of the flame graph")
-        .on_disabled_hover_text("the profile's samples have no labels");
-    });
 }
 
 /// A checkbox for the color mode.
