@@ -1,6 +1,7 @@
 //! Compare mode's sides: picking A and B, what is carried into A, and their selectors.
 
 use super::*;
+use crate::gui::tests::fixtures::drag;
 
 #[test]
 fn b_picked_while_a_merges_keeps_both() {
@@ -365,10 +366,14 @@ fn each_side_has_its_own_selector() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The top of the diff flame graph on screen.
+fn diff_top(h: &Harness<'_, FlintApp>) -> f32 {
+    h.state().compare.last.as_ref().unwrap().0.top()
+}
+
 #[test]
 fn collapsing_a_and_b_gives_their_height_to_the_diff_and_is_remembered() {
     let (mut h, dir) = compared("collapse");
-    let diff_top = |h: &Harness<'_, FlintApp>| h.state().compare.last.as_ref().unwrap().0.top();
     let before = diff_top(&h);
     assert!(h.query_by_label("flame graph A").is_some());
     h.get_by_label("collapse A and B").click();
@@ -394,30 +399,9 @@ fn collapsing_a_and_b_gives_their_height_to_the_diff_and_is_remembered() {
 #[test]
 fn dragging_the_line_under_a_and_b_gives_the_diff_their_height_and_is_remembered() {
     let (mut h, dir) = compared("divider");
-    let diff_top = |h: &Harness<'_, FlintApp>| h.state().compare.last.as_ref().unwrap().0.top();
     let before = diff_top(&h);
     let line = h.get_by_label("height of A and B").rect().center();
-    let mut moved = line;
-    h.hover_at(line);
-    h.event(egui::Event::PointerButton {
-        pos: line,
-        button: egui::PointerButton::Primary,
-        pressed: true,
-        modifiers: egui::Modifiers::NONE,
-    });
-    h.run_steps(1);
-    for _ in 0..5 {
-        moved.y -= 30.0;
-        h.event(egui::Event::PointerMoved(moved));
-        h.run_steps(1);
-    }
-    h.event(egui::Event::PointerButton {
-        pos: moved,
-        button: egui::PointerButton::Primary,
-        pressed: false,
-        modifiers: egui::Modifiers::NONE,
-    });
-    h.run_steps(3);
+    drag(&mut h, line, egui::vec2(0.0, -150.0));
     let after = diff_top(&h);
     assert!(
         after < before - 100.0,
