@@ -27,6 +27,7 @@ pub mod filter;
 pub mod fold;
 pub mod formats;
 pub mod frames;
+pub mod group_by;
 mod gzip;
 mod inline_edges;
 pub mod interner;

@@ -8,6 +8,7 @@ use profile_model::View;
 use profile_model::codec::DecodeOptions;
 use profile_model::fold::write_folded;
 use profile_model::formats::speedscope;
+use profile_model::group_by::group_by_labels;
 
 use super::CliError;
 use super::report::Loaded;
@@ -24,6 +25,10 @@ pub struct FoldArgs {
     /// Output: folded stacks, or speedscope's JSON (one sampled profile).
     #[arg(long, value_enum, default_value = "folded")]
     format: FoldFormat,
+    /// A sample label whose values become the root frames (`comm=api-server;main;…`);
+    /// repeated, the first is outermost.
+    #[arg(long = "group-by", value_name = "LABEL")]
+    group_by: Vec<String>,
 }
 
 /// `flint fold --format`.
@@ -41,6 +46,11 @@ pub fn run(args: &FoldArgs, decode: DecodeOptions) -> Result<(), CliError> {
         options,
         ..
     } = Loaded::read(&args.view, &args.server, decode)?;
+    let profile = if args.group_by.is_empty() {
+        profile
+    } else {
+        group_by_labels(&profile, &args.group_by)
+    };
     let view = View::new(&profile, &options);
     let tree = view.call_tree(&profile);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

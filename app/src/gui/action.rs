@@ -60,6 +60,8 @@ pub enum Action {
     SetFlipped(bool),
     /// View → Color by package or by binary.
     SetColorMode(ColorMode),
+    /// View → Group by: the label keys whose values are the flame graph's first levels.
+    SetGroupBy(Vec<String>),
     /// A file dialog finished.
     Dialog(Dialog),
     /// Compare mode on or off.

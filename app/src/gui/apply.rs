@@ -82,6 +82,7 @@ impl FlintApp {
             Action::FocusSearch => self.view.focus_search = true,
             Action::SetFlipped(flipped) => self.view.flame.flipped = flipped,
             Action::SetColorMode(mode) => self.view.flame.color_mode = mode,
+            Action::SetGroupBy(keys) => self.view.group_by = keys,
             Action::Dialog(Dialog::Open(path)) => self.open_path(ctx, path),
             Action::Dialog(Dialog::Done(result)) => match result {
                 Ok(Some(msg)) => self.shell.tell(msg, false),

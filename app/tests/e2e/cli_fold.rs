@@ -126,3 +126,29 @@ fn fold_selects_among_files_as_top_does() {
         "{stderr}"
     );
 }
+
+#[test]
+fn group_by_puts_the_label_above_the_same_stacks() {
+    let plain = flint_ok(&["fold", "cpu.pb.gz"]);
+    let grouped = flint_ok(&["fold", "cpu.pb.gz", "--group-by", "endpoint"]);
+    let sum_by_stack = |text: &str, strip: bool| {
+        let mut stacks = BTreeMap::new();
+        for line in text.lines() {
+            let (stack, value) = line.rsplit_once(' ').expect("`stack value` line");
+            let stack = match stack.split_once(';') {
+                Some((root, rest)) if strip && root.starts_with("endpoint=") => rest,
+                _ => stack,
+            };
+            *stacks.entry(stack.to_string()).or_insert(0) += value.parse::<i64>().expect("value");
+        }
+        stacks
+    };
+    assert!(
+        grouped
+            .lines()
+            .any(|l| l.starts_with("endpoint=/api/hash;")),
+        "the label's value is the root frame: {}",
+        &grouped[..grouped.len().min(300)]
+    );
+    assert_eq!(sum_by_stack(&grouped, true), sum_by_stack(&plain, false));
+}

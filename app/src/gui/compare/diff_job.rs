@@ -9,6 +9,7 @@ use std::time::Instant;
 use egui::Context;
 use profile_model::diff::{self, DiffMode, DiffRow};
 use profile_model::frames::FrameTable;
+use profile_model::group_by::{group_by_labels, label_keys};
 use profile_model::{CallTree, Profile, View, noise, units};
 
 use crate::gui::compare::{CompareState, Side, side_types};
@@ -38,6 +39,8 @@ pub struct DiffLoaded {
     /// The largest z-score of a node's share between A and B (see
     /// [`profile_model::noise::largest_z`]).
     pub largest_z: f64,
+    /// The label keys of A's and B's samples, sorted (what they can be grouped by).
+    pub label_keys: Vec<String>,
 }
 
 impl DiffLoaded {
@@ -131,7 +134,11 @@ pub fn compute_diff(
     let samples = [noise::sample_count(a), noise::sample_count(b)];
     let cancelled = || cancel.load(Ordering::Relaxed);
     stage(0);
-    let combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
+    let mut combined = diff::combine(a, at, b, bt).map_err(|e| format!("compare: {e}"))?;
+    let label_keys = label_keys(&combined);
+    if !settings.group_by.is_empty() {
+        combined = group_by_labels(&combined, &settings.group_by);
+    }
     if cancelled() {
         return Ok(None);
     }
@@ -171,6 +178,7 @@ pub fn compute_diff(
         unit,
         samples,
         largest_z,
+        label_keys,
     })))
 }
 

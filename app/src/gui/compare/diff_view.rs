@@ -1,7 +1,10 @@
 //! The central panel of compare mode: A's and B's flame graphs side by side over the
 //! diff flame graph, with the legend, the mode options and the hover texts.
 
-use egui::{Align, Key, Label, Layout, Rect, RichText, Ui, UiBuilder, pos2, vec2};
+use egui::{
+    Align, Context, CursorIcon, Id, Key, Label, Layout, Rect, RichText, Sense, Ui, UiBuilder, pos2,
+    vec2,
+};
 use profile_model::diff::DiffMode;
 use profile_model::layout::{FlameRect, RectKind};
 use profile_model::{CallTree, units};
@@ -245,7 +248,8 @@ impl CompareState {
         tl: Option<&Timeline>,
         look: Look,
     ) -> Option<(String, FrameAction)> {
-        ui.horizontal(|ui| {
+        // Wrapped: a narrow window puts the rest of the row on a line of its own.
+        ui.horizontal_wrapped(|ui| {
             ui.radio_value(&mut self.mode, DiffMode::Relative, "relative")
                 .on_hover_text("each side as a share of its own total");
             ui.radio_value(&mut self.mode, DiffMode::Absolute, "absolute")
@@ -253,6 +257,16 @@ impl CompareState {
             ui.separator();
             ui.checkbox(&mut self.widths_from_a, "widths from A")
                 .on_hover_text("size frames by A (frames only in A become visible)");
+            ui.separator();
+            let mut collapsed = sides_collapsed(ui.ctx());
+            if ui
+                .checkbox(&mut collapsed, "collapse A and B")
+                .on_hover_text("A's and B's graphs as a strip: the diff takes the height")
+                .changed()
+            {
+                ui.ctx()
+                    .data_mut(|d| d.insert_persisted(Id::unique(SIDES_COLLAPSED), collapsed));
+            }
             ui.separator();
             ui.add(Label::new(self.sides_text(tl)).truncate());
         });
@@ -290,11 +304,18 @@ impl CompareState {
             self.side_colors = colors::frame_colors(&res.frames.frames, look.color_mode, dark);
             self.side_colors_key = Some(side_key);
         }
-        // A and B side by side on the top 40%, the diff below.
+        // A and B side by side on the top 40% (a strip of their captions when
+        // collapsed), the diff below.
         self.side_hovered = None;
         let full = ui.available_rect_before_wrap();
         let gap = 10.0;
-        let top_height = (full.height() * 0.4).round().max(80.0);
+        let collapsed = sides_collapsed(ui.ctx());
+        let share = sides_share(ui.ctx());
+        let top_height = if collapsed {
+            ui.spacing().interact_size.y
+        } else {
+            (full.height() * share).round().max(80.0)
+        };
         let half = ((full.width() - gap) / 2.0).max(0.0);
         let mut asked = None;
         for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
@@ -308,7 +329,13 @@ impl CompareState {
                     .id_salt(("compare side", i))
                     .layout(Layout::top_down(Align::Min)),
             );
-            asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
+            if collapsed {
+                child.add(
+                    Label::new(RichText::new(self.side_caption(side, tl)).strong()).truncate(),
+                );
+            } else {
+                asked = asked.or(self.side_graph(&mut child, &res, side, (tl, look)));
+            }
         }
         let x = full.left() + half + gap / 2.0;
         ui.painter().vline(
@@ -320,7 +347,11 @@ impl CompareState {
             full.min,
             vec2(full.width(), top_height),
         ));
-        ui.separator();
+        if collapsed {
+            ui.separator();
+        } else {
+            sides_divider(ui, full.height(), share);
+        }
         let below = if self.sandwich.state.is_open() {
             self.diff_sandwich(ui, &res)
         } else {
@@ -412,6 +443,47 @@ impl CompareState {
         let asked = self.frame_context_menu(&out.response, res);
         self.last = Some((out.canvas, out.params, out.rects));
         asked
+    }
+}
+
+/// The id under which egui keeps (and eframe saves) whether A and B are collapsed.
+const SIDES_COLLAPSED: &str = "flint compare sides collapsed";
+
+/// Whether A's and B's graphs are collapsed to a strip, as last chosen.
+fn sides_collapsed(ctx: &Context) -> bool {
+    ctx.data_mut(|d| d.get_persisted::<bool>(Id::unique(SIDES_COLLAPSED)))
+        .unwrap_or(false)
+}
+
+/// The id under which egui keeps (and eframe saves) the share of the height A and B take.
+const SIDES_SHARE: &str = "flint compare sides share";
+
+/// The share of the central panel's height A and B take, as last dragged.
+fn sides_share(ctx: &Context) -> f32 {
+    ctx.data_mut(|d| d.get_persisted::<f32>(Id::unique(SIDES_SHARE)))
+        .unwrap_or(0.4)
+}
+
+/// The line under A and B, dragged to share the height (of `height`) between them and
+/// the diff; the share is kept between 15% and 80%.
+fn sides_divider(ui: &mut Ui, height: f32, share: f32) {
+    let (rect, response) = ui.allocate_exact_size(vec2(ui.available_width(), 6.0), Sense::drag());
+    response
+        .widget_info(|| egui::WidgetInfo::labeled(egui::Role::Splitter, true, "height of A and B"));
+    let stroke = if response.hovered() || response.dragged() {
+        ui.visuals().widgets.hovered.bg_stroke
+    } else {
+        ui.visuals().widgets.noninteractive.bg_stroke
+    };
+    ui.painter().hline(rect.x_range(), rect.center().y, stroke);
+    let response = response
+        .on_hover_cursor(CursorIcon::ResizeVertical)
+        .on_hover_text("drag to give A and B more or less height");
+    let moved = response.drag_delta().y;
+    if moved != 0.0 && height > 0.0 {
+        let share = (share + moved / height).clamp(0.15, 0.8);
+        ui.ctx()
+            .data_mut(|d| d.insert_persisted(Id::unique(SIDES_SHARE), share));
     }
 }
 

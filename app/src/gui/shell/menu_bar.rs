@@ -1,5 +1,5 @@
-//! The menu bar: File (open, connect, export, quit) and View (icicle or flame, colors, theme,
-//! reset zoom).
+//! The menu bar: File (open, connect, export, quit) and View (icicle or flame, colors, group
+//! by, theme, reset zoom).
 
 use egui::{Ui, ViewportCommand};
 
@@ -127,6 +127,10 @@ pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                     }
                 }
                 ui.separator();
+                if let Some(keys) = group_by_menu(ui, app) {
+                    act(Action::SetGroupBy(keys));
+                }
+                ui.separator();
                 let mut theme = ui.ctx().options(|o| o.theme_preference);
                 let before = theme;
                 ui.radio_value(&mut theme, egui::ThemePreference::System, "System theme");
@@ -142,4 +146,42 @@ pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
             });
         });
     actions
+}
+
+/// View → *Group by*: a checkbox per label key of what is shown (A's and B's in compare
+/// mode); the keys ticked after a click, in the order ticked (the first outermost).
+fn group_by_menu(ui: &mut Ui, app: &FlintApp) -> Option<Vec<String>> {
+    let keys = if app.comparing() {
+        app.compare.result.as_ref().map(|r| &r.label_keys)
+    } else {
+        app.view.current().map(|c| &c.label_keys)
+    };
+    let keys = keys.map_or(&[][..], |k| &k[..]);
+    let group_by = &app.view.group_by;
+    let title = if group_by.is_empty() {
+        "Group by".to_string()
+    } else {
+        format!("Group by {}", group_by.join(", "))
+    };
+    let mut picked = None;
+    ui.add_enabled_ui(!keys.is_empty(), |ui| {
+        ui.menu_button(title, |ui| {
+            for key in keys {
+                let mut ticked = group_by.contains(key);
+                if ui.checkbox(&mut ticked, key).changed() {
+                    let mut next = group_by.clone();
+                    if ticked {
+                        next.push(key.clone());
+                    } else {
+                        next.retain(|k| k != key);
+                    }
+                    picked = Some(next);
+                }
+            }
+        })
+        .response
+        .on_hover_text("sample labels as the flame graph's first levels, one frame per value")
+        .on_disabled_hover_text("the samples shown have no labels");
+    });
+    picked
 }

@@ -1,5 +1,5 @@
 //! Fixtures shared by the window's tests: an empty window, copies of three real Go CPU
-//! profiles in a directory of their own, and primary clicks (plain and with Shift).
+//! profiles in a directory of their own, primary clicks (plain and with Shift) and drags.
 
 use std::path::PathBuf;
 
@@ -84,4 +84,27 @@ pub fn shift_click_at(h: &mut Harness<'_, FlintApp>, pos: Pos2) {
     }
     h.event(Event::ModifiersChanged(Modifiers::NONE));
     h.run_steps(4);
+}
+
+/// Drags with the primary button from `from` by `by`.
+pub fn drag(h: &mut Harness<'_, FlintApp>, from: Pos2, by: egui::Vec2) {
+    h.hover_at(from);
+    h.event(Event::PointerButton {
+        pos: from,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(1);
+    for i in 1..=5 {
+        h.event(Event::PointerMoved(from + by * (i as f32 / 5.0)));
+        h.run_steps(1);
+    }
+    h.event(Event::PointerButton {
+        pos: from + by,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
 }

@@ -3,12 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
-use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, TouchPhase, vec2};
+use egui::{Event, Key, Modifiers, MouseWheelUnit, Pos2, Rect, TouchPhase, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 
 use crate::gui::app::FlintApp;
 use crate::gui::tests::compare::compared;
+use crate::gui::tests::fixtures::drag;
 use crate::gui::tests::view::harness;
 use crate::gui::view::flame::FlameParams;
 
@@ -24,29 +25,6 @@ fn wheel(h: &mut Harness<'_, FlintApp>, pos: Pos2, lines: f32) {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(40);
-}
-
-/// Drags with the primary button from `from` by `by`.
-fn drag(h: &mut Harness<'_, FlintApp>, from: Pos2, by: egui::Vec2) {
-    h.hover_at(from);
-    h.event(Event::PointerButton {
-        pos: from,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(1);
-    for i in 1..=5 {
-        h.event(Event::PointerMoved(from + by * (i as f32 / 5.0)));
-        h.run_steps(1);
-    }
-    h.event(Event::PointerButton {
-        pos: from + by,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(2);
 }
 
 /// The canvas and parameters the view's flame graph was last drawn with.

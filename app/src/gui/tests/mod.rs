@@ -5,6 +5,7 @@ mod fixtures;
 mod flame_keys;
 mod flight;
 mod formats;
+mod group_by;
 mod live;
 mod monkey;
 mod open;

@@ -10,6 +10,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Instant;
 
 use profile_model::codec::{self, DecodeOptions};
+use profile_model::group_by::{group_by_labels, label_keys};
 use profile_model::top::Top;
 use profile_model::{CallTree, FrameTable, Profile, View, ViewOptions};
 
@@ -76,6 +77,8 @@ pub struct Settings {
     pub invert: bool,
     /// Sample type index; `None` picks the profile's default.
     pub sample_type: Option<usize>,
+    /// Label keys whose values are the first levels of the flame graph, outermost first.
+    pub group_by: Vec<String>,
 }
 
 /// Everything the window shows of one profile under one [`Settings`]; immutable once built
@@ -103,6 +106,8 @@ pub struct Loaded {
     pub top: Top,
     /// Number of samples kept by the filters.
     pub kept_samples: usize,
+    /// The label keys of the profile's samples, sorted (what it can be grouped by).
+    pub label_keys: Vec<String>,
 }
 
 impl Loaded {
@@ -186,20 +191,26 @@ pub fn compute(
         .sample_type
         .filter(|&t| t < profile.sample_types.len())
         .unwrap_or_else(|| profile.default_sample_index());
-    let view = View::new(&profile, &settings.options);
+    // Grouped, the view is of a copy with label levels added; `profile` is kept as it
+    // was, so that a recompute starts from it.
+    let grouped =
+        (!settings.group_by.is_empty()).then(|| group_by_labels(&profile, &settings.group_by));
+    let seen = grouped.as_ref().unwrap_or(&profile);
+    let view = View::new(seen, &settings.options);
     if cancelled() {
         return Ok(None);
     }
     stage(3);
     // The call tree and the top table only read the profile and the view: the top
     // table is made while the tree's last step keeps one core busy.
-    let (mut tree, (top, kept_samples)) = view.call_tree_of(&profile, sample_type, || {
-        let top = view.top(&profile, sample_type);
-        let kept_samples = (0..profile.samples.len())
-            .filter(|&i| view.filter.keeps(&profile, i))
+    let (mut tree, (top, kept_samples)) = view.call_tree_of(seen, sample_type, || {
+        let top = view.top(seen, sample_type);
+        let kept_samples = (0..seen.samples.len())
+            .filter(|&i| view.filter.keeps(seen, i))
             .count();
         (top, kept_samples)
     });
+    drop(grouped);
     if settings.invert && !cancelled() {
         tree = tree.inverted(&view.frames);
     }
@@ -208,6 +219,7 @@ pub fn compute(
     }
     stage(4);
     let totals = tree.totals(0);
+    let label_keys = label_keys(&profile);
     if cancelled() {
         return Ok(None);
     }
@@ -225,6 +237,7 @@ pub fn compute(
         totals,
         top,
         kept_samples,
+        label_keys,
     })))
 }
 

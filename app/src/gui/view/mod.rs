@@ -53,6 +53,8 @@ pub struct SettingsKey {
     pub invert: bool,
     /// Sample type (`None`: the profile's default).
     pub sample_type: Option<usize>,
+    /// Label keys grouped by, outermost first.
+    pub group_by: Vec<String>,
 }
 
 impl SettingsKey {
@@ -65,6 +67,7 @@ impl SettingsKey {
             },
             invert: self.invert,
             sample_type: self.sample_type,
+            group_by: self.group_by.clone(),
         })
     }
 }
@@ -148,6 +151,8 @@ pub struct ProfileView {
     pub sample_type: Option<usize>,
     /// Bottom-up call tree.
     pub invert: bool,
+    /// Label keys ticked to group by, in the order ticked (outermost first).
+    pub group_by: Vec<String>,
     /// Granularity chosen.
     pub granularity: Granularity,
     /// Filter fields being edited.
@@ -191,6 +196,7 @@ impl ProfileView {
             sync_jobs: false,
             sample_type: None,
             invert: false,
+            group_by: Vec::new(),
             granularity: Granularity::Function,
             filters: FilterFields::default(),
             applied_filters: FilterFields::default(),
@@ -251,6 +257,7 @@ impl ProfileView {
             granularity: self.granularity,
             invert: self.invert,
             sample_type: self.sample_type,
+            group_by: self.group_by.clone(),
         }
     }
 
@@ -410,6 +417,7 @@ impl ProfileView {
         self.granularity = key.granularity;
         self.invert = key.invert;
         self.sample_type = key.sample_type;
+        self.group_by = key.group_by;
     }
 
     /// Installs the result of a job started at `started`.

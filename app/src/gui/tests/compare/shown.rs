@@ -204,7 +204,9 @@ fn side_rect(h: &Harness<'_, FlintApp>, side: usize, name: &str) -> (FlameRect, 
         .into_iter()
         .map(|n| flame::node_name(&cur.tree, &cur.frames, n).to_string())
         .collect();
-    (fr, path, flame::screen_rect(&fr, *canvas, params).center())
+    // Near its top edge: a deep frame can reach the line under A and B.
+    let top = flame::screen_rect(&fr, *canvas, params).center_top();
+    (fr, path, top + egui::vec2(0.0, 3.0))
 }
 
 /// The total of the node at `path` in the profile `file`, computed independently of the

@@ -1,6 +1,7 @@
 //! Compare mode's sides: picking A and B, what is carried into A, and their selectors.
 
 use super::*;
+use crate::gui::tests::fixtures::drag;
 
 #[test]
 fn b_picked_while_a_merges_keeps_both() {
@@ -362,5 +363,53 @@ fn each_side_has_its_own_selector() {
     h.run_steps(2);
     assert_eq!(h.state().timeline.as_ref().unwrap().matchers, vec![sort]);
     assert!(h.state().compare.selectors.is_none());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The top of the diff flame graph on screen.
+fn diff_top(h: &Harness<'_, FlintApp>) -> f32 {
+    h.state().compare.last.as_ref().unwrap().0.top()
+}
+
+#[test]
+fn collapsing_a_and_b_gives_their_height_to_the_diff_and_is_remembered() {
+    let (mut h, dir) = compared("collapse");
+    let before = diff_top(&h);
+    assert!(h.query_by_label("flame graph A").is_some());
+    h.get_by_label("collapse A and B").click();
+    h.run_steps(3);
+    let after = diff_top(&h);
+    assert!(
+        after < before - 150.0,
+        "the diff's top {before} → {after} px"
+    );
+    assert!(h.query_by_label("flame graph A").is_none(), "A is a strip");
+    assert!(h.query_by_label("flame graph B").is_none(), "B is a strip");
+    // The choice is in egui's persisted memory (saved with the window's panel sizes).
+    let saved = h
+        .ctx
+        .data_mut(|d| d.get_persisted::<bool>(egui::Id::unique("flint compare sides collapsed")));
+    assert_eq!(saved, Some(true));
+    h.get_by_label("collapse A and B").click();
+    h.run_steps(3);
+    assert!(h.query_by_label("flame graph A").is_some());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn dragging_the_line_under_a_and_b_gives_the_diff_their_height_and_is_remembered() {
+    let (mut h, dir) = compared("divider");
+    let before = diff_top(&h);
+    let line = h.get_by_label("height of A and B").rect().center();
+    drag(&mut h, line, egui::vec2(0.0, -150.0));
+    let after = diff_top(&h);
+    assert!(
+        after < before - 100.0,
+        "the diff's top {before} → {after} px"
+    );
+    let share = h
+        .ctx
+        .data_mut(|d| d.get_persisted::<f32>(egui::Id::unique("flint compare sides share")));
+    assert!(share.is_some_and(|s| s < 0.4), "{share:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
