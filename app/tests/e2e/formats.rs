@@ -244,21 +244,8 @@ fn a_cpuprofile_in_a_folder_begins_its_duration_before_it_was_written() {
 #[test]
 fn a_cpuprofile_is_a_series_of_time_slices_that_add_up_to_its_total() {
     let file = fixture("node/cpu.cpuprofile");
-    let top = flint_ok(&["top", "--format", "tsv", &file]);
-    let total: i64 = top
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
-        .sum();
-    let series = flint_ok(&["series", "--format", "tsv", &file]);
-    let points: Vec<(String, i64)> = series
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Some((f.first()?.to_string(), f.get(2)?.parse().ok()?))
-        })
-        .collect();
+    let total = super::top_total(&[&file]);
+    let (points, series) = super::series_points(&file);
     // node --cpu-prof of about 0.6 s: 100 ms slices.
     assert!(points.len() >= 5, "{series}");
     assert_eq!(points.iter().map(|p| p.1).sum::<i64>(), total, "{series}");

@@ -132,3 +132,44 @@ pub fn flint_ok(args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
+
+/// Compiles `tests/fixtures/symbols/burn.erl` into `dir`; false after a SKIP line
+/// where erlc (erlang-base) is missing.
+pub fn compile_burn_erl(dir: &Path) -> bool {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/burn.erl");
+    let compiled = Command::new("erlc")
+        .arg("-o")
+        .arg(dir)
+        .arg(&source)
+        .status();
+    let ok = compiled.is_ok_and(|s| s.success());
+    if !ok {
+        println!("SKIP: erlc (erlang-base) is not installed");
+    }
+    ok
+}
+
+/// The total of `flint top --format tsv` of `args` (the sum of its flat column).
+pub fn top_total(args: &[&str]) -> i64 {
+    let mut all = vec!["top", "--format", "tsv"];
+    all.extend_from_slice(args);
+    flint_ok(&all)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
+        .sum()
+}
+
+/// The points of `flint series --format tsv FILE`: (time, value), and the text.
+pub fn series_points(file: &str) -> (Vec<(String, i64)>, String) {
+    let series = flint_ok(&["series", "--format", "tsv", file]);
+    let points = series
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((f.first()?.to_string(), f.get(2)?.parse().ok()?))
+        })
+        .collect();
+    (points, series)
+}

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use flint_fixture_gen::symbol_parts::{build_frame_pointer_programs, build_programs};
 
-use super::{Scratch, flint, flint_ok};
+use super::{Scratch, flint};
 
 /// Per function: (self, total) in percent of all samples' periods.
 type Shares = HashMap<String, (f64, f64)>;
@@ -336,21 +336,8 @@ fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
         return;
     };
     let data = data.to_str().expect("utf-8 path");
-    let top = flint_ok(&["top", "--format", "tsv", data]);
-    let total: i64 = top
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
-        .sum();
-    let series = flint_ok(&["series", "--format", "tsv", data]);
-    let points: Vec<(String, i64)> = series
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Some((f.first()?.to_string(), f.get(2)?.parse().ok()?))
-        })
-        .collect();
+    let total = super::top_total(&[data]);
+    let (points, series) = super::series_points(data);
     // 100 ms slices of a recording of about 2 s.
     assert!(points.len() >= 5, "{series}");
     assert_eq!(points.iter().map(|p| p.1).sum::<i64>(), total, "{series}");
@@ -358,14 +345,9 @@ fn a_recording_is_a_series_of_time_slices_that_add_up_to_its_total() {
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{series}");
     // A range of slices: the samples of those slices, each file read once.
     let (from, to) = (&points[1].0, &points[points.len() - 2].0);
-    let ranged = flint_ok(&["top", "--format", "tsv", "--from", from, "--to", to, data]);
     let in_range: i64 = points[1..points.len() - 2].iter().map(|p| p.1).sum();
-    let ranged_total: i64 = ranged
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next()?.parse::<i64>().ok())
-        .sum();
-    assert_eq!(ranged_total, in_range, "{from}..{to}: {ranged}");
+    let ranged_total = super::top_total(&["--from", from, "--to", to, data]);
+    assert_eq!(ranged_total, in_range, "{from}..{to}");
     println!("{} slices summing to {total} ns", points.len());
 }
 
@@ -413,14 +395,7 @@ fn a_recording_of_the_erlang_vm_names_its_jit_code_from_its_perf_map_as_perf_rep
     if programs_or_skip(&dir).is_none() {
         return;
     }
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/burn.erl");
-    let compiled = Command::new("erlc")
-        .arg("-o")
-        .arg(&*dir)
-        .arg(&source)
-        .status();
-    if !compiled.is_ok_and(|s| s.success()) {
-        println!("SKIP: erlc (erlang-base) is not installed");
+    if !super::compile_burn_erl(&dir) {
         return;
     }
     let maps_before = perf_maps();

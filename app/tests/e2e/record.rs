@@ -947,14 +947,7 @@ fn an_erlang_vms_perf_map_names_its_jit_frames_afterwards() {
     require_sampling!();
     let _serial = serial();
     let dir = scratch("erlang");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/burn.erl");
-    let compiled = Command::new("erlc")
-        .arg("-o")
-        .arg(&*dir)
-        .arg(&source)
-        .status();
-    if !compiled.is_ok_and(|s| s.success()) {
-        eprintln!("SKIP: erlc (erlang-base) is not installed");
+    if !super::compile_burn_erl(&dir) {
         return;
     }
     // The VM writes /tmp/perf-PID.map (+JPperf true: the map and frame pointers).

@@ -183,45 +183,68 @@ pub fn addresses_only_profile(
         flags: 0,
     };
     let mut locations: Vec<Location> = Vec::new();
-    let mut samples = Samples {
-        stack_offsets: vec![0],
-        values: vec![Vec::new()],
-        ..Samples::default()
-    };
+    let mut samples = cpu_samples();
     for (stack, count) in stacks {
-        for &v in stack {
-            let address = LOAD_BASE + v;
-            let id = match locations.iter().position(|l| l.address == address) {
-                Some(i) => i,
-                None => {
+        let ids: Vec<u32> = stack
+            .iter()
+            .map(|&v| {
+                let address = LOAD_BASE + v;
+                let id = locations.iter().position(|l| l.address == address);
+                id.unwrap_or_else(|| {
                     locations.push(Location {
                         mapping: Some(0),
                         address,
                         ..Location::default()
                     });
                     locations.len() - 1
-                }
-            };
-            samples.stack_locations.push(id as u32);
-        }
-        samples
-            .stack_offsets
-            .push(samples.stack_locations.len() as u32);
-        samples.values[0].push(*count);
-        samples.label_set.push(0);
+                }) as u32
+            })
+            .collect();
+        push_sample(&mut samples, ids, *count);
     }
+    Ok(cpu_profile(strings, vec![mapping], locations, samples, 1))
+}
+
+/// An empty column of samples.
+fn cpu_samples() -> Samples {
+    Samples {
+        stack_offsets: vec![0],
+        values: vec![Vec::new()],
+        ..Samples::default()
+    }
+}
+
+/// Adds a sample of `stack` (location ids, leaf first) worth `value` to `samples`.
+fn push_sample(samples: &mut Samples, stack: impl IntoIterator<Item = u32>, value: i64) {
+    samples.stack_locations.extend(stack);
+    samples
+        .stack_offsets
+        .push(samples.stack_locations.len() as u32);
+    samples.values[0].push(value);
+    samples.label_set.push(0);
+}
+
+/// A `cpu/nanoseconds` profile of these parts; `strings` start with "", "cpu",
+/// "nanoseconds".
+fn cpu_profile(
+    strings: Vec<String>,
+    mappings: Vec<Mapping>,
+    locations: Vec<Location>,
+    samples: Samples,
+    period: i64,
+) -> Profile {
     let cpu = ValueType { kind: 1, unit: 2 };
-    Ok(Profile {
+    Profile {
         strings,
         sample_types: vec![cpu],
         period_type: cpu,
-        period: 1,
-        mappings: vec![mapping],
+        period,
+        mappings,
         locations,
         label_sets: vec![Vec::new()],
         samples,
         ..Profile::default()
-    })
+    }
 }
 
 /// [`build_programs`], or `None` after a `SKIP:` line where a tool is missing.
@@ -393,35 +416,16 @@ pub fn addresses_fleet_profile(
             }
         })
         .collect();
-    let mut samples = Samples {
-        stack_offsets: vec![0],
-        values: vec![Vec::new()],
-        ..Samples::default()
-    };
+    let mut samples = cpu_samples();
     let span = p.max_depth.saturating_sub(p.min_depth) as u64 + 1;
     for _ in 0..p.samples {
         let depth = p.min_depth.max(1) + rng.below(span) as usize;
-        for _ in 0..depth {
-            samples
-                .stack_locations
-                .push(rng.below(locations.len() as u64) as u32);
-        }
-        samples
-            .stack_offsets
-            .push(samples.stack_locations.len() as u32);
-        samples.values[0].push(10_000_000);
-        samples.label_set.push(0);
+        let stack: Vec<u32> = (0..depth)
+            .map(|_| rng.below(locations.len() as u64) as u32)
+            .collect();
+        push_sample(&mut samples, stack, 10_000_000);
     }
-    let cpu = ValueType { kind: 1, unit: 2 };
-    Ok(Profile {
-        strings,
-        sample_types: vec![cpu],
-        period_type: cpu,
-        period: 10_000_000,
-        mappings,
-        locations,
-        label_sets: vec![Vec::new()],
-        samples,
-        ..Profile::default()
-    })
+    Ok(cpu_profile(
+        strings, mappings, locations, samples, 10_000_000,
+    ))
 }
