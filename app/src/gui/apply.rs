@@ -123,7 +123,7 @@ impl FlintApp {
     /// Opens `path` as a dropped file is opened: a directory of profiles in the time
     /// mode, anything else as one profile.
     pub fn open_path(&mut self, ctx: &Context, path: PathBuf) {
-        if crate::gui::time::timeline::is_time_dir(&path) {
+        if crate::gui::time::timeline::opens_in_time_mode(&path) {
             self.open_dir(ctx, path);
         } else {
             self.view.open(Source::Path(path));

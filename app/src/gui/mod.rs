@@ -64,7 +64,7 @@ pub fn run(
         _ => None,
     };
     let dir = match initial.as_slice() {
-        [one] if kind(one) == capture::PathKind::Dir => Some(one.clone()),
+        [one] if self::time::timeline::opens_in_time_mode(one) => Some(one.clone()),
         _ => None,
     };
     let source = match <[PathBuf; 1]>::try_from(initial) {

@@ -718,9 +718,15 @@ impl Timeline {
     }
 }
 
-/// Whether `path` opens in time mode.
-pub fn is_time_dir(path: &Path) -> bool {
+/// Whether `path` opens in time mode: a folder, or a perf.data recording (a series of
+/// time slices, see [`capture::perfdata::slices`]), known by its first bytes.
+pub fn opens_in_time_mode(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut magic = [0u8; 8];
     capture::PathKind::of(path) == capture::PathKind::Dir
+        || std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok_and(|()| capture::perfdata::is_perf_data(&magic))
 }
 
 /// The step of a series query over `span`: for a server, about one bucket per 10
