@@ -2,7 +2,6 @@
 //! one profile per interval to flint's store and/or a server, and all of them merged to
 //! a file (spooled on disk while recording, see [`super::spool`]).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +13,7 @@ use capture::recorder::{
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
 use capture::symbolize::debuginfod::DebuginfodOptions;
-use capture::symbolize::{SymbolSources, symbolize};
+use capture::symbolize::{Repeated, SymbolSources};
 use capture::{Labels, ProfileSink as _, RemoteSource};
 use clap::Args;
 use profile_model::codec::{DecodeOptions, encode_gzip};
@@ -195,13 +194,15 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliErro
     let mut intervals = 0usize;
     let mut samples = 0u64;
     let mut failed = None;
-    let mut stripped = Stripped::new(args);
+    let stripped = stripped_names(args);
     while !recorder.is_finished() {
         match recorder.next_interval() {
             Ok(mut interval) => {
                 intervals += 1;
                 samples += interval.report.samples;
-                stripped.name(&mut interval.profile);
+                for w in stripped.iter().flat_map(|s| s.name(&mut interval.profile)) {
+                    eprintln!("warning: symbols: {w}");
+                }
                 outputs.write(&interval.profile, intervals);
                 eprintln!("{}", interval.status_line());
             }
@@ -234,40 +235,15 @@ pub fn run(args: &RecordArgs, max_decompressed_bytes: u64) -> Result<(), CliErro
     Ok(())
 }
 
-/// Names the code of binaries stripped on this machine through debuginfod, when a
+/// What names the code of binaries stripped on this machine: debuginfod, when a
 /// server is configured (and `--no-symbolize` is not given).
-struct Stripped {
-    sources: Option<SymbolSources>,
-    /// Warnings said so far, each said once.
-    said: HashSet<String>,
-}
-
-impl Stripped {
-    fn new(args: &RecordArgs) -> Self {
-        let debuginfod = DebuginfodOptions::from_env(&args.debuginfod);
-        let sources = debuginfod
-            .filter(|_| !args.no_symbolize)
-            .map(|d| SymbolSources {
-                debuginfod: Some(d),
-                ..SymbolSources::default()
-            });
-        Self {
-            sources,
-            said: HashSet::new(),
-        }
-    }
-
-    /// Names what the recorder could not, from debuginfod (files cached on disk).
-    fn name(&mut self, profile: &mut profile_model::Profile) {
-        let Some(sources) = &self.sources else {
-            return;
-        };
-        for w in symbolize(profile, sources).warnings {
-            if self.said.insert(w.clone()) {
-                eprintln!("warning: symbols: {w}");
-            }
-        }
-    }
+fn stripped_names(args: &RecordArgs) -> Option<Repeated> {
+    let debuginfod =
+        DebuginfodOptions::from_env(&args.debuginfod).filter(|_| !args.no_symbolize)?;
+    Some(Repeated::new(SymbolSources {
+        debuginfod: Some(debuginfod),
+        ..SymbolSources::default()
+    }))
 }
 
 impl Outputs {

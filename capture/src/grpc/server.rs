@@ -29,7 +29,7 @@ use crate::selector::{ProfileType, Selector};
 use crate::source::{
     Labels, ProfileSink, ProfileSource, Progress, QueryTime, SourceError, TimeRange,
 };
-use crate::symbolize::{SymbolSources, symbolize};
+use crate::symbolize::{Repeated, SymbolSources};
 use profile_model::codec::{self, DEFAULT_MAX_DECOMPRESSED_BYTES};
 
 /// Parca's cap on one gRPC message, each way: 32 MiB.
@@ -131,7 +131,10 @@ pub async fn serve(
         source,
         auth: auth.clone(),
         memory: options.memory.clone(),
-        symbols: options.symbols.clone().map(Symbols::new),
+        symbols: options
+            .symbols
+            .as_deref()
+            .map(|s| Arc::new(Repeated::new(s.clone()))),
     })
     .max_decoding_message_size(options.max_message_bytes)
     .max_encoding_message_size(options.max_message_bytes);
@@ -268,35 +271,7 @@ struct QueryServer {
     source: Arc<dyn ProfileSource>,
     auth: Auth,
     memory: Option<Arc<MemoryBudget>>,
-    symbols: Option<Arc<Symbols>>,
-}
-
-/// A server's symbol sources, and the warnings it has logged (each once).
-struct Symbols {
-    sources: Arc<SymbolSources>,
-    warned: std::sync::Mutex<std::collections::HashSet<String>>,
-}
-
-impl Symbols {
-    fn new(sources: Arc<SymbolSources>) -> Arc<Self> {
-        Arc::new(Self {
-            sources,
-            warned: Default::default(),
-        })
-    }
-
-    /// Names what it can of `profile`; a symbol file passed over is logged once.
-    fn name(&self, profile: &mut profile_model::Profile) {
-        let report = symbolize(profile, &self.sources);
-        let Ok(mut warned) = self.warned.lock() else {
-            return;
-        };
-        for w in report.warnings {
-            if warned.insert(w.clone()) {
-                eprintln!("flint serve: warning: symbols: {w}");
-            }
-        }
-    }
+    symbols: Option<Arc<Repeated>>,
 }
 
 /// The memory one request may hold, when the server has a budget.
@@ -333,8 +308,8 @@ impl QueryServer {
             let mut profile = handle
                 .block_on(source.query(asked.clone(), time, progress))
                 .and_then(|p| only_type(p, &asked.profile_type))?;
-            if let Some(symbols) = symbols {
-                symbols.name(&mut profile);
+            for w in symbols.iter().flat_map(|s| s.name(&mut profile)) {
+                eprintln!("flint serve: warning: symbols: {w}");
             }
             Ok(profile)
         })

@@ -235,12 +235,10 @@ fn read_checked(bytes: &[u8], options: &PerfDataOptions) -> Result<Converted, Pe
 /// `sources` and, as `perf report` reads them, the perf maps of JIT code that the
 /// recorded processes left on this machine (`/tmp/perf-PID.map`).
 fn with_local_perf_maps(sources: &SymbolSources, profile: &Profile) -> SymbolSources {
-    let mut pids: Vec<&str> = profile
+    let mut pids: Vec<u32> = profile
         .label_sets
         .iter()
-        .flatten()
-        .filter(|l| profile.str(l.key) == "pid" && l.str != 0)
-        .map(|l| profile.str(l.str))
+        .filter_map(|set| crate::symbolize::pid_label(profile, set))
         .collect();
     pids.sort_unstable();
     pids.dedup();

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use profile_model::Profile;
+use profile_model::profile::Label;
 
 use crate::symbols::perfmap::PerfMap;
 
@@ -53,6 +54,13 @@ fn pid_of(path: &std::path::Path) -> Option<u32> {
         .ok()
 }
 
+/// The process id a label set's `pid` label names.
+pub(crate) fn pid_label(profile: &Profile, set: &[Label]) -> Option<u32> {
+    set.iter()
+        .find(|l| profile.str(l.key) == "pid")
+        .and_then(|l| profile.label_value(l).parse().ok())
+}
+
 /// The `pid` labels of the samples each location is in, for the locations `wanted`.
 pub(super) fn location_pids(profile: &Profile, wanted: &[bool]) -> Vec<BTreeSet<u32>> {
     let mut out = vec![BTreeSet::new(); profile.locations.len()];
@@ -65,11 +73,9 @@ pub(super) fn location_pids(profile: &Profile, wanted: &[bool]) -> Vec<BTreeSet<
         else {
             continue;
         };
-        let pid = set
-            .iter()
-            .find(|l| profile.str(l.key) == "pid")
-            .and_then(|l| profile.label_value(l).parse::<u32>().ok());
-        let Some(pid) = pid else { continue };
+        let Some(pid) = pid_label(profile, set) else {
+            continue;
+        };
         for &loc in profile.samples.stack(i) {
             if wanted.get(loc as usize) == Some(&true)
                 && let Some(pids) = out.get_mut(loc as usize)

@@ -24,6 +24,7 @@ use apply::{Writer, needs_names};
 use debuginfod::DebuginfodOptions;
 use find::{Finder, Found};
 use jit::PerfMaps;
+pub(crate) use jit::pid_label;
 
 /// Where names are looked for.
 #[derive(Debug, Clone)]
@@ -242,6 +243,36 @@ pub fn symbolize(profile: &mut Profile, sources: &SymbolSources) -> Report {
     }
     report.warnings = warnings.into_iter().collect();
     report
+}
+
+/// Symbolization of one profile after another from the same sources (a server's
+/// queries, a recorder's intervals), each warning told once.
+#[derive(Debug)]
+pub struct Repeated {
+    sources: SymbolSources,
+    told: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl Repeated {
+    /// Symbolization from `sources`.
+    pub fn new(sources: SymbolSources) -> Self {
+        Self {
+            sources,
+            told: Default::default(),
+        }
+    }
+
+    /// Names what it can of `profile`; returns the warnings not returned before.
+    pub fn name(&self, profile: &mut Profile) -> Vec<String> {
+        let warnings = symbolize(profile, &self.sources).warnings;
+        match self.told.lock() {
+            Ok(mut told) => warnings
+                .into_iter()
+                .filter(|w| told.insert(w.clone()))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
 }
 
 /// What naming locations writes to.

@@ -72,12 +72,7 @@ pub fn build_frame_pointer_programs(dir: &Path) -> Result<(PathBuf, PathBuf), St
 
 fn program(dir: &Path, name: &str) -> Result<Program, String> {
     let full = dir.join(format!("{name}.full"));
-    let notes = run("readelf", &["-n".as_ref(), full.as_os_str()])?;
-    let build_id = notes
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Build ID: "))
-        .ok_or("no build id")?
-        .to_string();
+    let build_id = build_id(&full)?;
     Ok(Program {
         stripped: dir.join(name),
         debug: dir.join(format!("{name}.debug")),
@@ -99,25 +94,40 @@ fn run(tool: &str, args: &[&std::ffi::OsStr]) -> Result<String, String> {
 
 /// `(address, size)` of the function symbols of `binary` whose name contains `name`.
 pub fn function_symbol(binary: &Path, name: &str) -> Result<(u64, u64), String> {
+    function_symbols(binary)?
+        .into_iter()
+        .find(|(_, _, sym)| sym.contains(name))
+        .map(|(start, size, _)| (start, size))
+        .ok_or_else(|| format!("{name} not in {}", binary.display()))
+}
+
+/// The function symbols of `binary`, as `nm -S` lists them: (address, size, name).
+fn function_symbols(binary: &Path) -> Result<Vec<(u64, u64, String)>, String> {
     let text = run("nm", &["-S".as_ref(), binary.as_os_str()])?;
-    text.lines()
+    Ok(text
+        .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             match f.as_slice() {
-                [addr, size, kind, sym] if kind.eq_ignore_ascii_case("t") => {
-                    Some((*addr, *size, *sym))
-                }
+                [addr, size, kind, sym] if kind.eq_ignore_ascii_case("t") => Some((
+                    u64::from_str_radix(addr, 16).ok()?,
+                    u64::from_str_radix(size, 16).ok()?,
+                    (*sym).to_string(),
+                )),
                 _ => None,
             }
         })
-        .find(|(_, _, sym)| sym.contains(name))
-        .and_then(|(a, s, _)| {
-            Some((
-                u64::from_str_radix(a, 16).ok()?,
-                u64::from_str_radix(s, 16).ok()?,
-            ))
-        })
-        .ok_or_else(|| format!("{name} not in {}", binary.display()))
+        .collect())
+}
+
+/// The GNU build id of `binary`, in hexadecimal, as `readelf -n` shows it.
+fn build_id(binary: &Path) -> Result<String, String> {
+    let notes = run("readelf", &["-n".as_ref(), binary.as_os_str()])?;
+    notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .map(str::to_string)
+        .ok_or_else(|| format!("no build id in {}", binary.display()))
 }
 
 /// The functions `addr2line -f -i -C` names at virtual address `vaddr` of `binary`,
@@ -371,16 +381,12 @@ pub fn addresses_fleet_profile(
     let mut functions: Vec<(u32, u64, u64)> = Vec::new();
     for (i, binary) in binaries.iter().enumerate() {
         let (offset, vaddr, size) = code_segment(binary)?;
-        let notes = run("readelf", &["-n".as_ref(), binary.as_os_str()])?;
-        let build_id = notes
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("Build ID: "))
-            .ok_or_else(|| format!("no build id in {}", binary.display()))?;
+        let build_id = build_id(binary)?;
         let name = binary
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         strings.push(format!("/usr/lib/fleet/{name}"));
-        strings.push(if p.build_ids { build_id } else { "" }.to_string());
+        strings.push(if p.build_ids { build_id } else { String::new() });
         let base = LOAD_BASE + ((i as u64) << 36);
         mappings.push(Mapping {
             memory_start: base + (vaddr & !0xfff),
@@ -390,18 +396,12 @@ pub fn addresses_fleet_profile(
             build_id: (strings.len() - 1) as u32,
             flags: 0,
         });
-        let symbols = run("nm", &["-S".as_ref(), binary.as_os_str()])?;
-        functions.extend(symbols.lines().filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [addr, size, kind, _] if kind.eq_ignore_ascii_case("t") => {
-                    let start = u64::from_str_radix(addr, 16).ok()?;
-                    let size = u64::from_str_radix(size, 16).ok()?;
-                    (size > 0).then_some((i as u32, base + start, size))
-                }
-                _ => None,
-            }
-        }));
+        functions.extend(
+            function_symbols(binary)?
+                .into_iter()
+                .filter(|(_, size, _)| *size > 0)
+                .map(|(start, size, _)| (i as u32, base + start, size)),
+        );
     }
     if functions.is_empty() {
         return Err("no function symbols in the binaries".into());

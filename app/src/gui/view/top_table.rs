@@ -45,6 +45,8 @@ pub struct TopTableState {
     pub descending: bool,
     /// Indices into `Top::rows`, filtered and sorted.
     pub order: Vec<usize>,
+    /// The largest |flat| and |cum| of the rows: each column's unit is theirs.
+    largest: (i64, i64),
     key: Option<(u64, SortColumn, bool)>,
 }
 
@@ -54,6 +56,7 @@ impl Default for TopTableState {
             sort: SortColumn::Flat,
             descending: true,
             order: Vec::new(),
+            largest: (0, 0),
             key: None,
         }
     }
@@ -103,6 +106,10 @@ impl TopTableState {
         let key = (generation, self.sort, self.descending);
         if self.key != Some(key) {
             self.order = row_order(top, frames, matches, self.sort, self.descending);
+            let largest = |value: fn(&profile_model::top::TopRow) -> i64| {
+                top.rows.iter().map(|r| value(r).abs()).max().unwrap_or(0)
+            };
+            self.largest = (largest(|r| r.flat), largest(|r| r.cum));
             self.key = Some(key);
         }
     }
@@ -133,10 +140,7 @@ impl TopTableState {
     ) -> Option<TopClick> {
         let full = ui.available_width();
         // One unit per column, that of its largest value.
-        let largest = |value: fn(&profile_model::top::TopRow) -> i64| {
-            top.rows.iter().map(|r| value(r).abs()).max().unwrap_or(0)
-        };
-        let (largest_flat, largest_cum) = (largest(|r| r.flat), largest(|r| r.cum));
+        let (largest_flat, largest_cum) = self.largest;
         let flat_scale = units::Scale::of(largest_flat, unit);
         let cum_scale = units::Scale::of(largest_cum, unit);
         let name_width = (full - 2.0 * VALUE_WIDTH - 2.0 * PERCENT_WIDTH).max(80.0);
