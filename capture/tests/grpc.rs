@@ -543,12 +543,12 @@ fn no_data_and_invalid_arguments_map_to_source_errors() {
         query(Mode::Diff, merge.clone(), ReportType::Pprof).unwrap_err(),
         "MODE_DIFF",
     );
-    let unsupported = query(Mode::Merge, merge.clone(), ReportType::FlamegraphArrow).unwrap_err();
+    let unsupported = query(Mode::Merge, merge.clone(), ReportType::Flamechart).unwrap_err();
     assert_eq!(unsupported.code(), tonic::Code::Unimplemented);
     assert!(
         unsupported
             .message()
-            .contains("REPORT_TYPE_FLAMEGRAPH_TABLE")
+            .contains("REPORT_TYPE_FLAMEGRAPH_ARROW")
     );
     let ok = query(Mode::Merge, merge, ReportType::Pprof)
         .expect("merge")
@@ -1864,6 +1864,32 @@ fn prefix_sums(p: &Profile, column: usize) -> BTreeMap<Vec<String>, i64> {
     sums
 }
 
+/// Checks that a trimmed flame graph keeps exactly the paths of `want` that `keep`
+/// (their value, their parent's) under a kept parent; returns the value left out.
+fn check_trim(
+    want: &BTreeMap<Vec<String>, i64>,
+    kept: &dyn Fn(&[String]) -> bool,
+    total: i64,
+    keep: impl Fn(i64, i64) -> bool,
+) -> i64 {
+    let mut left_out = 0;
+    for (path, &c) in want {
+        let parent = &path[..path.len() - 1];
+        let parent_kept = parent.is_empty() || kept(parent);
+        let parent_total = if parent.is_empty() {
+            total
+        } else {
+            want[parent]
+        };
+        let big = keep(c, parent_total);
+        assert_eq!(kept(path), parent_kept && big, "{path:?}");
+        if parent_kept && !big {
+            left_out += c;
+        }
+    }
+    left_out
+}
+
 fn flamegraph_of(answer: pq::QueryResponse) -> pq::Flamegraph {
     match answer.report {
         Some(pq::query_response::Report::Flamegraph(g)) => g,
@@ -1900,19 +1926,12 @@ fn flamegraph_table_is_the_function_tree_of_the_pprof_report_trimmed_as_parca() 
 
     let trimmed = flamegraph_of(ask_report(&h, table, single, Some(1.0)).unwrap());
     let kept = flame_paths(&trimmed);
-    let parent_total = |path: &Vec<String>| match path.len() {
-        1 => p.total(0),
-        n => want[&path[..n - 1].to_vec()],
-    };
-    let mut left_out = 0;
-    for (path, c) in &want {
-        let parent_kept = path.len() == 1 || kept.contains_key(&path[..path.len() - 1]);
-        let big = (*c as f32) >= parent_total(path) as f32 * 0.01;
-        assert_eq!(kept.contains_key(path), parent_kept && big, "{path:?}");
-        if parent_kept && !big {
-            left_out += c;
-        }
-    }
+    let left_out = check_trim(
+        &want,
+        &|path| kept.contains_key(path),
+        p.total(0),
+        |c, parent| c as f32 >= parent as f32 * 0.01,
+    );
     assert!(left_out > 0);
     assert_eq!(
         (trimmed.trimmed, trimmed.untrimmed_total),
@@ -2060,11 +2079,12 @@ fn report_requests_are_checked_before_the_query() {
         (code, message.as_str()),
         (Code::InvalidArgument, "unknown report type 99")
     );
-    for kind in [T::FlamegraphArrow, T::TableArrow, T::Flamechart, T::Source] {
-        let (code, message) = ask(kind as i32, None, false);
-        assert_eq!(code, Code::Unimplemented, "{kind:?}");
-        assert!(message.contains("Arrow"), "{message}");
-    }
+    let (code, message) = ask(T::Flamechart as i32, None, false);
+    assert_eq!(code, Code::Unimplemented);
+    assert!(message.contains("each sample's time"), "{message}");
+    let (code, message) = ask(T::Source as i32, None, false);
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(message.contains("source_reference"), "{message}");
     #[allow(deprecated, reason = "the deprecated type is refused")]
     let old = T::FlamegraphUnspecified as i32;
     let (code, message) = ask(old, None, false);
@@ -2086,4 +2106,275 @@ fn report_requests_are_checked_before_the_query() {
     }
     // Valid requests reach the query: no data.
     assert_eq!(ask(T::Top as i32, Some(0.5), false).0, Code::NotFound);
+}
+
+/// An Arrow record as Parca's web UI reads it (flechette with lz4js, run by node from
+/// tests/fixtures/parca-ui, where the first call runs `npm ci`): its row count and
+/// columns.
+fn read_as_parcas_ui(record: &[u8]) -> (usize, serde_json::Map<String, serde_json::Value>) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    let reader = fixture("../parca-ui");
+    INSTALLED.call_once(|| {
+        if !reader.join("node_modules/@uwdata/flechette").is_dir() {
+            let npm = std::process::Command::new("npm")
+                .args(["ci", "--silent", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&reader)
+                .status()
+                .expect("npm runs (.ci/run installs nodejs and npm)");
+            assert!(npm.success(), "npm ci in {}", reader.display());
+        }
+    });
+    static RECORDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RECORDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = flint_fixture_gen::Scratch::new(&format!("arrow-{n}"));
+    let file = dir.join("record.arrow");
+    std::fs::write(&file, record).unwrap();
+    let out = std::process::Command::new("node")
+        .arg(reader.join("read-arrow.mjs"))
+        .arg(&file)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = json["rows"].as_u64().unwrap() as usize;
+    (rows, json["columns"].as_object().unwrap().clone())
+}
+
+/// Column `name` of a record read by [`read_as_parcas_ui`] as integers (null: `None`).
+fn ints(columns: &serde_json::Map<String, serde_json::Value>, name: &str) -> Vec<Option<i64>> {
+    let column = (columns.get(name).and_then(|c| c.as_array()))
+        .unwrap_or_else(|| panic!("no {name} in {:?}", columns.keys()));
+    column.iter().map(serde_json::Value::as_i64).collect()
+}
+
+/// Column `name` as strings (null: `None`).
+fn texts(columns: &serde_json::Map<String, serde_json::Value>, name: &str) -> Vec<Option<String>> {
+    let column = (columns.get(name).and_then(|c| c.as_array()))
+        .unwrap_or_else(|| panic!("no {name} in {:?}", columns.keys()));
+    column
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// FLAMEGRAPH_ARROW of cpu.pb.gz, read as Parca's UI reads it: the tree of function
+/// names of its PPROF report, rows breadth first with consistent parents, children,
+/// depths and value offsets; trimmed at 1%, the nodes over 1% of their parent.
+#[test]
+fn flamegraph_arrow_read_by_parcas_ui_is_the_function_tree_of_the_pprof_report() {
+    let h = Harness::start(ServerOptions::default());
+    let single = single_with_total(&h, go_top("cpu.sample_index=1.top.txt").1);
+    let p = pprof_report(&h, single.clone());
+    let want = prefix_sums(&p, 0);
+    let kind = query_request::ReportType::FlamegraphArrow;
+    let graph = |threshold| {
+        let answer = ask_report(&h, kind, single.clone(), threshold).unwrap();
+        let Some(pq::query_response::Report::FlamegraphArrow(g)) = answer.report else {
+            panic!("no arrow flame graph");
+        };
+        assert_eq!(answer.total, p.total(0));
+        assert_eq!(g.unit, "nanoseconds");
+        let (rows, columns) = read_as_parcas_ui(&g.record);
+        (g, rows, columns)
+    };
+    let paths = |rows: usize, c: &serde_json::Map<String, serde_json::Value>| {
+        let (names, parents, cum) = (
+            texts(c, "function_name"),
+            ints(c, "parent"),
+            ints(c, "cumulative"),
+        );
+        let (depth, offset, flat) = (ints(c, "depth"), ints(c, "value_offset"), ints(c, "flat"));
+        let children = c["children"].as_array().unwrap();
+        assert_eq!(
+            (parents[0], depth[0], offset[0]),
+            (Some(-1), Some(0), Some(0))
+        );
+        let mut path: Vec<Vec<String>> = vec![Vec::new()];
+        let mut next_offset = vec![0; rows];
+        let mut out = BTreeMap::new();
+        for r in 1..rows {
+            let parent = parents[r].unwrap() as usize;
+            assert!(parent < r, "breadth first");
+            let listed = children[parent].as_array().unwrap();
+            assert!(listed.iter().any(|v| v.as_u64() == Some(r as u64)));
+            assert_eq!(depth[r], Some(depth[parent].unwrap() + 1));
+            assert_eq!(
+                offset[r],
+                Some(offset[parent].unwrap() + next_offset[parent])
+            );
+            next_offset[parent] += cum[r].unwrap();
+            let mut mine = path[parent].clone();
+            mine.push(names[r].clone().unwrap());
+            assert!(
+                out.insert(mine.clone(), cum[r].unwrap()).is_none(),
+                "{mine:?} twice"
+            );
+            path.push(mine);
+        }
+        (
+            out,
+            cum[0].unwrap(),
+            flat.iter().map(|f| f.unwrap()).sum::<i64>(),
+        )
+    };
+    let (full, rows, columns) = graph(None);
+    let (got, root, flat) = paths(rows, &columns);
+    assert_eq!(got, want);
+    assert_eq!((root, flat, full.trimmed), (p.total(0), p.total(0), 0));
+    let deepest = (0..p.samples.len())
+        .map(|i| names_from_root(&p, i).len())
+        .max()
+        .unwrap();
+    assert_eq!(full.height as usize, deepest + 1);
+    assert!(
+        texts(&columns, "mapping_file")[1..]
+            .iter()
+            .all(Option::is_some)
+    );
+
+    let (trimmed, rows, columns) = graph(Some(1.0));
+    let (kept, root, _) = paths(rows, &columns);
+    let left_out = check_trim(
+        &want,
+        &|path| kept.contains_key(path),
+        p.total(0),
+        |c, parent| c > (parent as f32 * 0.01) as i64,
+    );
+    assert!(left_out > 0);
+    assert_eq!(trimmed.trimmed, left_out);
+    assert_eq!(
+        root,
+        kept.iter()
+            .filter(|(k, _)| k.len() == 1)
+            .map(|(_, c)| c)
+            .sum::<i64>()
+    );
+}
+
+/// TABLE_ARROW of cpu.pb.gz, read as Parca's UI reads it: per function, flat as TOP and
+/// `go tool pprof -top` have it, cumulative per frame met, and the callers and callees
+/// each frame has next to it in the PPROF report's stacks.
+#[test]
+fn table_arrow_read_by_parcas_ui_sums_each_function_of_the_pprof_report() {
+    let h = Harness::start(ServerOptions::default());
+    let (go, total) = go_top("cpu.sample_index=1.top.txt");
+    let single = single_with_total(&h, total);
+    let p = pprof_report(&h, single.clone());
+    let answer = ask_report(&h, query_request::ReportType::TableArrow, single, None).unwrap();
+    assert_eq!(answer.total, total);
+    let Some(pq::query_response::Report::TableArrow(table)) = answer.report else {
+        panic!("no arrow table");
+    };
+    let (rows, c) = read_as_parcas_ui(&table.record);
+    let names = texts(&c, "function_name");
+    let (flat, cum) = (ints(&c, "flat"), ints(&c, "cumulative"));
+    let mut want_cum: BTreeMap<String, i64> = BTreeMap::new();
+    let mut want_callers: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        let mut names = names_from_root(&p, i);
+        names.reverse();
+        for (n, name) in names.iter().enumerate() {
+            *want_cum.entry(name.clone()).or_insert(0) += p.samples.values[0][i];
+            if let Some(caller) = names.get(n + 1) {
+                want_callers
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(caller.clone());
+            }
+        }
+    }
+    assert_eq!(rows, want_cum.len());
+    let row_name = |v: &serde_json::Value| names[v.as_u64().unwrap() as usize].clone().unwrap();
+    for r in 0..rows {
+        let name = names[r].clone().unwrap();
+        assert_eq!(cum[r], Some(want_cum[&name]), "{name}");
+        let go_flat = go.iter().find(|g| g.0 == name).map_or(0, |g| g.1);
+        assert!(
+            (flat[r].unwrap() - go_flat).abs() <= 5_000_000,
+            "{name}: {:?} vs {go_flat}",
+            flat[r]
+        );
+        let callers: std::collections::BTreeSet<String> = (c["callers"][r].as_array())
+            .map_or(Default::default(), |l| l.iter().map(row_name).collect());
+        assert_eq!(
+            callers,
+            want_callers.get(&name).cloned().unwrap_or_default(),
+            "{name}"
+        );
+    }
+    assert_eq!(flat.iter().map(|f| f.unwrap()).sum::<i64>(), total);
+}
+
+/// SOURCE of the file of cpu.pb.gz's hottest function, read as Parca's UI reads it:
+/// per line, the value of the samples through it and of those it ends, summed from the
+/// PPROF report; no source text (flint serve keeps no uploaded sources).
+#[test]
+fn source_record_read_by_parcas_ui_sums_the_lines_of_the_pprof_report() {
+    let h = Harness::start(ServerOptions::default());
+    let single = single_with_total(&h, go_top("cpu.sample_index=1.top.txt").1);
+    let p = pprof_report(&h, single.clone());
+    let leaf = |i: usize| &p.locations[p.samples.stack(i)[0] as usize].lines[0];
+    let hottest = (0..p.samples.len())
+        .max_by_key(|&i| p.samples.values[0][i])
+        .unwrap();
+    let file = p
+        .str(p.functions[leaf(hottest).function as usize].filename)
+        .to_string();
+    let base = file.rsplit('/').next().unwrap().to_string();
+    let mut want: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    for i in 0..p.samples.len() {
+        for (n, &loc) in p.samples.stack(i).iter().enumerate() {
+            for (k, line) in p.locations[loc as usize].lines.iter().enumerate() {
+                if p.str(p.functions[line.function as usize].filename) == file {
+                    let e = want.entry(line.line).or_default();
+                    e.0 += p.samples.values[0][i];
+                    if n == 0 && k == 0 {
+                        e.1 += p.samples.values[0][i];
+                    }
+                }
+            }
+        }
+    }
+    let mut client = h.raw_client();
+    let answer = h
+        .block_on(client.query(pq::QueryRequest {
+            mode: options_mode(&single) as i32,
+            options: Some(single),
+            report_type: query_request::ReportType::Source as i32,
+            source_reference: Some(pq::SourceReference {
+                filename: base,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.total, p.total(0));
+    let Some(pq::query_response::Report::Source(source)) = answer.report else {
+        panic!("no source report");
+    };
+    assert_eq!(
+        (source.source.as_str(), source.unit.as_str()),
+        ("", "nanoseconds")
+    );
+    let (rows, c) = read_as_parcas_ui(&source.record);
+    let (lines, cum, flat) = (
+        ints(&c, "line_number"),
+        ints(&c, "cumulative"),
+        ints(&c, "flat"),
+    );
+    assert!(
+        texts(&c, "filename")
+            .iter()
+            .all(|f| f.as_deref() == Some(file.as_str()))
+    );
+    let got: BTreeMap<i64, (i64, i64)> = (0..rows)
+        .map(|r| (lines[r].unwrap(), (cum[r].unwrap(), flat[r].unwrap())))
+        .collect();
+    assert_eq!(got, want);
+    assert!(want.values().any(|v| v.1 > 0));
 }

@@ -3,18 +3,20 @@
 //!
 //! - An unknown report type is INVALID_ARGUMENT (Parca's request validation); a
 //!   `source_reference` with `source_only` is answered before anything else
-//!   ([`source`]); the report types that are Apache Arrow records (FLAMEGRAPH_ARROW,
-//!   TABLE_ARROW, FLAMECHART, SOURCE) and the deprecated FLAMEGRAPH_UNSPECIFIED (an old
-//!   nested flame graph Parca still makes) are UNIMPLEMENTED here, with the report
-//!   types to ask for instead.
+//!   ([`source`]); the deprecated FLAMEGRAPH_UNSPECIFIED (an old nested flame graph
+//!   Parca still makes) and FLAMECHART (a flame graph over sample times, which flint's
+//!   merges do not keep) are UNIMPLEMENTED here, with the report types to ask for
+//!   instead.
+//! - FLAMEGRAPH_ARROW, TABLE_ARROW and SOURCE are Apache Arrow records ([`arrow`]).
 //! - `node_trim_threshold` is a percentage; Parca takes any float, flint refuses one
 //!   that is not in 0..=100 as INVALID_ARGUMENT.
 //! - A diff is made of both sides, each queried in full: Parca scales the smaller side
 //!   up to the bigger total (unless `absolute`) and subtracts; PPROF holds the
-//!   differences, TOP and FLAMEGRAPH_TABLE B's values beside them
-//!   ([`diff_profile`]), CALLGRAPH B's values only.
+//!   differences, the other reports B's values beside them ([`diff_profile`]),
+//!   CALLGRAPH B's values only.
 //! - Totals: PPROF's is the sum of its values (flint's; Parca sends 0), TOP's,
-//!   CALLGRAPH's and FLAMEGRAPH_TABLE's the sum of (B's) values, PROFILE_METADATA's 0.
+//!   CALLGRAPH's, FLAMEGRAPH_TABLE's and the Arrow reports' the sum of (B's) values,
+//!   PROFILE_METADATA's 0.
 //!
 //! Ids Parca derives from content are flint's table indexes here (see [`symbols`]).
 
@@ -23,6 +25,7 @@
     reason = "Parca still fills the deprecated totals and answers the old type"
 )]
 
+mod arrow;
 mod callgraph;
 mod flamegraph_table;
 mod metadata;
@@ -45,6 +48,10 @@ pub struct Requested {
     pub kind: ReportType,
     /// The flame graph's trim fraction (the threshold percentage / 100), 0 for none.
     trim: f32,
+    /// The Arrow flame graph's grouping.
+    group_by: arrow::flamegraph::GroupBy,
+    /// The file (and build id) a SOURCE report is of.
+    source: Option<pq::SourceReference>,
 }
 
 impl Requested {
@@ -64,26 +71,28 @@ impl Requested {
                 "node_trim_threshold must be a percentage from 0 to 100, not {threshold}"
             )));
         }
+        if kind == ReportType::Source && request.source_reference.is_none() {
+            return Err(Status::invalid_argument(
+                "REPORT_TYPE_SOURCE needs a source_reference naming the file",
+            ));
+        }
+        let group_by = request.group_by.as_ref().map_or(&[][..], |g| &g.fields);
         Ok(Self {
             kind,
             trim: threshold / 100.0,
+            group_by: arrow::flamegraph::GroupBy::of(group_by),
+            source: request.source_reference.clone(),
         })
     }
 }
 
 /// Why a report type is not made, or `None` when it is.
 fn unimplemented(kind: ReportType) -> Option<Status> {
-    let arrow = |name: &str| {
-        Status::unimplemented(format!(
-            "{name} is an Apache Arrow record, which flint serve does not write; ask for \
-             REPORT_TYPE_FLAMEGRAPH_TABLE, REPORT_TYPE_TOP, REPORT_TYPE_CALLGRAPH or REPORT_TYPE_PPROF"
-        ))
-    };
     match kind {
-        ReportType::FlamegraphArrow | ReportType::TableArrow | ReportType::Flamechart => {
-            Some(arrow(kind.as_str_name()))
-        }
-        ReportType::Source => Some(source::unimplemented()),
+        ReportType::Flamechart => Some(Status::unimplemented(
+            "REPORT_TYPE_FLAMECHART needs each sample's time, which flint serve's merges do not \
+             keep; ask for REPORT_TYPE_FLAMEGRAPH_ARROW, or QueryRange for the samples over time",
+        )),
         ReportType::FlamegraphUnspecified => Some(Status::unimplemented(
             "REPORT_TYPE_FLAMEGRAPH_UNSPECIFIED (the deprecated nested flame graph) is not \
              supported by this server; ask for REPORT_TYPE_FLAMEGRAPH_TABLE",
@@ -92,6 +101,9 @@ fn unimplemented(kind: ReportType) -> Option<Status> {
         | ReportType::Top
         | ReportType::Callgraph
         | ReportType::FlamegraphTable
+        | ReportType::FlamegraphArrow
+        | ReportType::TableArrow
+        | ReportType::Source
         | ReportType::ProfileMetadata => None,
     }
 }
@@ -144,6 +156,29 @@ pub fn report(
             let graph = flamegraph_table::flamegraph_table(&profile, values, requested.trim);
             let total = graph.total;
             (Report::Flamegraph(graph), total)
+        }
+        ReportType::FlamegraphArrow => {
+            let (graph, total) = arrow::flamegraph::flamegraph_arrow(
+                &profile,
+                values,
+                requested.trim,
+                &requested.group_by,
+            )?;
+            (Report::FlamegraphArrow(graph), total)
+        }
+        ReportType::TableArrow => {
+            let (table, total) = arrow::table::table_arrow(&profile, values)?;
+            (Report::TableArrow(table), total)
+        }
+        ReportType::Source => {
+            let reference = requested.source.clone().unwrap_or_default();
+            let (record, total) = arrow::source::source_record(&profile, values, &reference)?;
+            let source = pq::Source {
+                record,
+                source: String::new(),
+                unit: symbols::unit(&profile),
+            };
+            (Report::Source(source), total)
         }
         ReportType::ProfileMetadata => (
             Report::ProfileMetadata(metadata::metadata(&profile, labels)),

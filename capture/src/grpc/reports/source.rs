@@ -13,8 +13,9 @@
 //!   in the reference's file name at a `/`, with the source text beside it.
 //!
 //! flint serve keeps no uploaded sources, and does not read files of the machine it
-//! runs on for a remote client: `source_only` is always NOT_FOUND. It writes no
-//! Arrow, so the SOURCE report itself is UNIMPLEMENTED.
+//! runs on for a remote client: `source_only` is always NOT_FOUND, and the SOURCE
+//! report ([`super::arrow::source`]) comes with an empty source text, as Parca's does
+//! when the file was not uploaded.
 
 use tonic::Status;
 
@@ -30,12 +31,4 @@ pub(super) fn check_reference(reference: Option<&pq::SourceReference>) -> Result
         ))),
         _ => Ok(()),
     }
-}
-
-/// Why REPORT_TYPE_SOURCE is not answered.
-pub(super) fn unimplemented() -> Status {
-    Status::unimplemented(
-        "REPORT_TYPE_SOURCE is an Apache Arrow record, which flint serve does not write; \
-         ask for REPORT_TYPE_TOP or REPORT_TYPE_PPROF (with line numbers) instead",
-    )
 }
