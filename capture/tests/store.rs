@@ -499,3 +499,28 @@ fn the_store_keeps_each_profiles_default_type_and_rate() {
     let point = series[0].points[0];
     assert_eq!((point.duration_nanos, point.value_per_second), (1, None));
 }
+
+/// A query's estimate is the bytes of the records it reads: the three records' segment
+/// for all of them, a third of it for one, nothing for a selection without profiles.
+#[test]
+fn a_query_is_estimated_by_the_records_it_reads() {
+    let (dir, data) = three_records("estimate");
+    let store = Store::open(&dir, StoreOptions::default()).expect("reopens");
+    let all = QueryTime::Merge(TimeRange {
+        start_nanos: 0,
+        end_nanos: 10 * SECOND,
+    });
+    let whole = store.estimate_bytes(&cpu(""), all).expect("an estimate");
+    let one = store
+        .estimate_bytes(&cpu(r#"{n="1"}"#), all)
+        .expect("an estimate");
+    assert!(
+        whole > 0 && whole <= data.len() as u64,
+        "{whole} of {}",
+        data.len()
+    );
+    assert_eq!(one * 3, whole);
+    assert_eq!(store.estimate_bytes(&cpu(r#"{n="9"}"#), all), Some(0));
+    let single = store.estimate_bytes(&cpu(""), QueryTime::Single(2 * SECOND));
+    assert_eq!(single, Some(one));
+}

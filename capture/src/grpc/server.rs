@@ -289,6 +289,18 @@ impl QueryServer {
         }
     }
 
+    /// The memory a query's selections are estimated to hold
+    /// ([`ProfileSource::estimate_bytes`]), 0 where the source cannot tell.
+    fn estimate(&self, mode: Mode, request: &pq::QueryRequest) -> u64 {
+        let sides = selections(mode, &request.options).unwrap_or_default();
+        (sides.into_iter())
+            .filter_map(|(query, time)| {
+                let selector = parse_selector(query).ok()?;
+                self.source.estimate_bytes(&selector, time)
+            })
+            .sum()
+    }
+
     /// One side of a query: the selector and which profile(s).
     async fn profile(
         &self,
@@ -439,19 +451,15 @@ impl QueryServer {
     ) -> Result<Response<pq::QueryResponse>, Status> {
         // A diff's `filtered` is B's, as Parca's: B's value its stack filters remove.
         let mut filtered_b = None;
-        let profile = match (mode, &request.options) {
-            (Mode::SingleUnspecified, Some(Options::Single(s))) => {
-                self.profile(&s.query, single_time(s)?, lease).await?.0
-            }
-            (Mode::Merge, Some(Options::Merge(m))) => {
-                self.profile(&m.query, merge_time(m)?, lease).await?.0
-            }
-            (Mode::Diff, Some(Options::Diff(d))) => {
-                let (query_a, time_a) = diff_side(&d.a, "a")?;
-                let (query_b, time_b) = diff_side(&d.b, "b")?;
+        let profile = match selections(mode, &request.options)?[..] {
+            [(query, time)] => self.profile(query, time, lease).await?.0,
+            [(query_a, time_a), (query_b, time_b)] => {
                 let (a, _) = self.profile(query_a, time_a, lease).await?;
                 let (b, _) = self.profile(query_b, time_b, lease).await?;
-                let absolute = d.absolute.unwrap_or(false);
+                let absolute = match &request.options {
+                    Some(Options::Diff(d)) => d.absolute.unwrap_or(false),
+                    _ => false,
+                };
                 let (of_b, kind) = (options.clone(), requested.kind);
                 let (difference, removed) = within(lease, move || {
                     (diff_profile(kind, &a, &b, absolute), of_b.removed_value(&b))
@@ -460,7 +468,7 @@ impl QueryServer {
                 filtered_b = Some(removed);
                 difference.map_err(status_of)?
             }
-            (mode, _) => return Err(mismatched(mode)),
+            _ => return Err(mismatched(mode)),
         };
         let diff = mode == Mode::Diff;
         let requested = requested.clone();
@@ -474,6 +482,17 @@ impl QueryServer {
         let filtered = filtered_b.unwrap_or(shaped.filtered);
         respond(requested, shaped.profile, diff, None, filtered, lease).await
     }
+}
+
+/// What a query selects: one (query, time) for a single profile or a merge, A's and
+/// B's for a diff.
+fn selections(mode: Mode, options: &Option<Options>) -> Result<Vec<(&str, QueryTime)>, Status> {
+    Ok(match (mode, options) {
+        (Mode::SingleUnspecified, Some(Options::Single(s))) => vec![(&s.query, single_time(s)?)],
+        (Mode::Merge, Some(Options::Merge(m))) => vec![(&m.query, merge_time(m)?)],
+        (Mode::Diff, Some(Options::Diff(d))) => vec![diff_side(&d.a, "a")?, diff_side(&d.b, "b")?],
+        (mode, _) => return Err(mismatched(mode)),
+    })
 }
 
 /// Whether a query's options are those of its mode.
@@ -573,9 +592,10 @@ impl QueryService for QueryServer {
             return Err(mismatched(mode));
         }
         let options = QueryOptions::of_request(&request)?;
-        // A query refused memory that others held is tried again alone, so that
-        // queries queue up rather than fail.
-        let lease = self.admit(0, false).await?;
+        // Admitted against what its profiles are estimated to hold; a query refused
+        // memory that others held is tried again alone, so that queries queue up
+        // rather than fail.
+        let lease = self.admit(self.estimate(mode, &request), false).await?;
         let answered = self
             .answer(&request, mode, &requested, &options, &lease)
             .await;

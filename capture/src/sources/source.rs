@@ -215,6 +215,14 @@ pub trait ProfileSource: Send + Sync {
         time: QueryTime,
         progress: Progress,
     ) -> SourceFuture<'_, Profile>;
+
+    /// What a [`ProfileSource::query`] of `time` would hold, estimated before it runs
+    /// from the selected profiles' encoded sizes (a merge of many profiles holds less
+    /// than their sum, one profile decoded more); `None` where the source cannot tell.
+    fn estimate_bytes(&self, selector: &Selector, time: QueryTime) -> Option<u64> {
+        let _ = (selector, time);
+        None
+    }
 }
 
 /// The type to show of `types` (a source's types) when none is asked for, by one rule

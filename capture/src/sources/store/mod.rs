@@ -768,6 +768,18 @@ impl ProfileSource for Store {
     ) -> SourceFuture<'_, Profile> {
         Box::pin(async move { self.merged(&selector, time, &progress) })
     }
+
+    /// The bytes of the records a query of `time` reads.
+    fn estimate_bytes(&self, selector: &Selector, time: QueryTime) -> Option<u64> {
+        let index = self.shared.read_index();
+        Some(
+            index
+                .to_merge(selector, time)
+                .iter()
+                .map(|e| e.locator.len)
+                .sum(),
+        )
+    }
 }
 
 /// Every profile checked and made into its record, stamped with one time of arrival;
