@@ -543,12 +543,14 @@ fn no_data_and_invalid_arguments_map_to_source_errors() {
         query(Mode::Diff, merge.clone(), ReportType::Pprof).unwrap_err(),
         "MODE_DIFF",
     );
-    let unsupported = query(Mode::Merge, merge.clone(), ReportType::Flamechart).unwrap_err();
+    #[allow(deprecated, reason = "the deprecated type is refused")]
+    let old = ReportType::FlamegraphUnspecified;
+    let unsupported = query(Mode::Merge, merge.clone(), old).unwrap_err();
     assert_eq!(unsupported.code(), tonic::Code::Unimplemented);
     assert!(
         unsupported
             .message()
-            .contains("REPORT_TYPE_FLAMEGRAPH_ARROW")
+            .contains("REPORT_TYPE_FLAMEGRAPH_TABLE")
     );
     let ok = query(Mode::Merge, merge, ReportType::Pprof)
         .expect("merge")
@@ -1615,6 +1617,15 @@ fn cpu_profiles_by_total(h: &Harness) -> Vec<(i64, i64)> {
     profiles
 }
 
+/// The request options of a merge of every profile of `query`.
+fn merge_all(query: &str) -> query_request::Options {
+    query_request::Options::Merge(pq::MergeProfile {
+        query: query.to_string(),
+        start: Some(timestamp(0)),
+        end: Some(timestamp(1 << 62)),
+    })
+}
+
 /// The request options of the single CPU profile at `time`.
 fn single_at(time: i64) -> query_request::Options {
     query_request::Options::Single(pq::SingleProfile {
@@ -1995,11 +2006,7 @@ fn reports_of_a_diff_carry_b_and_the_difference_as_parca() {
 #[test]
 fn profile_metadata_lists_mapping_files_and_label_names() {
     let h = Harness::start(ServerOptions::default());
-    let merge = query_request::Options::Merge(pq::MergeProfile {
-        query: CPU.to_string(),
-        start: Some(timestamp(0)),
-        end: Some(timestamp(1 << 62)),
-    });
+    let merge = merge_all(CPU);
     let p = pprof_report(&h, merge.clone());
     let files: std::collections::BTreeSet<String> = (p.samples.stack_locations.iter())
         .map(|&l| {
@@ -2079,9 +2086,7 @@ fn report_requests_are_checked_before_the_query() {
         (code, message.as_str()),
         (Code::InvalidArgument, "unknown report type 99")
     );
-    let (code, message) = ask(T::Flamechart as i32, None, false);
-    assert_eq!(code, Code::Unimplemented);
-    assert!(message.contains("each sample's time"), "{message}");
+    assert_eq!(ask(T::Flamechart as i32, None, false).0, Code::NotFound);
     let (code, message) = ask(T::Source as i32, None, false);
     assert_eq!(code, Code::InvalidArgument);
     assert!(message.contains("source_reference"), "{message}");
@@ -2144,11 +2149,17 @@ fn read_as_parcas_ui(record: &[u8]) -> (usize, serde_json::Map<String, serde_jso
     (rows, json["columns"].as_object().unwrap().clone())
 }
 
-/// Column `name` of a record read by [`read_as_parcas_ui`] as integers (null: `None`).
+/// Column `name` of a record read by [`read_as_parcas_ui`] as integers (null: `None`;
+/// past 2^53 they come as strings).
 fn ints(columns: &serde_json::Map<String, serde_json::Value>, name: &str) -> Vec<Option<i64>> {
     let column = (columns.get(name).and_then(|c| c.as_array()))
         .unwrap_or_else(|| panic!("no {name} in {:?}", columns.keys()));
-    column.iter().map(serde_json::Value::as_i64).collect()
+    (column.iter())
+        .map(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+        .collect()
 }
 
 /// Column `name` as strings (null: `None`).
@@ -2377,4 +2388,50 @@ fn source_record_read_by_parcas_ui_sums_the_lines_of_the_pprof_report() {
         .collect();
     assert_eq!(got, want);
     assert!(want.values().any(|v| v.1 > 0));
+}
+
+/// FLAMECHART of the CPU profiles' merge, read as Parca's UI reads it: rows at the
+/// profiles' times, each no earlier than its parent, whose values summed per path of
+/// function names are the merged PPROF report's tree; of a single profile, refused.
+#[test]
+fn flamechart_read_by_parcas_ui_spreads_the_merged_tree_over_the_profiles_times() {
+    let h = Harness::start(ServerOptions::default());
+    let merge = merge_all(CPU);
+    let p = pprof_report(&h, merge.clone());
+    let kind = query_request::ReportType::Flamechart;
+    let answer = ask_report(&h, kind, merge, None).unwrap();
+    assert_eq!(answer.total, p.total(0));
+    let Some(pq::query_response::Report::FlamegraphArrow(chart)) = answer.report else {
+        panic!("no flame chart");
+    };
+    let (rows, c) = read_as_parcas_ui(&chart.record);
+    let (names, parents) = (texts(&c, "function_name"), ints(&c, "parent"));
+    let (cum, times) = (ints(&c, "cumulative"), ints(&c, "timestamp"));
+    let profile_times = cpu_times(&h);
+    let mut paths: Vec<Vec<String>> = vec![Vec::new()];
+    let mut summed: BTreeMap<Vec<String>, i64> = BTreeMap::new();
+    let mut at_times = std::collections::BTreeSet::new();
+    for r in 1..rows {
+        let parent = parents[r].unwrap() as usize;
+        let time = times[r].unwrap();
+        assert!(profile_times.contains(&time), "{time}");
+        assert!(parent == 0 || time >= times[parent].unwrap());
+        at_times.insert(time);
+        let mut path = paths[parent].clone();
+        path.push(names[r].clone().unwrap());
+        *summed.entry(path.clone()).or_default() += cum[r].unwrap();
+        paths.push(path);
+    }
+    assert_eq!(summed, prefix_sums(&p, 0));
+    assert!(at_times.len() > 1, "{at_times:?}");
+    assert!(rows > summed.len() + 1, "some frames start again later");
+
+    let single = single_at(profile_times[0]);
+    let refused = ask_report(&h, kind, single, None).unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(
+        refused.message().contains("MODE_MERGE"),
+        "{}",
+        refused.message()
+    );
 }

@@ -524,3 +524,19 @@ fn a_query_is_estimated_by_the_records_it_reads() {
     let single = store.estimate_bytes(&cpu(""), QueryTime::Single(2 * SECOND));
     assert_eq!(single, Some(one));
 }
+
+/// Each profile apart, in time order, each stamped with its time; none selected is
+/// no data.
+#[test]
+fn a_query_over_time_gives_each_profile_apart() {
+    let (dir, _) = three_records("each");
+    let store = Store::open(&dir, StoreOptions::default()).expect("reopens");
+    let all = TimeRange::ALL;
+    let each = block_on(store.query_each(cpu(""), all, Progress::default())).expect("profiles");
+    let times: Vec<i64> = each.iter().map(|p| p.time_nanos).collect();
+    assert_eq!(times, [SECOND, 2 * SECOND, 3 * SECOND]);
+    let one = decode(&bytes("cpu-1.pb.gz")).expect("decodes").total(1);
+    assert!(each.iter().all(|p| p.total(0) == one), "the cpu type alone");
+    let none = block_on(store.query_each(cpu(r#"{n="9"}"#), all, Progress::default()));
+    assert!(matches!(none, Err(SourceError::NoData)));
+}

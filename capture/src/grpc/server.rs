@@ -23,7 +23,7 @@ use crate::grpc::proto::query::query_service_server::{QueryService, QueryService
 use crate::grpc::proto::query::{self as pq, profile_diff_selection};
 use crate::grpc::query_options::QueryOptions;
 use crate::grpc::report::only_type;
-use crate::grpc::reports::{Requested, diff_profile, report};
+use crate::grpc::reports::{Requested, diff_profile, flamechart, report};
 use crate::memory::{self, Lease, MemoryBudget, Refused};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
@@ -449,6 +449,9 @@ impl QueryServer {
         options: &QueryOptions,
         lease: &Within,
     ) -> Result<Response<pq::QueryResponse>, Status> {
+        if requested.kind == ReportType::Flamechart {
+            return self.chart(request, mode, requested, options, lease).await;
+        }
         // A diff's `filtered` is B's, as Parca's: B's value its stack filters remove.
         let mut filtered_b = None;
         let profile = match selections(mode, &request.options)?[..] {
@@ -481,6 +484,63 @@ impl QueryServer {
         let shaped = within(lease, move || options.apply(profile)).await?;
         let filtered = filtered_b.unwrap_or(shaped.filtered);
         respond(requested, shaped.profile, diff, None, filtered, lease).await
+    }
+}
+
+impl QueryServer {
+    /// A FLAMECHART: the selected profiles of a merge's range each apart, in time
+    /// order, each shaped by the query's options.
+    async fn chart(
+        &self,
+        request: &pq::QueryRequest,
+        mode: Mode,
+        requested: &Requested,
+        options: &QueryOptions,
+        lease: &Within,
+    ) -> Result<Response<pq::QueryResponse>, Status> {
+        let Some(Options::Merge(m)) = request.options.as_ref().filter(|_| mode == Mode::Merge)
+        else {
+            return Err(invalid(
+                "REPORT_TYPE_FLAMECHART is made of a merge (MODE_MERGE): the profiles of its \
+                 range, each at its time",
+            ));
+        };
+        let QueryTime::Merge(range) = merge_time(m)? else {
+            return Err(mismatched(mode));
+        };
+        let selector = parse_selector(&m.query)?;
+        let (source, handle) = (self.source.clone(), tokio::runtime::Handle::current());
+        let progress = match lease {
+            Some(lease) => Progress::default().within(lease.clone()),
+            None => Progress::default(),
+        };
+        let (symbols, options, requested) =
+            (self.symbols.clone(), options.clone(), requested.clone());
+        let (shaped, filtered) = within(lease, move || {
+            let each = handle.block_on(source.query_each(selector.clone(), range, progress))?;
+            let mut shaped = Vec::with_capacity(each.len());
+            let mut filtered = 0;
+            for profile in each {
+                let mut profile = only_type(profile, &selector.profile_type)?;
+                for w in symbols.iter().flat_map(|s| s.name(&mut profile)) {
+                    eprintln!("flint serve: warning: symbols: {w}");
+                }
+                let time = profile.time_nanos;
+                let mut one = options.apply(profile);
+                one.profile.time_nanos = time;
+                filtered += one.filtered;
+                shaped.push(one.profile);
+            }
+            Ok::<_, SourceError>((shaped, filtered))
+        })
+        .await?
+        .map_err(status_of)?;
+        let (report, total) = within(lease, move || flamechart(&requested, &shaped)).await??;
+        Ok(Response::new(pq::QueryResponse {
+            report: Some(report),
+            total,
+            filtered,
+        }))
     }
 }
 

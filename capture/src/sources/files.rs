@@ -329,6 +329,29 @@ impl FileSource {
         }
     }
 
+    /// The merge of `entries`' selected samples: from their kept samples when there are
+    /// some, else read again from their files.
+    fn merge_entries(
+        &self,
+        entries: &[&Entry<FilePart>],
+        selector: &Selector,
+        progress: &Progress,
+    ) -> Result<Profile, SourceError> {
+        if let Some(merged) = self.merge_kept(entries, selector, progress) {
+            return merged;
+        }
+        index::merge(
+            entries,
+            selector,
+            SampleLabels::All,
+            false,
+            self.decode,
+            progress,
+            FilePart::name,
+            |part, buf| part.read(buf, self.decode, &self.whole).map(|()| 0),
+        )
+    }
+
     /// Number of profiles indexed.
     pub fn len(&self) -> usize {
         self.index.len()
@@ -393,18 +416,22 @@ impl ProfileSource for FileSource {
     ) -> SourceFuture<'_, Profile> {
         Box::pin(async move {
             let entries = self.index.to_merge(&selector, time);
-            if let Some(merged) = self.merge_kept(&entries, &selector, &progress) {
-                return merged;
-            }
-            index::merge(
-                &entries,
-                &selector,
-                SampleLabels::All,
-                false,
-                self.decode,
-                &progress,
-                FilePart::name,
-                |part, buf| part.read(buf, self.decode, &self.whole).map(|()| 0),
+            self.merge_entries(&entries, &selector, &progress)
+        })
+    }
+
+    fn query_each(
+        &self,
+        selector: Selector,
+        range: TimeRange,
+        progress: Progress,
+    ) -> SourceFuture<'_, Vec<Profile>> {
+        Box::pin(async move {
+            let entries = self.index.to_merge(&selector, QueryTime::Merge(range));
+            index::each_time(
+                entries,
+                |e| e.time_nanos,
+                |at_once| self.merge_entries(at_once, &selector, &progress),
             )
         })
     }

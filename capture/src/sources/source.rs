@@ -216,6 +216,23 @@ pub trait ProfileSource: Send + Sync {
         progress: Progress,
     ) -> SourceFuture<'_, Profile>;
 
+    /// Each profile of the selected series in `range`, apart and in time order (those of
+    /// one time merged), for answers over time such as a flame chart. A source that
+    /// answers only merges refuses (INVALID_ARGUMENT).
+    fn query_each(
+        &self,
+        selector: Selector,
+        range: TimeRange,
+        progress: Progress,
+    ) -> SourceFuture<'_, Vec<Profile>> {
+        let _ = (selector, range, progress);
+        Box::pin(async {
+            Err(SourceError::InvalidArgument(
+                "this source answers merges, not each profile apart".into(),
+            ))
+        })
+    }
+
     /// What a [`ProfileSource::query`] of `time` would hold, estimated before it runs
     /// from the selected profiles' encoded sizes (a merge of many profiles holds less
     /// than their sum, one profile decoded more); `None` where the source cannot tell.

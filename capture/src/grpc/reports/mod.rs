@@ -4,10 +4,10 @@
 //! - An unknown report type is INVALID_ARGUMENT (Parca's request validation); a
 //!   `source_reference` with `source_only` is answered before anything else
 //!   ([`source`]); the deprecated FLAMEGRAPH_UNSPECIFIED (an old nested flame graph
-//!   Parca still makes) and FLAMECHART (a flame graph over sample times, which flint's
-//!   merges do not keep) are UNIMPLEMENTED here, with the report types to ask for
-//!   instead.
-//! - FLAMEGRAPH_ARROW, TABLE_ARROW and SOURCE are Apache Arrow records ([`arrow`]).
+//!   Parca still makes) is UNIMPLEMENTED here, with the report type to ask for instead.
+//! - FLAMEGRAPH_ARROW, FLAMECHART, TABLE_ARROW and SOURCE are Apache Arrow records
+//!   ([`arrow`]). A FLAMECHART is made of a merge's profiles each apart, in time order
+//!   ([`flamechart`]); of a single profile or a diff it is INVALID_ARGUMENT.
 //! - `node_trim_threshold` is a percentage; Parca takes any float, flint refuses one
 //!   that is not in 0..=100 as INVALID_ARGUMENT.
 //! - A diff is made of both sides, each queried in full: Parca scales the smaller side
@@ -89,10 +89,6 @@ impl Requested {
 /// Why a report type is not made, or `None` when it is.
 fn unimplemented(kind: ReportType) -> Option<Status> {
     match kind {
-        ReportType::Flamechart => Some(Status::unimplemented(
-            "REPORT_TYPE_FLAMECHART needs each sample's time, which flint serve's merges do not \
-             keep; ask for REPORT_TYPE_FLAMEGRAPH_ARROW, or QueryRange for the samples over time",
-        )),
         ReportType::FlamegraphUnspecified => Some(Status::unimplemented(
             "REPORT_TYPE_FLAMEGRAPH_UNSPECIFIED (the deprecated nested flame graph) is not \
              supported by this server; ask for REPORT_TYPE_FLAMEGRAPH_TABLE",
@@ -102,6 +98,7 @@ fn unimplemented(kind: ReportType) -> Option<Status> {
         | ReportType::Callgraph
         | ReportType::FlamegraphTable
         | ReportType::FlamegraphArrow
+        | ReportType::Flamechart
         | ReportType::TableArrow
         | ReportType::Source
         | ReportType::ProfileMetadata => None,
@@ -186,6 +183,14 @@ pub fn report(
         ),
         other => return Err(unimplemented(other).unwrap_or_else(|| Status::internal("no report"))),
     })
+}
+
+/// The FLAMECHART report of `profiles` (a merge's, each of one time and one sample
+/// type, in time order), and the response's total.
+pub fn flamechart(requested: &Requested, profiles: &[Profile]) -> Result<(Report, i64), Status> {
+    let (chart, total) =
+        arrow::flamegraph::flamechart(profiles, requested.trim, &requested.group_by)?;
+    Ok((Report::FlamegraphArrow(chart), total))
 }
 
 /// Small profiles for the reports' unit tests.

@@ -71,6 +71,27 @@ pub(crate) fn merge<L: Sync>(
     Ok(merged.fold.finish())
 }
 
+/// The profiles of `entries` one time apart, in time order: `merge` makes each of the
+/// entries of one time (`time` of an entry), and the profile is stamped with it; a
+/// query over time's answer ([`crate::ProfileSource::query_each`]).
+pub(crate) fn each_time<E>(
+    mut entries: Vec<E>,
+    time: impl Fn(&E) -> i64,
+    mut merge: impl FnMut(&[E]) -> Result<Profile, SourceError>,
+) -> Result<Vec<Profile>, SourceError> {
+    if entries.is_empty() {
+        return Err(SourceError::NoData);
+    }
+    entries.sort_by_key(&time);
+    (entries.chunk_by(|a, b| time(a) == time(b)))
+        .map(|at_once| {
+            let mut profile = merge(at_once)?;
+            profile.time_nanos = time(&at_once[0]);
+            Ok(profile)
+        })
+        .collect()
+}
+
 /// Loads one entry's bytes and merges its selected samples into `merger`. Gone or
 /// broken since it was indexed, it is skipped ([`Failure::Skip`]); profiles that
 /// cannot be merged together stop the merge.

@@ -16,7 +16,7 @@ pub mod queries;
 
 pub use entry::{Entry, Group, gives_rate, profile_gives_rate};
 pub use labels::{Interner, SampleLabels, groups_of, labels_over, set_labels};
-pub(crate) use merge::merge;
+pub(crate) use merge::{each_time, merge};
 pub use queries::{Index, query_range_of};
 
 /// The one reader of profile files, where the window's loader finds it.

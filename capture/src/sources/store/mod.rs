@@ -404,6 +404,36 @@ impl Store {
             .into_iter()
             .cloned()
             .collect();
+        self.merge_of(&entries, selector, progress)
+    }
+
+    /// Each selected profile of `range` apart, in time order (see
+    /// [`ProfileSource::query_each`]).
+    fn each(
+        &self,
+        selector: &Selector,
+        range: TimeRange,
+        progress: &Progress,
+    ) -> Result<Vec<Profile>, SourceError> {
+        let entries: Vec<Entry<RecordRef>> = (self.shared.read_index())
+            .to_merge(selector, QueryTime::Merge(range))
+            .into_iter()
+            .cloned()
+            .collect();
+        index::each_time(
+            entries,
+            |e| e.time_nanos,
+            |at_once| self.merge_of(at_once, selector, progress),
+        )
+    }
+
+    /// The merge of `entries`' selected samples.
+    fn merge_of(
+        &self,
+        entries: &[Entry<RecordRef>],
+        selector: &Selector,
+        progress: &Progress,
+    ) -> Result<Profile, SourceError> {
         let files: BTreeMap<u64, Arc<File>> = {
             let segments = self
                 .shared
@@ -767,6 +797,15 @@ impl ProfileSource for Store {
         progress: Progress,
     ) -> SourceFuture<'_, Profile> {
         Box::pin(async move { self.merged(&selector, time, &progress) })
+    }
+
+    fn query_each(
+        &self,
+        selector: Selector,
+        range: TimeRange,
+        progress: Progress,
+    ) -> SourceFuture<'_, Vec<Profile>> {
+        Box::pin(async move { self.each(&selector, range, &progress) })
     }
 
     /// The bytes of the records a query of `time` reads.

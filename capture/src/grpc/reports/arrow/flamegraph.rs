@@ -1,5 +1,6 @@
-//! REPORT_TYPE_FLAMEGRAPH_ARROW as Parca's `pkg/query/flamegraph_arrow.go`
-//! (`generateFlamegraphArrowRecord`, `trim`, `NewRecord`) builds it.
+//! REPORT_TYPE_FLAMEGRAPH_ARROW and REPORT_TYPE_FLAMECHART as Parca's
+//! `pkg/query/flamegraph_arrow.go` (`generateFlamegraphArrowRecord`, `trim`,
+//! `NewRecord`) builds them.
 //!
 //! - Row 0 is the root: its cumulative is what the trim kept under it, its diff the
 //!   sum of all differences, its flat 0, its metadata null.
@@ -27,34 +28,35 @@
 //! Deliberate differences: differences are summed into a location without lines too
 //! (Parca adds them only on the first sample); a sample's first frame under a new
 //! label row is compared with that row's children (Parca compares it with the rows
-//! the previous sample ended at); `diff` takes a type that holds its negative values;
-//! `timestamp` is 0 (flint's merges keep no sample times, so `group_by` timestamp
-//! changes nothing).
+//! the previous sample ended at); `diff` takes a type that holds its negative values.
+//! A flame graph's `timestamp` is 0 (flint's merges keep no sample times, so `group_by`
+//! timestamp changes nothing); a flame chart's is each row's first time ([`super::tree`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::types::UInt32Type;
 use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, UInt64Array};
 use profile_model::Profile;
-use profile_model::profile::{LocationId, StrId};
+use profile_model::profile::StrId;
 use tonic::Status;
 
+use super::tree::{Row, Tree};
 use super::{StringColumn, ipc, smallest_signed, smallest_unsigned};
 use crate::grpc::proto::query as pq;
-use crate::grpc::reports::symbols::{Values, function_of, mapping_of, unit};
+use crate::grpc::reports::symbols::{Values, unit};
 
 /// What a flame graph's `group_by` asks for.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GroupBy {
     /// The label names (without `labels.`), sorted: one label row per distinct values.
-    labels: Vec<String>,
+    pub(super) labels: Vec<String>,
     /// Frames of different mapping files are told apart.
-    mapping_file: bool,
+    pub(super) mapping_file: bool,
     /// Frames of different addresses are told apart.
-    address: bool,
+    pub(super) address: bool,
     /// Frames of functions in different files are told apart.
-    file_name: bool,
+    pub(super) file_name: bool,
 }
 
 impl GroupBy {
@@ -72,233 +74,6 @@ impl GroupBy {
             address: has("location_address"),
             file_name: has("function_file_name"),
         }
-    }
-}
-
-/// How a row is told apart from its siblings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    /// A location without lines, by address.
-    Address(u64),
-    /// A line, by function name and what `group_by` adds.
-    Line {
-        name: Option<StrId>,
-        mapping_file: Option<StrId>,
-        address: Option<u64>,
-        file_name: Option<StrId>,
-    },
-}
-
-/// One row before the trim.
-#[derive(Debug, Clone, Default)]
-struct Row {
-    labels_only: Option<bool>,
-    mapping_file: Option<StrId>,
-    build_id: Option<StrId>,
-    address: Option<u64>,
-    line: Option<i64>,
-    inlined: Option<bool>,
-    start_line: Option<i64>,
-    name: Option<StrId>,
-    system_name: Option<StrId>,
-    file_name: Option<StrId>,
-    labels: Vec<Option<StrId>>,
-    depth: u64,
-    cumulative: i64,
-    flat: i64,
-    diff: i64,
-    children: Vec<usize>,
-}
-
-impl Row {
-    /// Nulls every field where `other` (a frame equal to this row) differs.
-    fn intersect(&mut self, other: &Row) {
-        fn keep<T: PartialEq + Copy>(mine: &mut Option<T>, theirs: Option<T>) {
-            if *mine != theirs {
-                *mine = None;
-            }
-        }
-        keep(&mut self.mapping_file, other.mapping_file);
-        keep(&mut self.build_id, other.build_id);
-        keep(&mut self.address, other.address);
-        keep(&mut self.inlined, other.inlined);
-        keep(&mut self.line, other.line);
-        keep(&mut self.start_line, other.start_line);
-        keep(&mut self.system_name, other.system_name);
-        keep(&mut self.file_name, other.file_name);
-    }
-}
-
-/// The rows of a flame graph as a prefix tree.
-struct Tree<'p> {
-    profile: &'p Profile,
-    group_by: &'p GroupBy,
-    rows: Vec<Row>,
-    lookup: HashMap<(usize, Key), usize>,
-    label_rows: HashMap<Vec<Option<StrId>>, usize>,
-    label_keys: Vec<Option<StrId>>,
-    height: u64,
-}
-
-impl<'p> Tree<'p> {
-    fn new(profile: &'p Profile, group_by: &'p GroupBy) -> Self {
-        let label_keys = (group_by.labels.iter())
-            .map(|name| {
-                profile
-                    .strings
-                    .iter()
-                    .position(|s| s == name)
-                    .map(|i| i as StrId)
-            })
-            .collect();
-        let root = Row {
-            inlined: Some(false),
-            labels: vec![None; group_by.labels.len()],
-            ..Row::default()
-        };
-        Self {
-            profile,
-            group_by,
-            rows: vec![root],
-            lookup: HashMap::new(),
-            label_rows: HashMap::new(),
-            label_keys,
-            height: 0,
-        }
-    }
-
-    /// The values of the grouped labels in sample `i`'s label set.
-    fn labels_of(&self, i: usize) -> Vec<Option<StrId>> {
-        let set = (self.profile.samples.label_set.get(i))
-            .and_then(|&s| self.profile.label_sets.get(s as usize))
-            .map_or(&[][..], Vec::as_slice);
-        (self.label_keys.iter())
-            .map(|key| {
-                let key = (*key)?;
-                set.iter()
-                    .find(|l| l.key == key && l.str != 0)
-                    .map(|l| l.str)
-            })
-            .collect()
-    }
-
-    /// Adds sample `i` with `value` and `diff`.
-    fn add(&mut self, i: usize, value: i64, diff: i64) {
-        let labels = if self.group_by.labels.is_empty() {
-            Vec::new()
-        } else {
-            self.labels_of(i)
-        };
-        let mut parent = 0;
-        let mut depth = 0;
-        if labels.iter().any(Option::is_some) {
-            let next = self.rows.len();
-            let row = *self.label_rows.entry(labels.clone()).or_insert(next);
-            if row == next {
-                self.rows.push(Row {
-                    labels_only: Some(true),
-                    labels: labels.clone(),
-                    depth: 1,
-                    ..Row::default()
-                });
-                self.rows[0].children.push(row);
-            }
-            self.rows[row].cumulative += value;
-            self.rows[row].diff += diff;
-            parent = row;
-            depth = 1;
-        }
-        let stack = self.profile.samples.stack(i);
-        for (n, &location) in stack.iter().enumerate().rev() {
-            let leaf_location = n == 0;
-            for frame in self.frames(location, leaf_location) {
-                depth += 1;
-                let (key, leaf, mut row) = frame;
-                row.labels.clone_from(&labels);
-                parent = self.place(parent, key, row, depth, (value, diff, leaf));
-            }
-        }
-        self.height = self.height.max(depth);
-    }
-
-    /// The frames of `location`, outermost first: its key, whether it is the sample's
-    /// leaf, and its row.
-    fn frames(&self, location: LocationId, leaf_location: bool) -> Vec<(Key, bool, Row)> {
-        let p = self.profile;
-        let Some(loc) = p.locations.get(location as usize) else {
-            return Vec::new();
-        };
-        let mapping = mapping_of(p, location).and_then(|m| p.mappings.get(m as usize));
-        let base = Row {
-            labels_only: Some(false),
-            mapping_file: mapping.map(|m| m.filename),
-            build_id: mapping.map(|m| m.build_id),
-            address: Some(loc.address),
-            inlined: Some(false),
-            ..Row::default()
-        };
-        if loc.lines.is_empty() {
-            return vec![(Key::Address(loc.address), leaf_location, base)];
-        }
-        let outermost = loc.lines.len() - 1;
-        (loc.lines.iter().enumerate().rev())
-            .map(|(k, line)| {
-                let function =
-                    function_of(p, line.function).and_then(|f| p.functions.get(f as usize));
-                let row = Row {
-                    line: Some(line.line),
-                    inlined: Some(k != outermost),
-                    start_line: function.map(|f| f.start_line),
-                    name: function.map(|f| f.name),
-                    system_name: function.map(|f| f.system_name),
-                    file_name: function.map(|f| f.filename),
-                    ..base.clone()
-                };
-                let key = Key::Line {
-                    name: row.name,
-                    mapping_file: if self.group_by.mapping_file {
-                        row.mapping_file
-                    } else {
-                        None
-                    },
-                    address: self.group_by.address.then_some(loc.address),
-                    file_name: if self.group_by.file_name {
-                        row.file_name
-                    } else {
-                        None
-                    },
-                };
-                (key, leaf_location && k == 0, row)
-            })
-            .collect()
-    }
-
-    /// Adds `frame` under `parent`, merged into an equal sibling when there is one, and
-    /// returns its row.
-    fn place(
-        &mut self,
-        parent: usize,
-        key: Key,
-        frame: Row,
-        depth: u64,
-        values: (i64, i64, bool),
-    ) -> usize {
-        let (value, diff, leaf) = values;
-        let next = self.rows.len();
-        let row = *self.lookup.entry((parent, key)).or_insert(next);
-        if row == next {
-            self.rows.push(Row { depth, ..frame });
-            self.rows[parent].children.push(row);
-        } else if matches!(key, Key::Line { .. }) {
-            self.rows[row].intersect(&frame);
-        }
-        let r = &mut self.rows[row];
-        r.cumulative += value;
-        r.diff += diff;
-        if leaf {
-            r.flat += value;
-        }
-        row
     }
 }
 
@@ -355,36 +130,69 @@ pub(in crate::grpc::reports) fn flamegraph_arrow(
     fraction: f32,
     group_by: &GroupBy,
 ) -> Result<(pq::FlamegraphArrow, i64), Status> {
-    let mut tree = Tree::new(profile, group_by);
-    for i in 0..profile.samples.len() {
-        tree.add(i, values.value(i), values.diff(i));
+    let mut tree = Tree::new(group_by, false);
+    tree.add_profile(profile, values, 0);
+    let diff = (0..profile.samples.len()).map(|i| values.diff(i)).sum();
+    finish(
+        tree,
+        (values.total(), diff),
+        unit(profile),
+        fraction,
+        group_by,
+    )
+}
+
+/// The FLAMECHART report of `profiles` (each one time, in time order), trimmed and
+/// grouped as [`flamegraph_arrow`]; and the response's total.
+pub(in crate::grpc::reports) fn flamechart(
+    profiles: &[Profile],
+    fraction: f32,
+    group_by: &GroupBy,
+) -> Result<(pq::FlamegraphArrow, i64), Status> {
+    let mut tree = Tree::new(group_by, true);
+    let mut total = 0;
+    for p in profiles {
+        let values = Values::of(p, false);
+        tree.add_profile(p, values, p.time_nanos);
+        total += values.total();
     }
-    let total = values.total();
-    tree.rows[0].cumulative = total;
-    tree.rows[0].diff = (0..profile.samples.len()).map(|i| values.diff(i)).sum();
+    let unit = profiles.first().map(unit).unwrap_or_default();
+    finish(tree, (total, 0), unit, fraction, group_by)
+}
+
+/// The report of `tree`, whose samples sum to `totals` (values, differences).
+fn finish(
+    mut tree: Tree<'_>,
+    totals: (i64, i64),
+    unit: String,
+    fraction: f32,
+    group_by: &GroupBy,
+) -> Result<(pq::FlamegraphArrow, i64), Status> {
+    (tree.rows[0].cumulative, tree.rows[0].diff) = totals;
     let rows = &tree.rows;
     let (kept, children, trimmed) = trim(rows, fraction);
     let root_kept: i64 = (children[0].iter())
         .map(|&c| rows[kept[c as usize].row].cumulative)
         .sum();
+    let strings = &tree.strings;
     let record = ipc(columns(
-        profile, rows, &kept, &children, root_kept, group_by,
+        strings, rows, &kept, &children, root_kept, group_by,
     )?)?;
     let height = i32::try_from(tree.height + 1).unwrap_or(i32::MAX);
     Ok((
         pq::FlamegraphArrow {
             record,
-            unit: unit(profile),
+            unit,
             height,
             trimmed,
         },
-        total,
+        totals.0,
     ))
 }
 
 /// The record's columns, in Parca's order, of the `kept` rows.
 fn columns(
-    profile: &Profile,
+    strings: &[String],
     rows: &[Row],
     kept: &[Kept],
     children: &[Vec<u32>],
@@ -392,10 +200,10 @@ fn columns(
     group_by: &GroupBy,
 ) -> Result<Vec<(String, ArrayRef)>, Status> {
     let row = |k: &Kept| &rows[k.row];
-    let strings = |field: fn(&Row) -> Option<StrId>| {
+    let dictionary = |field: fn(&Row) -> Option<StrId>| {
         let mut column = StringColumn::default();
         kept.iter().for_each(|k| column.push(field(row(k))));
-        column.binary(&profile.strings)
+        column.binary(strings)
     };
     let unsigned = |field: fn(&Row) -> Option<i64>| {
         let values: Vec<Option<u64>> = kept
@@ -432,17 +240,17 @@ fn columns(
             "location_address",
             Arc::new(UInt64Array::from_iter(kept.iter().map(|k| row(k).address))),
         ),
-        ("mapping_file", strings(|r| r.mapping_file)?),
-        ("mapping_build_id", strings(|r| r.build_id)?),
+        ("mapping_file", dictionary(|r| r.mapping_file)?),
+        ("mapping_build_id", dictionary(|r| r.build_id)?),
         ("location_line", unsigned(|r| r.line)),
         (
             "inlined",
             Arc::new(BooleanArray::from_iter(kept.iter().map(|k| row(k).inlined))),
         ),
         ("function_startline", unsigned(|r| r.start_line)),
-        ("function_name", strings(|r| r.name)?),
-        ("function_system_name", strings(|r| r.system_name)?),
-        ("function_file_name", strings(|r| r.file_name)?),
+        ("function_name", dictionary(|r| r.name)?),
+        ("function_system_name", dictionary(|r| r.system_name)?),
+        ("function_file_name", dictionary(|r| r.file_name)?),
         ("children", Arc::new(children)),
         (
             "parent",
@@ -459,7 +267,9 @@ fn columns(
         ),
         (
             "timestamp",
-            Arc::new(Int64Array::from_iter_values(kept.iter().map(|_| 0))),
+            Arc::new(Int64Array::from_iter_values(
+                kept.iter().map(|k| row(k).timestamp),
+            )),
         ),
         ("depth", unsigned(|r| Some(r.depth as i64))),
         (
@@ -472,7 +282,7 @@ fn columns(
         let mut column = StringColumn::default();
         kept.iter()
             .for_each(|k| column.push(row(k).labels.get(n).copied().flatten()));
-        labels.push((format!("labels.{name}"), column.binary(&profile.strings)?));
+        labels.push((format!("labels.{name}"), column.binary(strings)?));
     }
     Ok(columns
         .drain(..)
@@ -485,7 +295,7 @@ fn columns(
 mod tests {
     use profile_model::profile::Label;
 
-    use super::{GroupBy, flamegraph_arrow};
+    use super::{GroupBy, flamechart, flamegraph_arrow};
     use crate::grpc::reports::arrow::read;
     use crate::grpc::reports::symbols::Values;
     use crate::grpc::reports::testing::profile;
@@ -653,5 +463,59 @@ mod tests {
             flamegraph_arrow(&p, Values::of(&p, false), 0.0, &GroupBy::default()).unwrap();
         let b = read::batch(&graph.record);
         assert_eq!((total, graph.height, b.num_rows()), (0, 1, 1));
+    }
+
+    /// A flame chart over four profiles of 10 ms samples: a frame joins the row its
+    /// parent last took in while its time falls within the row's time plus cumulative
+    /// (plus a millisecond); a later, apart sample starts a new row.
+    #[test]
+    fn a_flame_chart_joins_rows_that_continue_in_time() {
+        const S: i64 = 1_000_000_000;
+        let at = |time: i64, stacks: &[(&[u32], i64)]| {
+            let mut p = profile(&[(0x10, &["a"]), (0x20, &["b"]), (0x30, &["c"])], stacks);
+            (p.time_nanos, p.period) = (time, 10_000_000);
+            p
+        };
+        let profiles = [
+            at(0, &[(&[1, 0], 10 * S)]),
+            at(10 * S, &[(&[1, 0], 5 * S), (&[2, 0], 5 * S)]),
+            at(20 * S, &[(&[1, 0], 2 * S)]),
+            at(60 * S, &[(&[1, 0], S)]),
+        ];
+        let (chart, total) = flamechart(&profiles, 0.0, &GroupBy::default()).unwrap();
+        assert_eq!((total, chart.height), (23 * S, 3));
+        let b = read::batch(&chart.record);
+        let name = |s: &str| Some(s.to_string());
+        // root; a@0 (10 s, 10 s and 2 s: each starts where the row ends); a@60, apart;
+        // under a@0: b@0 (10 s, 5 s), c@10, b@20 (a took in c since: a new row); b@60.
+        assert_eq!(
+            read::strings(&b, "function_name"),
+            [
+                None,
+                name("a"),
+                name("a"),
+                name("b"),
+                name("c"),
+                name("b"),
+                name("b")
+            ]
+        );
+        let seconds = |v: &[i64]| {
+            v.iter()
+                .map(|v| Some(i128::from(v * S)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            read::numbers(&b, "timestamp"),
+            seconds(&[0, 0, 60, 0, 10, 20, 60])
+        );
+        assert_eq!(
+            read::numbers(&b, "cumulative"),
+            seconds(&[23, 22, 1, 15, 5, 2, 1])
+        );
+        assert_eq!(
+            read::numbers(&b, "parent"),
+            [-1, 0, 0, 1, 1, 1, 2].map(|v| Some(v.into()))
+        );
     }
 }

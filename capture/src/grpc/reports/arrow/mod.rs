@@ -1,6 +1,6 @@
 //! The reports Parca answers as Apache Arrow IPC streams (one record batch, LZ4 frame
 //! compressed, as arrow-go's `ipc.NewWriter(…, ipc.WithLZ4())` writes them):
-//! FLAMEGRAPH_ARROW and FLAMECHART ([`flamegraph`]), TABLE_ARROW ([`table`]) and the
+//! FLAMEGRAPH_ARROW and FLAMECHART ([`flamegraph`], over a [`tree`]), TABLE_ARROW ([`table`]) and the
 //! SOURCE record ([`source`]); and the column builders they share.
 //!
 //! - String columns are dictionaries of the strings the rows use, in the order first
@@ -15,6 +15,7 @@
 pub(super) mod flamegraph;
 pub(super) mod source;
 pub(super) mod table;
+mod tree;
 
 use std::collections::HashMap;
 use std::sync::Arc;
