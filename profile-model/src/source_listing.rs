@@ -242,10 +242,10 @@ pub fn locate_source(
         tried.push(why);
     }
     let as_named = format!("{profile_path}: ");
-    if !tried.iter().any(|t| t.starts_with(&as_named)) {
-        if let Ok(located) = attempt(profile_path, &mut tried) {
-            return Ok(located);
-        }
+    if !tried.iter().any(|t| t.starts_with(&as_named))
+        && let Ok(located) = attempt(profile_path, &mut tried)
+    {
+        return Ok(located);
     }
     Err(tried)
 }

@@ -70,3 +70,35 @@ pub fn read_capped(path: &str) -> io::Result<Vec<u8>> {
     file.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn huge_files_and_folders_are_refused_small_ones_read() {
+        let dir = std::env::temp_dir().join(format!("flint-read-capped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let huge = dir.join("huge.c");
+        let file = std::fs::File::create(&huge).unwrap();
+        file.set_len(MAX_SOURCE_BYTES + 1).unwrap();
+        let small = dir.join("small.c");
+        std::fs::write(&small, b"int main;\n").unwrap();
+        let text = |p: &Path| p.to_str().unwrap().to_string();
+        let err = read_capped(&text(&huge)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("too large for a source file (16 MiB"),
+            "{err}"
+        );
+        let folder = read_capped(&text(&dir)).unwrap_err();
+        assert_eq!(folder.kind(), io::ErrorKind::IsADirectory);
+        assert_eq!(read_capped(&text(&small)).unwrap(), b"int main;\n");
+        let config = SourceConfig::default();
+        let tried = find_source_file(&config, &text(&huge), "").unwrap_err();
+        assert!(tried[0].contains("too large"), "{tried:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

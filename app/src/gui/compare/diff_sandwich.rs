@@ -192,7 +192,7 @@ impl CompareState {
         let frame = self.menu_frame?;
         let name = res.frames.frames.get(frame as usize)?.name.clone();
         let mut picked = None;
-        response.context_menu(|ui| picked = frame_menu::menu(ui, &name));
+        response.context_menu(|ui| picked = frame_menu::menu(ui, &name, false));
         match picked? {
             FrameAction::Sandwich => {
                 self.open_sandwich(frame);

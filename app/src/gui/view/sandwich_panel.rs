@@ -123,7 +123,7 @@ impl ProfileView {
             return;
         };
         let mut picked = None;
-        response.context_menu(|ui| picked = frame_menu::menu(ui, &name));
+        response.context_menu(|ui| picked = frame_menu::menu(ui, &name, true));
         if let Some(action) = picked {
             self.frame_action(frame, action);
         }

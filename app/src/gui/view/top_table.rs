@@ -262,7 +262,7 @@ impl TopTableState {
                         clicked = Some(TopClick::Row(row.frame));
                     }
                     response.context_menu(|ui| {
-                        if let Some(action) = frame_menu::menu(ui, name) {
+                        if let Some(action) = frame_menu::menu(ui, name, true) {
                             clicked = Some(TopClick::Menu(row.frame, action));
                         }
                     });
