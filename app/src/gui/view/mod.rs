@@ -169,7 +169,8 @@ pub struct ProfileView {
     pub flame: FlameState,
     colors: Vec<Color32>,
     colors_key: Option<(u64, bool, ColorMode)>,
-    top_table: TopTableState,
+    /// The top table's sort and column widths.
+    pub top_table: TopTableState,
     /// The callers and callees of a function, when shown in place of the flame graph.
     pub sandwich: SandwichState<Loaded>,
     /// A function's source, when shown in place of the flame graph.
