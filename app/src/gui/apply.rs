@@ -81,11 +81,15 @@ impl FlintApp {
                 );
             }
             Action::ShowSource => self.view.source_of_selection(),
-            // Compare mode and the sandwich show other graphs than the one they move in.
-            Action::StepCursor(_) | Action::ZoomToCursor
-                if self.comparing()
-                    || self.view.sandwich.is_open()
-                    || self.view.source.is_open() => {}
+            Action::StepCursor(step) if self.comparing() => {
+                self.compare.step_cursor(step, self.view.flame.flipped);
+            }
+            Action::ZoomToCursor if self.comparing() => self.compare.zoom_to_cursor(),
+            // The source view has no graph to move in.
+            Action::StepCursor(_) | Action::ZoomToCursor if self.view.source.is_open() => {}
+            Action::StepCursor(step) if self.view.sandwich.is_open() => {
+                self.view.sandwich.step_cursor(step, 0);
+            }
             Action::StepCursor(step) => self.view.step_cursor(step),
             Action::ZoomToCursor => self.view.zoom_to_cursor(),
             Action::Back => self.view.back(),
