@@ -239,7 +239,7 @@ fn lines(ui: &mut Ui, file: &SourceFile, scroll_to: Option<i64>) {
     let row_height = ui.text_style_height(&TextStyle::Monospace);
     let spaced = row_height + ui.spacing().item_spacing.y;
     let mut area = egui::ScrollArea::both()
-        .id_salt(SOURCE_LINES)
+        .id_salt((SOURCE_LINES, &file.at))
         .auto_shrink([false, false]);
     if let Some(line) = scroll_to {
         area = area.vertical_scroll_offset((line - 1 - LINES_ABOVE_HOTTEST).max(0) as f32 * spaced);
