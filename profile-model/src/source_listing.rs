@@ -2,7 +2,8 @@
 //! and pprof's rules for finding a source file (`-source_path`, `-trim_path`). The
 //! files themselves are read by the caller, through the function it passes in.
 //! The window's source view asks the same per line over a whole file
-//! ([`function_files`]), looks in more places ([`locate_source`]) and refuses what is
+//! ([`function_files`]), with what each line calls, inlined callees marked
+//! ([`line_callees`]), looks in more places ([`locate_source`]) and refuses what is
 //! not text ([`source_text`]).
 
 use std::collections::BTreeMap;
@@ -10,9 +11,10 @@ use std::io;
 
 use rustc_hash::FxHashMap;
 
+use crate::calltree::{CallTree, NodeId};
 use crate::frames::{FrameId, FrameTable};
 use crate::names::clean_path;
-use crate::top::Top;
+use crate::top::{InlineMark, Top};
 
 /// Lines shown before the first and after the last line with samples.
 const MARGIN: i64 = 5;
@@ -192,6 +194,81 @@ pub fn function_files(
     let mut files: Vec<FileValues> = files.into_values().map(|(f, _)| f).collect();
     files.sort_by_key(|f| std::cmp::Reverse(f.cum));
     files
+}
+
+/// A frame called from one line of a function, and the cum under it there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineCallee {
+    /// The callee, as its frame is named at line granularity (`fn file:line`).
+    pub frame: FrameId,
+    /// The value of the samples through the call from that line.
+    pub cum: i64,
+    /// Whether the callee is inlined where it is reached, as pprof marks it.
+    pub inline: InlineMark,
+}
+
+/// What each line of the function named `function` in file `file` (as the profile
+/// names it) calls: per line, its callees in `tree` (a call tree at line granularity,
+/// not inverted, with `totals`) with the cum of each, largest first, marked as `top`
+/// (of the same frames) marks them. A recursive function's inner calls are within its
+/// outermost ones' and are not counted again.
+pub fn line_callees(
+    frames: &FrameTable,
+    tree: &CallTree,
+    totals: &[i64],
+    top: &Top,
+    function: &str,
+    file: &str,
+) -> BTreeMap<i64, Vec<LineCallee>> {
+    let is_function = |frame: FrameId| frames.get(frame).function == function;
+    let outermost = |mut n: NodeId| {
+        while n != CallTree::ROOT {
+            n = tree.parent(n);
+            if n != CallTree::ROOT && is_function(tree.frame(n)) {
+                return false;
+            }
+        }
+        true
+    };
+    let mut by_line: BTreeMap<i64, FxHashMap<FrameId, i64>> = BTreeMap::new();
+    for n in 1..tree.len() {
+        let Ok(node) = NodeId::try_from(n) else {
+            break;
+        };
+        let frame = frames.get(tree.frame(node));
+        if frame.function != function || frame.file != file || !outermost(node) {
+            continue;
+        }
+        let callees = by_line.entry(frame.line).or_default();
+        for child in tree.children(node) {
+            let cum = totals.get(child as usize).copied().unwrap_or(0);
+            if cum != 0 {
+                let at = callees.entry(tree.frame(child)).or_default();
+                *at = at.wrapping_add(cum);
+            }
+        }
+    }
+    let marks: FxHashMap<FrameId, InlineMark> = top
+        .rows
+        .iter()
+        .map(|r| (r.frame, r.reached.mark()))
+        .collect();
+    by_line
+        .into_iter()
+        .filter(|(_, callees)| !callees.is_empty())
+        .map(|(line, callees)| {
+            let mut callees: Vec<LineCallee> = callees
+                .into_iter()
+                .map(|(frame, cum)| LineCallee {
+                    frame,
+                    cum,
+                    inline: marks.get(&frame).copied().unwrap_or_default(),
+                })
+                .collect();
+            callees.sort_by_key(|c| (std::cmp::Reverse(c.cum), c.frame));
+            (line, callees)
+        })
+        .collect()
 }
 
 /// A source file found: where, and its bytes.
@@ -657,6 +734,28 @@ mod tests {
             ]
         );
         assert_eq!(file.hottest_line(), Some(128));
+        // Line 128 calls fib: its cum is under the calls from the outermost fib
+        // (which was never sampled at 128 itself), counted once however deep the
+        // recursion goes.
+        let (tree, _) = view.call_tree_of(&profile, 1, || ());
+        let totals = tree.totals(0);
+        let callees = line_callees(
+            &view.frames,
+            &tree,
+            &totals,
+            &top,
+            "main.fib",
+            &file.profile_path,
+        );
+        assert_eq!(callees.keys().copied().collect::<Vec<_>>(), [128]);
+        let called: i64 = callees[&128].iter().map(|c| c.cum).sum();
+        assert_eq!(called, ms(910));
+        assert!(
+            callees[&128]
+                .iter()
+                .all(|c| view.frames.get(c.frame).function == "main.fib")
+        );
+        assert!(callees[&128].windows(2).all(|w| w[0].cum >= w[1].cum));
         assert!(function_files(&view.frames, &top, "main.nothing", &paths).is_empty());
     }
 }

@@ -3,7 +3,12 @@
 //! `l`, the values per line those of `go tool pprof -list`, a file not found saying
 //! where it was looked for while the source shown stays.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,6 +24,7 @@ use crate::gui::app::FlintApp;
 use crate::gui::tests::fixtures::secondary_click_at;
 use crate::gui::tests::view::{find_rect, harness};
 use crate::gui::view::loader::Source;
+use crate::gui::view::source_job::Row;
 
 const FIXTURE: &[u8] = include_bytes!("../../../../tests/fixtures/go/cpu.pb.gz");
 const GOLDEN: &str =
@@ -119,6 +125,26 @@ fn show_source_lists_main_fib_with_the_values_go_tool_pprof_lists() {
             "line {number}"
         );
     }
+    // Under line 128, the recursive calls it makes, with the cum under each.
+    let at = file.rows.iter().position(|r| *r == Row::Line(128)).unwrap();
+    let under: Vec<&Row> = file.rows[at + 1..]
+        .iter()
+        .take_while(|r| !matches!(r, Row::Line(_)))
+        .collect();
+    assert!(!under.is_empty(), "line 128 calls fib");
+    let called: i64 = under
+        .iter()
+        .map(|r| match r {
+            Row::Callee(name, cum) => {
+                assert!(name.starts_with("main.fib main.go:"), "{name}");
+                *cum
+            }
+            other => panic!("{other:?}"),
+        })
+        .sum();
+    assert_eq!(called, 910_000_000);
+    assert_eq!(file.rows[at + under.len() + 1], Row::Line(129));
+    h.get_by_label_contains("→ main.fib main.go:12");
     // The hottest line (128: 910 ms cum) is on screen, with its values.
     h.get_by_label_contains("   128    280 ms    910 ms  ");
     h.get_by_label_contains("flat 910 ms, cum 1.54 s");

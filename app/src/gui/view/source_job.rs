@@ -1,5 +1,6 @@
 //! The source view's job, on a worker thread: the function's values per line in the
-//! view shown (its filters, at line granularity: what `flint list` counts), then its
+//! view shown (its filters, at line granularity: what `flint list` counts) and what
+//! each line calls (inlined callees marked), then its
 //! hottest file found on this machine or at debuginfod
 //! ([`capture::symbolize::source_file`]) and read as text. Stages are reported for the
 //! progress line; a cancelled job's answer is dropped.
@@ -10,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use capture::symbolize::source_file::{SourceConfig, find_source_file};
-use profile_model::source_listing::{FileValues, SourceText, function_files, source_text};
+use profile_model::source_listing::{
+    FileValues, SourceText, function_files, line_callees, source_text,
+};
 use profile_model::{Granularity, Profile, View, ViewOptions};
 
 use crate::gui::view::loader::Loaded;
@@ -28,10 +31,26 @@ pub struct SourceFile {
     pub at: String,
     /// Its text.
     pub text: SourceText,
+    /// The rows shown: each line of the text, the callees of a line under it.
+    pub rows: Vec<Row>,
     /// The view's total, for shares.
     pub total: i64,
     /// The unit of the values.
     pub unit: String,
+}
+
+/// Callees listed under a line at most; the rest are counted in one row.
+const CALLEES_SHOWN: usize = 6;
+
+/// One row of the source view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    /// Line `n` (1-based) of the text.
+    Line(i64),
+    /// A callee of the line above: its name (with pprof's `(inline)` mark) and cum.
+    Callee(String, i64),
+    /// How many more callees the line above has, and their cum.
+    More(usize, i64),
 }
 
 /// Why a source is not shown.
@@ -138,7 +157,9 @@ pub fn compute(
         filters: of.settings.options.filters.clone(),
     };
     let view = View::new(&of.profile, &options);
-    let top = view.top(&of.profile, of.sample_type);
+    let (tree, top) = view.call_tree_of(&of.profile, of.sample_type, || {
+        view.top(&of.profile, of.sample_type)
+    });
     let mut files = function_files(&view.frames, &top, function, &config.paths).into_iter();
     let Some(values) = files.next() else {
         return Err(NotShown {
@@ -164,12 +185,41 @@ pub fn compute(
         why: format!("{}: {e}", found.at),
         tried: Vec::new(),
     })?;
+    let totals = tree.totals(0);
+    let callees = line_callees(
+        &view.frames,
+        &tree,
+        &totals,
+        &top,
+        function,
+        &values.profile_path,
+    );
+    let mut rows = Vec::with_capacity(text.lines.len());
+    for n in 1..=text.lines.len() as i64 {
+        rows.push(Row::Line(n));
+        let Some(called) = callees.get(&n) else {
+            continue;
+        };
+        for c in called.iter().take(CALLEES_SHOWN) {
+            let f = view.frames.get(c.frame);
+            let name = match f.file.rsplit('/').next() {
+                Some(base) if !base.is_empty() => format!("{} {base}:{}", f.function, f.line),
+                _ => f.function.clone(),
+            };
+            rows.push(Row::Callee(format!("{name}{}", c.inline.suffix()), c.cum));
+        }
+        if called.len() > CALLEES_SHOWN {
+            let rest = &called[CALLEES_SHOWN..];
+            rows.push(Row::More(rest.len(), rest.iter().map(|c| c.cum).sum()));
+        }
+    }
     Ok(SourceFile {
         function: function.to_string(),
         values,
         other_files,
         at: found.at,
         text,
+        rows,
         total: top.total,
         unit: of.unit().to_string(),
     })

@@ -1,6 +1,7 @@
 //! The source view: a function's source file with flat and cum per line and a heat
 //! gutter (by each line's share of the file's largest cum), in place of the flame
-//! graph, scrolled to its hottest line. Its values are those of the view shown
+//! graph, scrolled to its hottest line; under a line, what it calls with the cum of
+//! each (inlined callees marked `(inline)`, as pprof marks them). Its values are those of the view shown
 //! (filters applied), counted as `flint list` counts them; the file is found and read
 //! by a [`SourceJob`]. A file not found says every place looked, above the source
 //! shown before, which stays.
@@ -15,7 +16,7 @@ use profile_model::{CallTree, units};
 
 use crate::gui::view::ProfileView;
 use crate::gui::view::loader::Loaded;
-use crate::gui::view::source_job::{NotShown, SourceFile, SourceJob};
+use crate::gui::view::source_job::{NotShown, Row, SourceFile, SourceJob};
 
 /// The accessible label of the source lines' area.
 pub const SOURCE_LINES: &str = "source lines";
@@ -242,21 +243,45 @@ fn lines(ui: &mut Ui, file: &SourceFile, scroll_to: Option<i64>) {
         .id_salt((SOURCE_LINES, &file.at))
         .auto_shrink([false, false]);
     if let Some(line) = scroll_to {
-        area = area.vertical_scroll_offset((line - 1 - LINES_ABOVE_HOTTEST).max(0) as f32 * spaced);
+        let at = file
+            .rows
+            .iter()
+            .position(|r| *r == Row::Line(line))
+            .unwrap_or(0);
+        let above = (at as i64 - LINES_ABOVE_HOTTEST).max(0);
+        area = area.vertical_scroll_offset(above as f32 * spaced);
     }
     let heat = Color32::from_rgb(230, 90, 30);
-    area.show_rows(ui, row_height, file.text.lines.len(), |ui, rows| {
+    let dot = |v: i64, scale: units::Scale, largest| {
+        if v == 0 {
+            ".".to_string()
+        } else {
+            scale.format(v, largest)
+        }
+    };
+    area.show_rows(ui, row_height, file.rows.len(), |ui, rows| {
         for i in rows {
-            let number = i as i64 + 1;
-            let (flat, cum) = file.values.lines.get(&number).copied().unwrap_or((0, 0));
-            let dot = |v: i64, scale: units::Scale, largest| {
-                if v == 0 {
-                    ".".to_string()
-                } else {
-                    scale.format(v, largest)
+            let number = match &file.rows[i] {
+                Row::Line(n) => *n,
+                Row::Callee(name, cum) => {
+                    let cum = dot(*cum, cum_scale, largest_cum);
+                    callee_row(ui, row_height, &format!("{cum:>9}  → {name}"));
+                    continue;
+                }
+                Row::More(count, cum) => {
+                    let cum = dot(*cum, cum_scale, largest_cum);
+                    callee_row(ui, row_height, &format!("{cum:>9}  → {count} more"));
+                    continue;
                 }
             };
-            let text = file.text.lines[i].replace('\t', "    ");
+            let (flat, cum) = file.values.lines.get(&number).copied().unwrap_or((0, 0));
+            let Some(text) = usize::try_from(number - 1)
+                .ok()
+                .and_then(|i| file.text.lines.get(i))
+            else {
+                continue;
+            };
+            let text = text.replace('\t', "    ");
             let row = format!(
                 "{number:>6} {:>9} {:>9}  {text}",
                 dot(flat, flat_scale, largest_flat),
@@ -277,5 +302,16 @@ fn lines(ui: &mut Ui, file: &SourceFile, scroll_to: Option<i64>) {
                 ui.add(egui::Label::new(rich).extend());
             });
         }
+    });
+}
+
+/// A callee's row under its line: weak, indented under the cum column.
+fn callee_row(ui: &mut Ui, row_height: f32, text: &str) {
+    ui.horizontal(|ui| {
+        ui.allocate_exact_size(vec2(10.0, row_height), Sense::hover());
+        let indent = format!("{:>17}", "");
+        ui.add(
+            egui::Label::new(RichText::new(format!("{indent}{text}")).monospace().weak()).extend(),
+        );
     });
 }
