@@ -141,8 +141,12 @@ impl ProfileView {
     /// The source view in place of the flame graph.
     pub(crate) fn source_panel(&mut self, ui: &mut Ui, cur: &Arc<Loaded>) {
         self.source.refresh(ui.ctx(), cur, self.sync_jobs);
-        let function = self.source.function.clone().unwrap_or_default();
         let shown = self.source.shown.clone();
+        // The function whose source is on screen (the one asked for may be missing).
+        let function = match &shown {
+            Some(file) => file.function.clone(),
+            None => self.source.function.clone().unwrap_or_default(),
+        };
         let mut close = false;
         ui.horizontal(|ui| {
             close = ui
