@@ -152,9 +152,15 @@ pub fn compute(
     cancel: &AtomicBool,
     mut say: impl FnMut(String),
 ) -> Answer {
+    let mut filters = of.settings.options.filters.clone();
+    if filters.focus.is_none() {
+        // Only the samples through the function count here: the others are not read
+        // (its values and its callees' are the same).
+        filters.focus = regex::Regex::new(&format!("^{}$", regex::escape(function))).ok();
+    }
     let options = ViewOptions {
         granularity: Granularity::FunctionLine,
-        filters: of.settings.options.filters.clone(),
+        filters,
     };
     let view = View::new(&of.profile, &options);
     let (tree, top) = view.call_tree_of(&of.profile, of.sample_type, || {
@@ -220,7 +226,7 @@ pub fn compute(
         at: found.at,
         text,
         rows,
-        total: top.total,
+        total: of.top.total,
         unit: of.unit().to_string(),
     })
 }
