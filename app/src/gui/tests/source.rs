@@ -200,3 +200,39 @@ fn a_source_not_found_says_where_it_looked_and_the_source_shown_stays() {
     h.get_by_label("Looked in:");
     h.get_by_label(&format!("{MOVED_TO}main.go: no such file or directory"));
 }
+
+#[test]
+fn a_binary_file_is_refused_and_bytes_not_utf8_are_shown_replaced_in_the_panel() {
+    let dir = std::env::temp_dir().join(format!("flint-source-bad-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("demo")).unwrap();
+    let file = dir.join("demo/main.go");
+    let mut h = moved_harness();
+    h.state_mut().view.source.config = config(dir.to_str().unwrap(), "/nonexistent/flint-build");
+    let frame = {
+        let cur = h.state().view.current().unwrap().clone();
+        let at = cur.frames.frames.iter().position(|f| f.name == "main.fib");
+        u32::try_from(at.unwrap()).unwrap()
+    };
+    // Not UTF-8: shown, the bad bytes replaced, with a note.
+    let mut text: Vec<u8> = (1..=140)
+        .flat_map(|n| format!("// line {n}\n").into_bytes())
+        .collect();
+    text.extend_from_slice(b"caf\xe9\n");
+    std::fs::write(&file, &text).unwrap();
+    h.state_mut().view.open_source(frame);
+    h.run_steps(4);
+    let shown = h.state().view.source.shown.clone().expect("shown");
+    assert!(shown.text.lossy);
+    assert_eq!(shown.text.lines[140], "caf\u{fffd}");
+    h.get_by_label_contains("not UTF-8: bytes shown as ?");
+    h.get_by_label_contains("caf?");
+    // A binary file: said in the panel, the text shown before kept.
+    std::fs::write(&file, b"\x7fELF\x02\x01\x01\x00\x00\x00").unwrap();
+    h.state_mut().view.open_source(frame);
+    h.run_steps(4);
+    let why = format!("{}: a binary file, not source text", file.display());
+    assert_eq!(h.state().view.source.not_shown.as_ref().unwrap().why, why);
+    h.get_by_label(&why);
+    assert!(h.state().view.source.shown.is_some(), "kept");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

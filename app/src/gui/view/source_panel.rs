@@ -225,7 +225,7 @@ fn lines(ui: &mut Ui, file: &SourceFile, scroll_to: Option<i64>) {
     let notes: Vec<String> = [
         file.text
             .lossy
-            .then(|| "not UTF-8: bytes shown as �".to_string()),
+            .then(|| "not UTF-8: bytes shown as ?".to_string()),
         (!file.other_files.is_empty()).then(|| format!("also in {}", file.other_files.join(", "))),
     ]
     .into_iter()
@@ -285,7 +285,8 @@ fn lines(ui: &mut Ui, file: &SourceFile, scroll_to: Option<i64>) {
             else {
                 continue;
             };
-            let text = text.replace('\t', "    ");
+            // The window's fonts have no U+FFFD: a byte that is not UTF-8 shows as `?`.
+            let text = text.replace('\t', "    ").replace('\u{fffd}', "?");
             let row = format!(
                 "{number:>6} {:>9} {:>9}  {text}",
                 dot(flat, flat_scale, largest_flat),
