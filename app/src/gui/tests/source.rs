@@ -199,6 +199,15 @@ fn a_source_not_found_says_where_it_looked_and_the_source_shown_stays() {
     );
     h.get_by_label("Looked in:");
     h.get_by_label(&format!("{MOVED_TO}main.go: no such file or directory"));
+    // Typed in the box: found there, the box gone.
+    h.state_mut().view.source.edit = Some((go_fixtures(), "/nonexistent/flint-build".into()));
+    h.get_by_label("Look again").click();
+    h.run_steps(4);
+    let source = &h.state().view.source;
+    assert!(source.not_shown.is_none(), "{:?}", source.not_shown);
+    let shown = source.shown.as_ref().unwrap();
+    assert_eq!(shown.function, "main.hashLoop");
+    assert_eq!(shown.at, format!("{}/demo/main.go", go_fixtures()));
 }
 
 #[test]

@@ -41,6 +41,8 @@ pub struct SourceState {
     pub not_shown: Option<NotShown>,
     /// The line to scroll to on the next frame.
     scroll_to: Option<i64>,
+    /// The source folder and trim prefix being typed in the box of a file not found.
+    pub edit: Option<(String, String)>,
 }
 
 impl SourceState {
@@ -81,6 +83,43 @@ impl SourceState {
             }
             Err(not_shown) => self.not_shown = Some(not_shown),
         }
+    }
+
+    /// The source folder and trim prefix fields (`--source-path`, `--trim-path`) under
+    /// a file not found; whether *Look again* asked for the source with them.
+    fn look_again(&mut self, ui: &mut Ui) -> bool {
+        let paths = &self.config.paths;
+        let (folder, trim) = self
+            .edit
+            .get_or_insert_with(|| (paths.source_path.clone(), paths.trim_path.clone()));
+        let mut again = false;
+        ui.horizontal(|ui| {
+            ui.label("source folders");
+            let a = ui.add(
+                egui::TextEdit::singleline(folder)
+                    .hint_text("DIR:DIR")
+                    .desired_width(260.0),
+            );
+            ui.label("trim prefix");
+            let b = ui.add(
+                egui::TextEdit::singleline(trim)
+                    .hint_text("/build")
+                    .desired_width(160.0),
+            );
+            let entered =
+                (a.lost_focus() || b.lost_focus()) && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            again = ui.button("Look again").clicked() || entered;
+        });
+        if again {
+            let mut config = (*self.config).clone();
+            config.paths.source_path = folder.trim().to_string();
+            config.paths.trim_path = trim.trim().to_string();
+            if !config.paths.source_path.is_empty() {
+                config.paths.search_path = config.paths.source_path.clone();
+            }
+            self.config = Arc::new(config);
+        }
+        again
     }
 
     /// Stops the job under way (the source shown stays).
@@ -177,8 +216,11 @@ impl ProfileView {
                 self.source.cancel();
             }
         }
-        if let Some(not_shown) = &self.source.not_shown {
-            not_shown_box(ui, not_shown);
+        if let Some(not_shown) = self.source.not_shown.clone() {
+            not_shown_box(ui, &not_shown);
+            if self.source.look_again(ui) {
+                self.source.of = Weak::new();
+            }
         }
         if let Some(file) = shown {
             let scroll_to = self.source.scroll_to.take();
