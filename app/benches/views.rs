@@ -10,6 +10,8 @@
 
 #![allow(clippy::expect_used, reason = "a benchmark of fixed, generated input")]
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,7 +24,6 @@ use egui::{
 };
 use flint::gui::app::FlintApp;
 use flint::gui::view::loader::Source;
-use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::DecodeOptions;
 use profile_model::frames::FrameId;
 use profile_model::source_listing::SourcePaths;
@@ -37,21 +38,7 @@ struct Window {
 impl Window {
     /// The window on the fleet profile as `flint-fixture-gen fleet` writes it.
     fn on_fleet() -> Self {
-        let params = FleetParams {
-            universe: UniverseParams {
-                locations: 120_000,
-                functions: 30_000,
-                binaries: 8,
-                min_depth: 20,
-                max_depth: 80,
-                seed: 1,
-            },
-            samples: 300_000,
-            time_nanos: 1_700_000_000_000_000_000,
-            duration_nanos: 10_000_000_000,
-        };
-        let profile = fleet_profile(&params).expect("fleet parameters are valid");
-        let bytes = encode_gz(&profile).expect("encodes").1;
+        let bytes = common::fleet_bytes_seeded(1);
         let mut app = FlintApp::new(DecodeOptions::default());
         app.view.sync_jobs = true;
         app.open(Source::Bytes {
