@@ -2,7 +2,7 @@
 //! each server in turn, for different build ids at once, each request under a timeout;
 //! and `/buildid/ID/source/PATH`, a source file ([`fetch_source`]).
 //! Files are cached as elfutils' client caches them (`CACHE/ID/debuginfo`,
-//! `CACHE/ID/source#usr#src#a.c`); a build id a server does not know, or answers with
+//! `CACHE/ID/source##usr##src##a.c`); a build id a server does not know, or answers with
 //! something not its ELF, is remembered as an empty file for
 //! [`DebuginfodOptions::failure_ttl`], so it is not asked again soon.
 
@@ -250,12 +250,12 @@ fn is_elf_of(part: &Path, id: &str) -> Result<(), String> {
 /// by whoever reads it).
 pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
-/// The cache file of source file `path` of build id `id`, as elfutils names it:
-/// `CACHE/ID/source#usr#src#a.c` for `/usr/src/a.c`.
+/// The cache file of source file `path` of build id `id`, as elfutils' client (0.188,
+/// `debuginfod-find source`) names it: each `/` as `##`, each `#` as `#_`, so
+/// `CACHE/ID/source##usr##src##a.c` for `/usr/src/a.c`.
 pub fn source_cache_file(cache_dir: &Path, id: &str, path: &str) -> PathBuf {
-    cache_dir
-        .join(id)
-        .join(format!("source{}", path.replace('/', "#")))
+    let escaped = path.replace('#', "#_").replace('/', "##");
+    cache_dir.join(id).join(format!("source{escaped}"))
 }
 
 /// Source file `path` (absolute, as the binary's DWARF names it) of build id `id`, from
