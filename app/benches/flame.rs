@@ -9,38 +9,21 @@
 
 use std::hint::black_box;
 
+mod common;
+
+use common::fleet_bytes_seeded;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui::{Color32, Rect, pos2};
 use egui_plot::{Line, Plot, PlotPoints};
 use flint::gui::time::lines::PlotSeries;
 use flint::gui::time::lines::{DrawnLine, drawn_points};
 use flint::gui::view::flame::{FlameInput, FlameParams, FlameStyle, build_mesh};
-use flint_fixture_gen::{FleetParams, UniverseParams, encode_gz, fleet_profile};
 use profile_model::codec::{DecodeOptions, decode, message_bytes};
 use profile_model::{CallTree, Profile, View, ViewOptions, diff};
 
 /// The fleet fixture as `flint-fixture-gen fleet` writes it with its defaults.
 fn fleet_bytes() -> Vec<u8> {
     fleet_bytes_seeded(1)
-}
-
-/// The fleet fixture with another seed: the same shape, other stacks and values.
-fn fleet_bytes_seeded(seed: u64) -> Vec<u8> {
-    let params = FleetParams {
-        universe: UniverseParams {
-            locations: 120_000,
-            functions: 30_000,
-            binaries: 8,
-            min_depth: 20,
-            max_depth: 80,
-            seed,
-        },
-        samples: 300_000,
-        time_nanos: 1_700_000_000_000_000_000,
-        duration_nanos: 10_000_000_000,
-    };
-    let profile = fleet_profile(&params).expect("fleet parameters are valid");
-    encode_gz(&profile).expect("encodes").1
 }
 
 /// Everything from bytes to the first painted frame of the flame graph.

@@ -202,3 +202,74 @@ fn a_debuginfod_server_down_slow_404_or_garbage_costs_only_names() {
         "a recent miss is not asked again"
     );
 }
+
+#[test]
+fn debuginfod_serves_a_programs_source_cached_as_elfutils_caches_it() {
+    use capture::symbolize::debuginfod::{fetch_source, source_cache_file};
+    use capture::symbolize::source_file::{SourceConfig, find_source_file};
+    let dir = Scratch::new("debuginfod-source");
+    let Some((c, _)) = programs_or_skip(&dir.join("build")) else {
+        return;
+    };
+    let served = dir.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::copy(&c.debug, served.join("c.debug")).unwrap();
+    let server = match Debuginfod::start(&served, &dir, &[&c.build_id]) {
+        Ok(server) => server,
+        Err(e) => {
+            println!("SKIP: {e}");
+            return;
+        }
+    };
+    // The path the program's DWARF names (build.sh compiles it where it is).
+    let source = std::fs::canonicalize(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/symbols/prog.c"),
+    )
+    .unwrap();
+    let source = source.to_str().unwrap().to_string();
+    let cache = dir.join("cache");
+    let url = server.url.clone();
+    let SymbolSources {
+        debuginfod: Some(options),
+        ..
+    } = options(url.clone(), &cache, Duration::from_secs(10))
+    else {
+        unreachable!("options name a server");
+    };
+    let file = fetch_source(&options, &c.build_id, &source).unwrap();
+    let expected = source_cache_file(&cache, &c.build_id, &source);
+    assert_eq!(file, expected);
+    let name = expected.file_name().unwrap().to_str().unwrap().to_string();
+    // As `debuginfod-find source` (elfutils 0.188) names it.
+    assert_eq!(name, format!("source{}", source.replace('/', "##")));
+    assert_eq!(
+        source_cache_file(&cache, "ab", "/src/a#b.c"),
+        cache.join("ab").join("source##src##a#_b.c")
+    );
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(&source).unwrap()
+    );
+    // A path the DWARF does not name: the URL asked, and its answer.
+    let said = fetch_source(&options, &c.build_id, "/nowhere/x.c").unwrap_err();
+    let asked = format!("{url}/buildid/{}/source/nowhere/x.c", c.build_id);
+    assert!(said.iter().any(|s| s.starts_with(&asked)), "{said:?}");
+    drop(server);
+    // Warm: from the cache, the server gone.
+    assert_eq!(fetch_source(&options, &c.build_id, &source), Ok(expected));
+    // The window's finder: where it looked, then the URL it asked.
+    let config = SourceConfig {
+        debuginfod: Some(options),
+        ..SourceConfig::default()
+    };
+    let moved = format!("/opt/elsewhere{source}");
+    let tried = find_source_file(&config, &moved, &c.build_id).unwrap_err();
+    assert!(
+        tried[0].starts_with(&format!("{moved}: no such file")),
+        "{tried:?}"
+    );
+    let asked = format!("{url}/buildid/{}/source{moved}", c.build_id);
+    assert!(tried.iter().any(|t| t.starts_with(&asked)), "{tried:?}");
+    let found = find_source_file(&config, &source, &c.build_id).unwrap();
+    assert_eq!(found.at, source, "on this machine first");
+}

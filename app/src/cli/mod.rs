@@ -48,6 +48,14 @@ pub struct Cli {
     /// Show addresses as they came in the window.
     #[arg(long)]
     no_symbolize: bool,
+    /// Where the window's source view looks for source files (`:`-separated folders,
+    /// and their parents), as `flint list --source-path`; default: the current folder.
+    #[arg(long, value_name = "DIR")]
+    source_path: Option<String>,
+    /// Prefixes cut from the profile's source paths before looking, as `flint list
+    /// --trim-path`.
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    trim_path: String,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -309,12 +317,26 @@ pub fn run(mut cli: Cli) -> Result<(), CliError> {
                 );
             }
             cli.symbols.take_binaries(&mut cli.files);
+            let all_sources = cli.symbols.sources();
+            let source_files = capture::symbolize::source_file::SourceConfig {
+                paths: profile_model::source_listing::SourcePaths {
+                    search_path: match &cli.source_path {
+                        Some(dir) => dir.clone(),
+                        None => std::env::current_dir()
+                            .map(|d| d.display().to_string())
+                            .unwrap_or_default(),
+                    },
+                    source_path: cli.source_path.unwrap_or_default(),
+                    trim_path: cli.trim_path,
+                },
+                debuginfod: all_sources.debuginfod.clone(),
+            };
             let sources = if cli.no_symbolize {
                 capture::symbolize::SymbolSources::default()
             } else {
-                cli.symbols.sources()
+                all_sources
             };
-            Ok(crate::gui::run(cli.files, decode, sources)?)
+            Ok(crate::gui::run(cli.files, decode, sources, source_files)?)
         }
     }
 }

@@ -44,7 +44,8 @@ pub enum Action {
     DismissError,
     /// Show the window listing what opening reported.
     ShowWarnings,
-    /// Esc: back from callers and callees to the flame graph, else show all of it.
+    /// Esc: back from a source or callers and callees to the flame graph, else show
+    /// all of it.
     ResetZoom,
     /// An arrow: move the flame graph's cursor.
     StepCursor(crate::gui::view::keys::Step),
@@ -52,6 +53,8 @@ pub enum Action {
     ZoomToCursor,
     /// `s`: show the callers and callees of the frame selected or under the pointer.
     ShowSandwich,
+    /// `l`: show the source of the frame selected or under the pointer.
+    ShowSource,
     /// Backspace: back one zoom level.
     Back,
     /// Ctrl+F: focus the search field.

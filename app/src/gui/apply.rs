@@ -66,6 +66,7 @@ impl FlintApp {
             Action::CancelTimeJob => self.cancel_time_job(),
             Action::DismissError => self.shell.error = None,
             Action::ShowWarnings => self.shell.warnings_shown = true,
+            Action::ResetZoom if self.view.source.is_open() => self.view.close_source(),
             Action::ResetZoom if self.view.sandwich.is_open() => self.view.close_sandwich(),
             Action::ResetZoom => {
                 self.view.reset_zoom();
@@ -73,9 +74,22 @@ impl FlintApp {
             }
             Action::ShowSandwich if self.comparing() => self.compare.sandwich_of_selection(),
             Action::ShowSandwich => self.view.sandwich_of_selection(),
-            // Compare mode and the sandwich show other graphs than the one they move in.
-            Action::StepCursor(_) | Action::ZoomToCursor
-                if self.comparing() || self.view.sandwich.is_open() => {}
+            Action::ShowSource if self.comparing() => {
+                self.shell.tell(
+                    "the source view shows one profile: leave compare mode",
+                    false,
+                );
+            }
+            Action::ShowSource => self.view.source_of_selection(),
+            Action::StepCursor(step) if self.comparing() => {
+                self.compare.step_cursor(step, self.view.flame.flipped);
+            }
+            Action::ZoomToCursor if self.comparing() => self.compare.zoom_to_cursor(),
+            // The source view has no graph to move in.
+            Action::StepCursor(_) | Action::ZoomToCursor if self.view.source.is_open() => {}
+            Action::StepCursor(step) if self.view.sandwich.is_open() => {
+                self.view.sandwich.step_cursor(step, 0);
+            }
             Action::StepCursor(step) => self.view.step_cursor(step),
             Action::ZoomToCursor => self.view.zoom_to_cursor(),
             Action::Back => self.view.back(),

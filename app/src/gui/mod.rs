@@ -45,11 +45,13 @@ pub enum WindowError {
 }
 
 /// Opens the window on `initial` (or the bundled demo), naming addresses from
-/// `symbols` where it names any source, and runs until it is closed.
+/// `symbols` where it names any source and finding source files under `source_files`,
+/// and runs until it is closed.
 pub fn run(
     initial: Vec<PathBuf>,
     decode: DecodeOptions,
     symbols: capture::symbolize::SymbolSources,
+    source_files: capture::symbolize::source_file::SourceConfig,
 ) -> Result<(), WindowError> {
     let launched = std::time::Instant::now();
     let kind = |p: &PathBuf| capture::PathKind::of(p);
@@ -106,6 +108,7 @@ pub fn run(
             let _ = context.set(cc.egui_ctx.clone());
             let mut app = FlintApp::new(decode);
             app.symbols = self::symbols::Symbols::new(symbols);
+            app.view.source.config = Arc::new(source_files);
             if let Some(stored) = cc.storage.and_then(|s| s.get_string(connect::RECENT_KEY)) {
                 app.shell.connect.load_recent(&stored);
             }

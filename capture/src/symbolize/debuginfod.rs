@@ -1,11 +1,13 @@
 //! A debuginfod client: `/buildid/ID/debuginfo`, else `/buildid/ID/executable`, from
-//! each server in turn, for different build ids at once, each request under a timeout.
-//! Files are cached as elfutils' client caches them (`CACHE/ID/debuginfo`); a build id
-//! a server does not know, or answers with something not its ELF, is remembered as an
-//! empty file for [`DebuginfodOptions::failure_ttl`], so it is not asked again soon.
+//! each server in turn, for different build ids at once, each request under a timeout;
+//! and `/buildid/ID/source/PATH`, a source file ([`fetch_source`]).
+//! Files are cached as elfutils' client caches them (`CACHE/ID/debuginfo`,
+//! `CACHE/ID/source##usr##src##a.c`); a build id a server does not know, or answers with
+//! something not its ELF, is remembered as an empty file for
+//! [`DebuginfodOptions::failure_ttl`], so it is not asked again soon.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -122,7 +124,10 @@ fn fetch(
         }
         let mut definite_miss = true;
         for url in &options.urls {
-            match download(agent, &format!("{url}/buildid/{id}/{kind}"), &dir, kind, id) {
+            let url_kind = format!("{url}/buildid/{id}/{kind}");
+            match download(agent, &url_kind, &dir.join(kind), u64::MAX, |part| {
+                is_elf_of(part, id)
+            }) {
                 Ok(Some(file)) => return Some(file),
                 Ok(None) => {}
                 Err(e) => {
@@ -175,14 +180,14 @@ struct DownloadError {
     transient: bool,
 }
 
-/// GETs `url` into `dir/kind`, checking that it is an ELF file of build id `id`;
+/// GETs `url` into `file` (at most `max_bytes`), keeping it when `check` passes;
 /// `Ok(None)` on 404.
 fn download(
     agent: &ureq::Agent,
     url: &str,
-    dir: &Path,
-    kind: &str,
-    id: &str,
+    file: &Path,
+    max_bytes: u64,
+    check: impl Fn(&Path) -> Result<(), String>,
 ) -> Result<Option<PathBuf>, DownloadError> {
     let transient = |e: &dyn std::fmt::Display| DownloadError {
         message: e.to_string(),
@@ -199,31 +204,107 @@ fn download(
             transient: status >= 500,
         });
     }
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(transient(&"no cache file name"));
+    };
     std::fs::create_dir_all(dir).map_err(|e| transient(&e))?;
-    let part = dir.join(format!(".{kind}.part-{}", std::process::id()));
+    let part = dir.join(format!(
+        ".{}.part-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let written = std::fs::File::create(&part).and_then(|mut f| {
-        std::io::copy(&mut response.into_body().into_reader(), &mut f)?;
+        let mut body = response.into_body().into_reader().take(max_bytes);
+        std::io::copy(&mut body, &mut f)?;
         f.flush()
     });
     if let Err(e) = written {
         let _ = std::fs::remove_file(&part);
         return Err(transient(&e));
     }
-    match elf::build_id_of(&part) {
-        Ok(got) if got == id => {
-            let file = dir.join(kind);
-            std::fs::rename(&part, &file).map_err(|e| transient(&e))?;
-            Ok(Some(file))
+    match check(&part) {
+        Ok(()) => {
+            std::fs::rename(&part, file).map_err(|e| transient(&e))?;
+            Ok(Some(file.to_path_buf()))
         }
-        other => {
+        Err(message) => {
             let _ = std::fs::remove_file(&part);
             Err(DownloadError {
-                message: match other {
-                    Ok(got) => format!("answered the file of build id {got:?}"),
-                    Err(_) => "answered something that is not an ELF file".to_string(),
-                },
+                message,
                 transient: false,
             })
         }
     }
+}
+
+/// Whether the file at `part` is an ELF file of build id `id`, else what it is.
+fn is_elf_of(part: &Path, id: &str) -> Result<(), String> {
+    match elf::build_id_of(part) {
+        Ok(got) if got == id => Ok(()),
+        Ok(got) => Err(format!("answered the file of build id {got:?}")),
+        Err(_) => Err("answered something that is not an ELF file".to_string()),
+    }
+}
+
+/// Largest source file fetched (a larger answer is cut here, and refused as too large
+/// by whoever reads it).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The cache file of source file `path` of build id `id`, as elfutils' client (0.188,
+/// `debuginfod-find source`) names it: each `/` as `##`, each `#` as `#_`, so
+/// `CACHE/ID/source##usr##src##a.c` for `/usr/src/a.c`.
+pub fn source_cache_file(cache_dir: &Path, id: &str, path: &str) -> PathBuf {
+    let escaped = path.replace('#', "#_").replace('/', "##");
+    cache_dir.join(id).join(format!("source{escaped}"))
+}
+
+/// Source file `path` (absolute, as the binary's DWARF names it) of build id `id`, from
+/// the cache or else from each server in turn (`/buildid/ID/source/PATH`), cached as
+/// [`source_cache_file`]. `Err` says what each server answered (the URL asked first).
+pub fn fetch_source(
+    options: &DebuginfodOptions,
+    id: &str,
+    path: &str,
+) -> Result<PathBuf, Vec<String>> {
+    if id.len() < 2 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(vec![format!("no build id to ask debuginfod with ({id:?})")]);
+    }
+    if !path.starts_with('/') {
+        return Err(vec![format!(
+            "debuginfod serves sources by absolute path, not {path}"
+        )]);
+    }
+    let cached = source_cache_file(&options.cache_dir, id, path);
+    match cache_state(&cached, options.failure_ttl) {
+        CacheState::Hit => return Ok(cached),
+        CacheState::RecentMiss => {
+            return Err(vec![format!(
+                "debuginfod: {path} of {id} not found a short while ago ({})",
+                cached.display()
+            )]);
+        }
+        CacheState::Absent => {}
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(options.timeout))
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut said = Vec::new();
+    let mut definite_miss = true;
+    for url in &options.urls {
+        let asked = format!("{url}/buildid/{id}/source{path}");
+        match download(&agent, &asked, &cached, MAX_SOURCE_BYTES, |_| Ok(())) {
+            Ok(Some(file)) => return Ok(file),
+            Ok(None) => said.push(format!("{asked}: not found (404)")),
+            Err(e) => {
+                definite_miss &= !e.transient;
+                said.push(format!("{asked}: {}", e.message));
+            }
+        }
+    }
+    if definite_miss && let Some(dir) = cached.parent() {
+        let _ = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&cached, b""));
+    }
+    Err(said)
 }

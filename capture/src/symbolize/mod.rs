@@ -13,6 +13,7 @@ mod apply;
 pub mod debuginfod;
 mod find;
 mod jit;
+pub mod source_file;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -147,7 +147,7 @@ impl CompareState {
         let style = |i: usize| NodeStyle {
             node_colors: Some(&self.sandwich.colors[i]),
             diff: Some(DiffSandwich::values(&made, i, res, self.mode)),
-            cursor: None,
+            cursor: self.sandwich.state.cursor[i],
         };
         let outputs = pair(ui, [input(0), input(1)], [style(0), style(1)]);
         let mut asked = None;
@@ -156,6 +156,9 @@ impl CompareState {
             let (tree, _) = made.graph(i, 0);
             if out.hovered.is_some() {
                 self.sandwich.state.hovered = out.hovered;
+            }
+            if out.response.contains_pointer() {
+                self.sandwich.state.key_graph = i;
             }
             if let Some(frame) = out.clicked.as_ref().and_then(|r| frame_of(tree, r))
                 && frame != made.sandwich.frame
@@ -192,7 +195,7 @@ impl CompareState {
         let frame = self.menu_frame?;
         let name = res.frames.frames.get(frame as usize)?.name.clone();
         let mut picked = None;
-        response.context_menu(|ui| picked = frame_menu::menu(ui, &name));
+        response.context_menu(|ui| picked = frame_menu::menu(ui, &name, false));
         match picked? {
             FrameAction::Sandwich => {
                 self.open_sandwich(frame);

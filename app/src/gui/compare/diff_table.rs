@@ -268,7 +268,7 @@ impl CompareState {
                         clicked = Some(row.frame);
                     }
                     response.context_menu(|ui| {
-                        if let Some(action) = frame_menu::menu(ui, name) {
+                        if let Some(action) = frame_menu::menu(ui, name, false) {
                             asked = Some((row.frame, action));
                         }
                     });

@@ -7,7 +7,7 @@ use egui::{
 };
 use profile_model::diff::DiffMode;
 use profile_model::layout::{FlameRect, RectKind};
-use profile_model::{CallTree, units};
+use profile_model::{CallTree, NodeId, units};
 
 use crate::gui::compare::diff_job::DiffLoaded;
 use crate::gui::compare::{CompareState, Look};
@@ -17,6 +17,7 @@ use crate::gui::view::colors;
 use crate::gui::view::filters::SearchState;
 use crate::gui::view::flame::{self, FlameInput, NodeStyle};
 use crate::gui::view::frame_menu::FrameAction;
+use crate::gui::view::keys::{Step, step};
 
 /// "hovered: crypto/sha256.block — more in B (+0.38 s, +1.20%)": the change as the
 /// diff table shows it in `mode`.
@@ -194,10 +195,14 @@ impl CompareState {
             Side::A => "flame graph A",
             Side::B => "flame graph B",
         };
+        let style = NodeStyle {
+            cursor: self.zooms[i].cursor,
+            ..NodeStyle::default()
+        };
         let out = flame::show_labeled(
             ui,
             &input,
-            &NodeStyle::default(),
+            &style,
             label,
             self.zooms[i].zoom,
             look.flipped,
@@ -205,6 +210,9 @@ impl CompareState {
         );
         if let Some(h) = out.hovered {
             self.side_hovered = Some((side, h));
+        }
+        if out.response.contains_pointer() {
+            self.key_graph = Some(i);
         }
         if let Some(clicked) = out.clicked
             && let RectKind::Node(node) = clicked.kind
@@ -422,7 +430,7 @@ impl CompareState {
         let nodes = NodeStyle {
             node_colors: Some(&self.colors),
             diff: Some(values),
-            cursor: None,
+            cursor: self.zooms[DIFF_GRAPH].cursor,
         };
         let out = flame::show_labeled(
             ui,
@@ -434,6 +442,9 @@ impl CompareState {
             res.tree.max_depth(),
         );
         self.hovered = out.hovered;
+        if out.response.contains_pointer() {
+            self.key_graph = Some(DIFF_GRAPH);
+        }
         if let Some(clicked) = out.clicked
             && let RectKind::Node(node) = clicked.kind
         {
@@ -547,4 +558,51 @@ pub fn pick_hint(target: Side, picked: bool) -> String {
         "click a point or drag a range on the plot to select {side} again, \
          or choose \"select {other}\" above to pick the other side"
     )
+}
+
+impl CompareState {
+    /// An arrow: moves the cursor of the graph last under the pointer (A's, B's or the
+    /// diff's; in a sandwich, its callers' or callees') one `step`, as in the view's
+    /// flame graph (`flipped`: root at the bottom).
+    pub fn step_cursor(&mut self, to: Step, flipped: bool) {
+        let Some(res) = self.result.clone() else {
+            return;
+        };
+        if self.sandwich.state.is_open() {
+            let width_column = usize::from(!self.widths_from_a);
+            self.sandwich.state.step_cursor(to, width_column);
+            return;
+        }
+        let g = self.key_graph.unwrap_or(DIFF_GRAPH);
+        let totals = match g {
+            0 => res.totals(Side::A),
+            1 => res.totals(Side::B),
+            _ if self.widths_from_a => &res.totals_a,
+            _ => &res.totals_b,
+        };
+        let z = &mut self.zooms[g];
+        let valid = |n: &NodeId| (*n as usize) < res.tree.len();
+        z.cursor = Some(match z.cursor.filter(valid) {
+            None => z.zoom,
+            Some(from) => {
+                let to = if flipped { to.flipped() } else { to };
+                step(&res.tree, totals, from, to)
+            }
+        });
+    }
+
+    /// Enter: zooms that graph to its cursor; in a sandwich, shows the sandwich of the
+    /// cursor's function.
+    pub fn zoom_to_cursor(&mut self) {
+        if self.sandwich.state.is_open() {
+            if let Some(frame) = self.sandwich.state.cursor_frame() {
+                self.open_sandwich(frame);
+            }
+            return;
+        }
+        let z = &mut self.zooms[self.key_graph.unwrap_or(DIFF_GRAPH)];
+        if let Some(node) = z.cursor {
+            z.zoom_to(node);
+        }
+    }
 }

@@ -148,6 +148,8 @@ pub struct GraphZoom {
     pub zoom: NodeId,
     /// Previous zooms, for Back.
     pub history: Vec<NodeId>,
+    /// The keyboard's cursor ([`crate::gui::view::keys`]).
+    pub cursor: Option<NodeId>,
 }
 
 impl GraphZoom {
@@ -163,6 +165,7 @@ impl GraphZoom {
     pub fn reset(&mut self) {
         self.zoom = CallTree::ROOT;
         self.history.clear();
+        self.cursor = None;
     }
 
     /// Back one zoom level (to the parent when there is no history).
@@ -257,6 +260,9 @@ pub struct CompareState {
     pub last: Option<(Rect, FlameParams, Vec<FlameRect>)>,
     /// Zooms of A's, B's and the diff flame graph ([`DIFF_GRAPH`]).
     pub zooms: [GraphZoom; 3],
+    /// The graph the arrows move in: the one last under the pointer (`None`: the
+    /// diff graph).
+    pub key_graph: Option<usize>,
     /// The rectangle under the pointer in A's or B's flame graph (last frame).
     pub side_hovered: Option<(Side, FlameRect)>,
     /// Last canvas, parameters and rectangles of A's and B's flame graphs (for tests).

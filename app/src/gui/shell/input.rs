@@ -1,4 +1,4 @@
-//! Keyboard shortcuts (Ctrl+O, Ctrl+F, F5, Escape, Backspace, `s`, arrows, Enter) and files dropped on the
+//! Keyboard shortcuts (Ctrl+O, Ctrl+F, F5, Escape, Backspace, `s`, `l`, arrows, Enter) and files dropped on the
 //! window.
 
 use egui::{Color32, Context, Id, Key, KeyboardShortcut, Modifiers};
@@ -26,11 +26,12 @@ pub fn actions(ctx: &Context) -> Vec<Action> {
         actions.push(Action::FocusSearch);
     }
     if !ctx.egui_wants_keyboard_input() {
-        let (escape, back, sandwich) = ctx.input(|i| {
+        let (escape, back, sandwich, source) = ctx.input(|i| {
             (
                 i.key_pressed(Key::Escape),
                 i.key_pressed(Key::Backspace),
                 i.modifiers.is_none() && i.key_pressed(Key::S),
+                i.modifiers.is_none() && i.key_pressed(Key::L),
             )
         });
         if escape {
@@ -38,6 +39,9 @@ pub fn actions(ctx: &Context) -> Vec<Action> {
         }
         if sandwich {
             actions.push(Action::ShowSandwich);
+        }
+        if source {
+            actions.push(Action::ShowSource);
         }
         let steps = [
             (Key::ArrowUp, Step::Parent),

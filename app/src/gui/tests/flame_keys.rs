@@ -106,3 +106,95 @@ fn with_the_root_at_the_bottom_up_goes_to_the_callee_above() {
     press(&mut h, Key::ArrowDown);
     assert_eq!(h.state().view.flame.cursor, Some(CallTree::ROOT));
 }
+
+#[test]
+fn arrows_move_in_the_sandwich_graph_under_the_pointer_and_enter_follows() {
+    use crate::gui::view::sandwich::CALLERS_GRAPH;
+    use profile_model::sandwich::FRAME_NODE;
+    let mut h = harness();
+    h.get_by_label("main.fib").click();
+    h.run_steps(3);
+    let frame_name = |h: &Harness<'_, FlintApp>, i: usize| {
+        let app = h.state();
+        let made = app.view.sandwich.made.clone().unwrap();
+        let (tree, _) = made.graph(i, 0);
+        let node = app.view.sandwich.cursor[i].expect("a cursor");
+        app.view
+            .current()
+            .unwrap()
+            .frames
+            .get(tree.frame(node))
+            .name
+            .clone()
+    };
+    // The callees graph until the pointer says otherwise: on the function, then its
+    // widest callee (main.fib calls itself).
+    press(&mut h, Key::ArrowDown);
+    assert_eq!(h.state().view.sandwich.cursor[1], Some(FRAME_NODE));
+    press(&mut h, Key::ArrowDown);
+    assert_ne!(h.state().view.sandwich.cursor[1], Some(FRAME_NODE));
+    assert_eq!(frame_name(&h, 1), "main.fib");
+    press(&mut h, Key::ArrowUp);
+    assert_eq!(h.state().view.sandwich.cursor[1], Some(FRAME_NODE));
+    // In the callers graph (root at the bottom), up goes to the caller.
+    let callers = h.get_by_label(CALLERS_GRAPH).rect().center();
+    h.hover_at(callers);
+    h.run_steps(2);
+    press(&mut h, Key::ArrowUp);
+    press(&mut h, Key::ArrowUp);
+    assert_eq!(frame_name(&h, 0), "main.handleFib");
+    assert_eq!(
+        h.state().view.sandwich.cursor[1],
+        Some(FRAME_NODE),
+        "untouched"
+    );
+    // Enter: the sandwich of the cursor's function; Esc: back to the flame graph.
+    press(&mut h, Key::Enter);
+    assert_eq!(
+        h.state().view.sandwich.name.as_deref(),
+        Some("main.handleFib")
+    );
+    press(&mut h, Key::Escape);
+    assert!(!h.state().view.sandwich.is_open());
+    h.get_by_label("flame graph");
+}
+
+#[test]
+fn arrows_move_in_compare_modes_graph_under_the_pointer_enter_zooms_esc_resets() {
+    use crate::gui::compare::DIFF_GRAPH;
+    let (mut h, _dir) = crate::gui::tests::compare::compared("compare-keys");
+    // The diff graph until another is under the pointer.
+    press(&mut h, Key::ArrowDown);
+    press(&mut h, Key::ArrowDown);
+    let zooms = h.state().compare.zooms.clone();
+    let diff_cursor = zooms[DIFF_GRAPH]
+        .cursor
+        .expect("a cursor in the diff graph");
+    assert_ne!(diff_cursor, CallTree::ROOT);
+    assert_eq!(zooms[0].cursor, None);
+    // A's graph: down twice, Enter zooms A there, the diff as it was.
+    let a = h.state().compare.side_last[0]
+        .as_ref()
+        .unwrap()
+        .0
+        .left_top()
+        + egui::vec2(60.0, 8.0);
+    h.hover_at(a);
+    h.run_steps(2);
+    press(&mut h, Key::ArrowDown);
+    press(&mut h, Key::ArrowDown);
+    let a_cursor = h.state().compare.zooms[0].cursor.expect("a cursor in A");
+    assert_ne!(a_cursor, CallTree::ROOT);
+    press(&mut h, Key::Enter);
+    let zooms = h.state().compare.zooms.clone();
+    assert_eq!(zooms[0].zoom, a_cursor);
+    assert_eq!(zooms[DIFF_GRAPH].zoom, CallTree::ROOT);
+    assert_eq!(zooms[DIFF_GRAPH].cursor, Some(diff_cursor));
+    press(&mut h, Key::Escape);
+    let zooms = h.state().compare.zooms.clone();
+    assert!(
+        zooms
+            .iter()
+            .all(|z| z.zoom == CallTree::ROOT && z.cursor.is_none())
+    );
+}

@@ -13,6 +13,7 @@ mod regression_plot;
 mod regression_view;
 mod remote;
 mod sandwich;
+mod source;
 mod symbols;
 mod time;
 mod view;

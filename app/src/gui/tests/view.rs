@@ -522,3 +522,32 @@ fn a_narrow_window_keeps_the_views_totals_in_the_status_bar_and_drops_the_timing
     let rect = h.get_by_label_contains(&totals).rect();
     assert!(rect.width() < wide && rect.right() <= 330.0, "{rect:?}");
 }
+
+#[test]
+fn top_table_columns_resize_by_their_headers_edges_and_keep_their_widths() {
+    use crate::gui::view::top_table::RESIZE_PREFIX;
+    let mut h = harness();
+    let before = h.state().view.top_table.widths;
+    let handle = h
+        .get_by_label(&format!("{RESIZE_PREFIX}self"))
+        .rect()
+        .center();
+    crate::gui::tests::fixtures::drag(&mut h, handle, vec2(-40.0, 0.0));
+    let after = h.state().view.top_table.widths;
+    assert!(
+        (after[0] - before[0] - 40.0).abs() < 1.0,
+        "{before:?} → {after:?}"
+    );
+    assert_eq!(after[1..], before[1..], "the others as they were");
+    // Dragged far right: no narrower than a value needs; kept when another file opens.
+    let handle = h
+        .get_by_label(&format!("{RESIZE_PREFIX}total %"))
+        .rect()
+        .center();
+    crate::gui::tests::fixtures::drag(&mut h, handle, vec2(400.0, 0.0));
+    assert_eq!(h.state().view.top_table.widths[3], 36.0);
+    h.state_mut().open(fixture_source());
+    h.run_steps(3);
+    assert_eq!(h.state().view.top_table.widths[0], after[0]);
+    h.get_by_label("main.fib");
+}

@@ -1,5 +1,5 @@
 //! The context menu of a flame graph frame or a top table row: copy its name, focus on
-//! it, ignore it, hide it, show its callers and callees, search for it.
+//! it, ignore it, hide it, show its callers and callees or its source, search for it.
 
 use egui::Ui;
 use profile_model::frames::FrameId;
@@ -17,12 +17,15 @@ pub enum FrameAction {
     Hide,
     /// Show its callers and callees.
     Sandwich,
+    /// Show its source with values per line.
+    Source,
     /// Search for it.
     Search,
 }
 
-/// The items of the context menu of the frame named `name`; *Copy name* is done here.
-pub fn menu(ui: &mut Ui, name: &str) -> Option<FrameAction> {
+/// The items of the context menu of the frame named `name` (*Show source* where
+/// `source`); *Copy name* is done here.
+pub fn menu(ui: &mut Ui, name: &str, source: bool) -> Option<FrameAction> {
     let short = crate::gui::view::flame::elide(name, 40).unwrap_or_default();
     ui.label(egui::RichText::new(short).strong());
     ui.separator();
@@ -30,15 +33,16 @@ pub fn menu(ui: &mut Ui, name: &str) -> Option<FrameAction> {
         ui.ctx().copy_text(name.to_string());
     }
     let items = [
-        ("Show callers and callees (s)", FrameAction::Sandwich),
-        ("Focus on this", FrameAction::Focus),
-        ("Ignore (drop its samples)", FrameAction::Ignore),
-        ("Hide (keep its samples)", FrameAction::Hide),
-        ("Search for this", FrameAction::Search),
+        ("Show callers and callees (s)", FrameAction::Sandwich, true),
+        ("Show source (l)", FrameAction::Source, source),
+        ("Focus on this", FrameAction::Focus, true),
+        ("Ignore (drop its samples)", FrameAction::Ignore, true),
+        ("Hide (keep its samples)", FrameAction::Hide, true),
+        ("Search for this", FrameAction::Search, true),
     ];
     let mut picked = None;
-    for (label, action) in items {
-        if ui.button(label).clicked() {
+    for (label, action, shown) in items {
+        if shown && ui.button(label).clicked() {
             picked = Some(action);
         }
     }
@@ -65,6 +69,7 @@ impl ProfileView {
     pub fn frame_action(&mut self, frame: FrameId, action: FrameAction) {
         match (action, self.frame_name(frame)) {
             (FrameAction::Sandwich, _) => self.open_sandwich(frame),
+            (FrameAction::Source, _) => self.open_source(frame),
             (_, Some(name)) => self.named_action(name, action),
             (_, None) => {}
         }
@@ -79,7 +84,7 @@ impl ProfileView {
             FrameAction::Focus => self.filters.focus = pattern,
             FrameAction::Ignore => self.filters.ignore = or_pattern(&self.filters.ignore, &pattern),
             FrameAction::Hide => self.filters.hide = or_pattern(&self.filters.hide, &pattern),
-            FrameAction::Sandwich => return,
+            FrameAction::Sandwich | FrameAction::Source => return,
             FrameAction::Search => {
                 self.search.text = name;
                 self.search.regex = false;

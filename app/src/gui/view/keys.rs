@@ -2,11 +2,15 @@
 //! parent (up), the widest child (down) and the siblings (left, right) of the node it
 //! is on, up and down swapped where the root is at the bottom (*flame*), so that they
 //! go the way they point; Enter zooms to it; Esc resets (see
-//! [`crate::gui::shell::input`]).
+//! [`crate::gui::shell::input`]). The same moves work in compare mode's A, B and diff
+//! graphs ([`crate::gui::compare::CompareState::step_cursor`]) and in a sandwich's
+//! callers and callees graphs ([`SandwichState::step_cursor`]), in the graph last
+//! under the pointer.
 
 use profile_model::{CallTree, NodeId};
 
 use crate::gui::view::ProfileView;
+use crate::gui::view::sandwich::SandwichState;
 
 /// Where an arrow moves the cursor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +55,7 @@ pub fn step(tree: &CallTree, totals: &[i64], node: NodeId, step: Step) -> NodeId
 
 impl Step {
     /// The step an arrow means in a graph drawn with its root at the bottom.
-    fn flipped(self) -> Self {
+    pub fn flipped(self) -> Self {
         match self {
             Step::Parent => Step::Child,
             Step::Child => Step::Parent,
@@ -82,11 +86,49 @@ impl ProfileView {
         self.flame.selected = (node != CallTree::ROOT).then(|| cur.tree.frame(node));
     }
 
-    /// Enter: zooms to the cursor's node.
+    /// Enter: zooms to the cursor's node; in a sandwich, shows the sandwich of the
+    /// cursor's function (as a click there does).
     pub fn zoom_to_cursor(&mut self) {
-        if let Some(node) = self.flame.cursor {
+        if self.sandwich.is_open() {
+            if let Some(frame) = self.sandwich.cursor_frame() {
+                self.open_sandwich(frame);
+            }
+        } else if let Some(node) = self.flame.cursor {
             self.zoom_to(node);
         }
+    }
+}
+
+impl<T> SandwichState<T> {
+    /// Moves the cursor of the graph last under the pointer (the callees' until one
+    /// was) one `step`, in the tree and totals (of value `column`) made; the first
+    /// step puts it on the function. The callers graph is drawn root at the bottom.
+    pub fn step_cursor(&mut self, to: Step, column: usize) {
+        let Some(made) = self.made.clone() else {
+            return;
+        };
+        let i = self.key_graph;
+        let (tree, totals) = made.graph(i, column);
+        if tree.is_empty() {
+            return;
+        }
+        let start = profile_model::sandwich::FRAME_NODE;
+        let valid = |n: &NodeId| (*n as usize) < tree.len() && *n != CallTree::ROOT;
+        let Some(from) = self.cursor[i].filter(valid) else {
+            self.cursor[i] = Some(start);
+            return;
+        };
+        let to = if i == 0 { to.flipped() } else { to };
+        let node = step(tree, totals, from, to);
+        self.cursor[i] = Some(if node == CallTree::ROOT { from } else { node });
+    }
+
+    /// The function of the cursor, in the graph it is in.
+    pub fn cursor_frame(&self) -> Option<profile_model::frames::FrameId> {
+        let made = self.made.as_ref()?;
+        let (tree, _) = made.graph(self.key_graph, 0);
+        let node = self.cursor[self.key_graph].filter(|&n| (n as usize) < tree.len())?;
+        (node != CallTree::ROOT).then(|| tree.frame(node))
     }
 }
 

@@ -16,6 +16,8 @@ pub mod loader;
 pub mod panels;
 pub mod sandwich;
 pub mod sandwich_panel;
+pub mod source_job;
+pub mod source_panel;
 pub mod toolbar;
 pub mod top_table;
 pub mod zoom;
@@ -35,6 +37,7 @@ use self::filters::{FilterFields, SearchState};
 use self::flame::FlameParams;
 use self::loader::{Job, Loaded, Poll, Settings, Source};
 use self::sandwich::SandwichState;
+use self::source_panel::SourceState;
 use self::top_table::TopTableState;
 use self::zoom::find_path;
 
@@ -166,9 +169,12 @@ pub struct ProfileView {
     pub flame: FlameState,
     colors: Vec<Color32>,
     colors_key: Option<(u64, bool, ColorMode)>,
-    top_table: TopTableState,
+    /// The top table's sort and column widths.
+    pub top_table: TopTableState,
     /// The callers and callees of a function, when shown in place of the flame graph.
     pub sandwich: SandwichState<Loaded>,
+    /// A function's source, when shown in place of the flame graph.
+    pub source: SourceState,
     /// How long the last job took, from its start until its result was installed, and
     /// whether it opened a new file (else it recomputed the view).
     pub last_job: Option<(Duration, bool)>,
@@ -207,6 +213,7 @@ impl ProfileView {
             colors_key: None,
             top_table: TopTableState::default(),
             sandwich: SandwichState::default(),
+            source: SourceState::default(),
             last_job: None,
             focus_search: false,
             report_first_frame: None,
@@ -401,6 +408,7 @@ impl ProfileView {
         self.set_aside = None;
         self.current = None;
         self.close_sandwich();
+        self.close_source();
         self.flame.selected = None;
         self.flame.cursor = None;
         self.flame.hovered = None;
@@ -442,6 +450,7 @@ impl ProfileView {
                 if new_file {
                     self.flame.selected = None;
                     self.close_sandwich();
+                    self.close_source();
                 }
                 self.flame.history.clear();
                 self.flame.hovered = None;

@@ -61,6 +61,10 @@ impl ProfileView {
         if self.flame.zoom as usize >= cur.tree.len() {
             self.flame.zoom = CallTree::ROOT;
         }
+        if self.source.is_open() {
+            self.source_panel(ui, &cur);
+            return;
+        }
         if self.sandwich.is_open() {
             self.sandwich_panel(ui, &cur);
             return;

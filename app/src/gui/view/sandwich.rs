@@ -77,6 +77,11 @@ pub struct SandwichState<T> {
     pub hovered: Option<FlameRect>,
     /// Where the callers and the callees graph were last drawn.
     pub last: [Option<Drawn>; 2],
+    /// The keyboard's cursor in the callers and the callees graph
+    /// ([`crate::gui::view::keys`]).
+    pub cursor: [Option<NodeId>; 2],
+    /// The graph the arrows move in: the one last under the pointer (0: callers).
+    pub key_graph: usize,
 }
 
 impl<T> Default for SandwichState<T> {
@@ -90,6 +95,8 @@ impl<T> Default for SandwichState<T> {
             missing: false,
             hovered: None,
             last: [None, None],
+            cursor: [None, None],
+            key_graph: 1,
         }
     }
 }

@@ -85,12 +85,19 @@ impl ProfileView {
                 unit,
             }
         };
-        let outputs = pair(ui, [input(0), input(1)], [NodeStyle::default(); 2]);
+        let style = |i: usize| NodeStyle {
+            cursor: self.sandwich.cursor[i],
+            ..NodeStyle::default()
+        };
+        let outputs = pair(ui, [input(0), input(1)], [style(0), style(1)]);
         self.sandwich.hovered = None;
         for (i, out) in outputs.into_iter().enumerate() {
             let (tree, _) = made.graph(i, 0);
             if out.hovered.is_some() {
                 self.sandwich.hovered = out.hovered;
+            }
+            if out.response.contains_pointer() {
+                self.sandwich.key_graph = i;
             }
             // A click shows the sandwich of the function clicked.
             if let Some(frame) = out.clicked.as_ref().and_then(|r| frame_of(tree, r))
@@ -123,7 +130,7 @@ impl ProfileView {
             return;
         };
         let mut picked = None;
-        response.context_menu(|ui| picked = frame_menu::menu(ui, &name));
+        response.context_menu(|ui| picked = frame_menu::menu(ui, &name, true));
         if let Some(action) = picked {
             self.frame_action(frame, action);
         }

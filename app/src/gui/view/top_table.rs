@@ -1,7 +1,9 @@
 //! The top table: function, self, self %, total, total %; sortable by clicking a header,
 //! filtered by the search, virtualized (only visible rows are built) so that tens of
 //! thousands of rows stay cheap. Cells are painted directly; each row is one clickable
-//! region labelled with its function name for accessibility.
+//! region labelled with its function name for accessibility. The value columns are
+//! resized by dragging their headers' left edges (the function column takes the
+//! rest); their widths last for the session.
 
 use egui::{Align2, Color32, FontId, Rect, Role, ScrollArea, Sense, Ui, WidgetInfo, pos2, vec2};
 use profile_model::frames::{FrameId, FrameTable};
@@ -12,9 +14,15 @@ use crate::gui::view::frame_menu::{self, FrameAction};
 
 /// Height of one row.
 const ROW_HEIGHT: f32 = 18.0;
-/// Widths of the value and percent columns.
+/// Widths of the value and percent columns, until resized.
 const VALUE_WIDTH: f32 = 72.0;
 const PERCENT_WIDTH: f32 = 54.0;
+/// The narrowest and widest a value or percent column is resized to.
+const COLUMN_WIDTHS: std::ops::RangeInclusive<f32> = 36.0..=320.0;
+/// The narrowest the function column is left.
+const NAME_MIN_WIDTH: f32 = 80.0;
+/// The accessible label of a column's resize handle: "resize self", …
+pub const RESIZE_PREFIX: &str = "resize ";
 
 /// A sortable column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +56,8 @@ pub struct TopTableState {
     /// The largest |flat| and |cum| of the rows: each column's unit is theirs.
     largest: (i64, i64),
     key: Option<(u64, SortColumn, bool)>,
+    /// Widths of the self, self %, total and total % columns.
+    pub widths: [f32; 4],
 }
 
 impl Default for TopTableState {
@@ -58,6 +68,7 @@ impl Default for TopTableState {
             order: Vec::new(),
             largest: (0, 0),
             key: None,
+            widths: [VALUE_WIDTH, PERCENT_WIDTH, VALUE_WIDTH, PERCENT_WIDTH],
         }
     }
 }
@@ -129,6 +140,30 @@ impl TopTableState {
         }
     }
 
+    /// The drag handle on the left edge of value column `i`'s header (`rect`): a drag
+    /// to the left widens it, the value columns together keeping to `room`.
+    fn resize_handle(&mut self, ui: &mut Ui, rect: Rect, i: usize, title: &str, room: f32) {
+        let handle = Rect::from_x_y_ranges(rect.left() - 3.0..=rect.left() + 3.0, rect.y_range());
+        let id = ui.scope_id().with(("top resize", i));
+        let response = ui
+            .interact(handle, id, Sense::drag())
+            .on_hover_cursor(egui::CursorIcon::ResizeHorizontal);
+        let label = format!("{RESIZE_PREFIX}{title}");
+        response.widget_info(|| WidgetInfo::labeled(Role::Button, true, &label));
+        let stroke = if response.hovered() || response.dragged() {
+            ui.visuals().widgets.active.fg_stroke
+        } else {
+            ui.visuals().widgets.noninteractive.bg_stroke
+        };
+        ui.painter().vline(rect.left(), rect.y_range(), stroke);
+        if response.dragged() {
+            let others: f32 = self.widths.iter().sum::<f32>() - self.widths[i];
+            let widest = (room - others).max(*COLUMN_WIDTHS.start());
+            let w = self.widths[i] - response.drag_delta().x;
+            self.widths[i] = w.clamp(*COLUMN_WIDTHS.start(), COLUMN_WIDTHS.end().min(widest));
+        }
+    }
+
     /// Shows the table; returns the frame of a clicked row.
     pub fn show(
         &mut self,
@@ -143,20 +178,13 @@ impl TopTableState {
         let (largest_flat, largest_cum) = self.largest;
         let flat_scale = units::Scale::of(largest_flat, unit);
         let cum_scale = units::Scale::of(largest_cum, unit);
-        let name_width = (full - 2.0 * VALUE_WIDTH - 2.0 * PERCENT_WIDTH).max(80.0);
+        let widths = self.widths;
+        let name_width = (full - widths.iter().sum::<f32>()).max(NAME_MIN_WIDTH);
         let columns = |left: f32| {
             let mut x = left;
             let mut out = [(0.0, 0.0); 5];
-            for (i, w) in [
-                name_width,
-                VALUE_WIDTH,
-                PERCENT_WIDTH,
-                VALUE_WIDTH,
-                PERCENT_WIDTH,
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            let [a, b, c, d] = widths;
+            for (i, w) in [name_width, a, b, c, d].into_iter().enumerate() {
                 out[i] = (x, x + w);
                 x += w;
             }
@@ -180,6 +208,16 @@ impl TopTableState {
         self.header(ui, cell(2, header_rect), "self %", SortColumn::Flat, true);
         self.header(ui, cell(3, header_rect), "total", SortColumn::Cum, true);
         self.header(ui, cell(4, header_rect), "total %", SortColumn::Cum, true);
+        let titles = ["self", "self %", "total", "total %"];
+        for (i, title) in titles.into_iter().enumerate() {
+            self.resize_handle(
+                ui,
+                cell(i + 1, header_rect),
+                i,
+                title,
+                full - NAME_MIN_WIDTH,
+            );
+        }
         ui.painter().hline(
             header_rect.x_range(),
             header_rect.bottom(),
@@ -262,7 +300,7 @@ impl TopTableState {
                         clicked = Some(TopClick::Row(row.frame));
                     }
                     response.context_menu(|ui| {
-                        if let Some(action) = frame_menu::menu(ui, name) {
+                        if let Some(action) = frame_menu::menu(ui, name, true) {
                             clicked = Some(TopClick::Menu(row.frame, action));
                         }
                     });
