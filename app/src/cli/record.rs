@@ -65,6 +65,10 @@ pub struct RecordArgs {
     /// Label of every stored or pushed profile, `NAME=VALUE` (repeatable).
     #[arg(long = "label", value_name = "NAME=VALUE")]
     labels: Vec<String>,
+    /// The `node` label of every sample; default: the host name (in a container, the
+    /// pod's: give the node's, e.g. from the downward API's `spec.nodeName`).
+    #[arg(long, value_name = "NAME")]
+    node: Option<String>,
     /// Leave binaries' code as addresses with build ids, for the reader to symbolize
     /// (`flint serve --debuginfod`, `flint symbolize`); kernel and JIT frames are named.
     #[arg(long)]
@@ -364,6 +368,7 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
         interval,
         duration,
         addresses_only: args.no_symbolize,
+        node: args.node.clone().filter(|n| !n.trim().is_empty()),
     })
 }
 

@@ -21,6 +21,7 @@ mod perf_data;
 mod record;
 mod serve;
 mod serve_memory;
+mod version;
 mod writers;
 
 use std::io::Write as _;

@@ -54,6 +54,9 @@ pub struct RecorderOptions {
     /// ids) for the reader to symbolize; kernel and JIT frames are still named, as
     /// nothing elsewhere could name them.
     pub addresses_only: bool,
+    /// The `node` label of every sample; the host name when `None`. In a container
+    /// the host name is the pod's, so an agent on a cluster is told its node's name.
+    pub node: Option<String>,
 }
 
 impl Default for RecorderOptions {
@@ -63,6 +66,7 @@ impl Default for RecorderOptions {
             interval: Duration::from_secs(10),
             duration: None,
             addresses_only: false,
+            node: None,
         }
     }
 }
@@ -176,10 +180,14 @@ impl Recorder {
             symbolizer.preload_process(std::process::id());
         }
         let now = Instant::now();
+        let mut processes = ProcessInfo::new();
+        if let Some(node) = &options.node {
+            processes.node.clone_from(node);
+        }
         Ok(Recorder {
             sampler,
             symbolizer,
-            processes: ProcessInfo::new(),
+            processes,
             deadline: options.duration.map(|d| now + d),
             options,
             stop: Arc::new(AtomicBool::new(false)),
