@@ -1,7 +1,8 @@
 //! Names the build in `flint --version`: the commit of the checkout it was built from
 //! and that commit's date (or `SOURCE_DATE_EPOCH`'s), as `FLINT_VERSION`, e.g.
-//! `0.2.0 (abc1234 2026-12-10)`. Nothing here depends on the folder or the clock, so
-//! two builds of one commit stay the same to the byte.
+//! `0.2.0 (abc1234 2026-12-10)`. A build without the git checkout (a source tarball, a
+//! container build) may name its commit in `FLINT_COMMIT`. Nothing here depends on the
+//! folder or the clock, so two builds of one commit stay the same to the byte.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,18 +10,26 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    println!("cargo:rerun-if-env-changed=FLINT_COMMIT");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let commit = Git::of(&manifest_dir).and_then(|git| {
-        // Built again when HEAD moves: HEAD itself, the branch it names, packed refs.
-        for path in git.watched() {
-            println!("cargo:rerun-if-changed={}", path.display());
-        }
-        git.commit()
+    let given = std::env::var("FLINT_COMMIT")
+        .ok()
+        .map(|c| c.trim().chars().take(7).collect::<String>())
+        .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_hexdigit()))
+        .map(|c| (c, None));
+    let commit = given.or_else(|| {
+        Git::of(&manifest_dir).and_then(|git| {
+            // Built again when HEAD moves: HEAD itself, the branch it names, packed refs.
+            for path in git.watched() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+            git.commit().map(|(hash, time)| (hash, Some(time)))
+        })
     });
     let epoch = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse::<i64>().ok())
-        .or(commit.as_ref().map(|c| c.1));
+        .or(commit.as_ref().and_then(|c| c.1));
     let what = match (&commit, epoch) {
         (Some((hash, _)), Some(t)) => format!("{hash} {}", civil_date(t)),
         (Some((hash, _)), None) => hash.clone(),

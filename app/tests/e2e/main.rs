@@ -14,6 +14,7 @@ mod cli_peek;
 mod cli_series;
 mod cli_symbolize;
 mod cli_top;
+mod deploy;
 mod formats;
 mod gui_smoke;
 mod layout;
