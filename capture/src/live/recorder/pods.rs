@@ -150,7 +150,7 @@ impl PodDirectory {
             self.list_containers();
         }
         if !self.found.contains_key(&container.container_id)
-            && let Some(names) = self.from_pod_folder(container)
+            && let Some(names) = self.in_pod_folder(container)
         {
             self.found.insert(container.container_id.clone(), names);
         }
@@ -174,7 +174,7 @@ impl PodDirectory {
     }
 
     /// Reads `/var/log/pods/NAMESPACE_POD_UID/CONTAINER/`.
-    fn from_pod_folder(&self, container: &PodContainer) -> Option<PodNames> {
+    fn in_pod_folder(&self, container: &PodContainer) -> Option<PodNames> {
         let pods = std::fs::read_dir(self.paths.var_log.join("pods")).ok()?;
         let (folder, namespace, pod) = pods.flatten().find_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
