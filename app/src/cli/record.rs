@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use capture::recorder::{
-    Backend, CaptureError, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions, Target,
+    Backend, CaptureError, HostPaths, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
+    Target,
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
@@ -69,6 +70,10 @@ pub struct RecordArgs {
     /// pod's: give the node's, e.g. from the downward API's `spec.nodeName`).
     #[arg(long, value_name = "NAME")]
     node: Option<String>,
+    /// Where the node's logs are: the kubelet's `pods/` and `containers/` folders in it
+    /// name the namespace, pod and container of processes in Kubernetes pods.
+    #[arg(long, value_name = "DIR", default_value = "/var/log")]
+    node_logs: PathBuf,
     /// Leave binaries' code as addresses with build ids, for the reader to symbolize
     /// (`flint serve --debuginfod`, `flint symbolize`); kernel and JIT frames are named.
     #[arg(long)]
@@ -369,6 +374,10 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
         duration,
         addresses_only: args.no_symbolize,
         node: args.node.clone().filter(|n| !n.trim().is_empty()),
+        host: HostPaths {
+            var_log: args.node_logs.clone(),
+            ..HostPaths::default()
+        },
     })
 }
 
