@@ -3,7 +3,8 @@
 //! The pod's UID and the container's id come from the process's cgroups
 //! (`/proc/PID/cgroup`, any line: cgroup v2, or v1 hierarchies beside a root v2 one):
 //! systemd's `kubepods-burstable-pod<UID with _>.slice/cri-containerd-<ID>.scope` or
-//! cgroupfs' `/kubepods/burstable/pod<UID>/<ID>`. The names come from the node's logs,
+//! cgroupfs' `/kubepods/burstable/pod<UID>/<ID>`, or the same relative to the reader's
+//! cgroup namespace (`/../../pod<UID>/<ID>`). The names come from the node's logs,
 //! which the kubelet lays out for every container it runs:
 //!
 //! 1. `/var/log/containers/POD_NAMESPACE_CONTAINER-ID.log` names all three for the
@@ -77,7 +78,12 @@ pub fn pod_container(cgroup_file: &str) -> Option<PodContainer> {
     cgroup_file.lines().find_map(|line| {
         let path = line.splitn(3, ':').nth(2)?;
         let parts: Vec<&str> = path.split('/').collect();
-        if !parts.iter().any(|p| p.starts_with("kubepods")) {
+        // Under `kubepods`, or relative to the reader's own cgroup namespace (`/../..`:
+        // an agent in a pod sees other pods' cgroups so).
+        if !parts
+            .iter()
+            .any(|p| p.starts_with("kubepods") || *p == "..")
+        {
             return None;
         }
         let pod_uid = parts.iter().find_map(|p| pod_uid(p))?;
@@ -263,17 +269,20 @@ mod tests {
             "0::/kubepods.slice/kubepods-pod{}.slice/crio-{ID}.scope\n",
             UID.replace('-', "_")
         );
+        // As an agent in its own cgroup namespace sees another pod's processes.
+        let namespaced = format!("0::/../../pod{UID}/{ID}\n");
         let expected = PodContainer {
             pod_uid: UID.to_string(),
             container_id: ID.to_string(),
         };
-        for text in [systemd, cgroupfs_v1, guaranteed] {
+        for text in [systemd, cgroupfs_v1, guaranteed, namespaced] {
             assert_eq!(pod_container(&text), Some(expected.clone()), "{text}");
         }
         for not_a_pod in [
             format!("0::/system.slice/docker-{ID}.scope\n"),
             "0::/kubepods/burstable/podnot-hex!/x\n".to_string(),
             format!("0::/kubepods/burstable/pod{UID}\n"),
+            format!("0::/user.slice/pod{UID}/{ID}\n"),
             "garbage\n\n::\n".to_string(),
         ] {
             assert_eq!(pod_container(&not_a_pod), None, "{not_a_pod}");
