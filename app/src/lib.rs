@@ -5,3 +5,4 @@ pub mod allocator;
 pub mod cli;
 pub mod gui;
 pub mod load;
+pub mod version;

@@ -438,6 +438,64 @@ fn bearer_token_is_required_when_set() {
 }
 
 #[test]
+fn client_and_server_tell_each_other_their_versions() {
+    let agents = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = agents.clone();
+    let h = Harness::start(ServerOptions {
+        version: Some("9.8.7 (abc1234 2026-12-10)".into()),
+        agent_seen: Some(Arc::new(move |agent: &str| {
+            seen.lock().unwrap().push(agent.to_string());
+        })),
+        ..ServerOptions::default()
+    });
+    let pusher = |agent: Option<&str>| {
+        h.remote(RemoteOptions {
+            user_agent: agent.map(str::to_string),
+            ..RemoteOptions::default()
+        })
+    };
+    // The client sees the server's version once it has answered.
+    let remote = pusher(Some("flint/1.2.3 (def5678 2026-12-01)"));
+    assert_eq!(remote.server_version(), None);
+    h.block_on(remote.profile_types(TimeRange::ALL)).unwrap();
+    assert_eq!(remote.server_version(), Some("9.8.7 (abc1234 2026-12-10)"));
+    // The server is told of each writing agent once, with tonic's name after flint's.
+    let bytes = std::fs::read(fixture("cpu-1.pb.gz")).unwrap();
+    let labels: Labels = [("__name__".to_string(), "process_cpu".to_string())].into();
+    for _ in 0..2 {
+        h.block_on(remote.write_raw(labels.clone(), bytes.clone()))
+            .unwrap();
+    }
+    h.block_on(pusher(None).write_raw(labels, bytes)).unwrap();
+    let agents = agents.lock().unwrap().clone();
+    assert_eq!(agents.len(), 2, "{agents:?}");
+    assert!(
+        agents[0].starts_with("flint/1.2.3 (def5678 2026-12-01) tonic/"),
+        "{agents:?}"
+    );
+    assert!(agents[1].starts_with("tonic/"), "{agents:?}");
+    // A server that names no version sends no header.
+    let quiet = Harness::start(ServerOptions::default());
+    let remote = quiet.remote(RemoteOptions::default());
+    quiet
+        .block_on(remote.profile_types(TimeRange::ALL))
+        .unwrap();
+    assert_eq!(remote.server_version(), None);
+    assert!(
+        RemoteSource::new(
+            &h.url(),
+            RemoteOptions {
+                user_agent: Some("bad\nagent".into()),
+                ..RemoteOptions::default()
+            }
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("invalid user agent")
+    );
+}
+
+#[test]
 fn extra_headers_are_sent_and_bad_ones_refused() {
     // The token can also go as a raw header.
     let h = Harness::start(ServerOptions {

@@ -176,3 +176,187 @@ fn a_walk_that_went_astray_is_blamed_on_the_binary_it_left_and_a_gone_process_on
     );
     assert_eq!(report.exited, 5);
 }
+
+/// A node's files as a kubelet lays them out, under a temporary root: processes in
+/// three pods (systemd and cgroupfs cgroups, v2 and v1), one outside any pod, and one
+/// whose cgroup file is garbage.
+mod faked_node {
+    use std::path::Path;
+
+    use capture::recorder::{CapturedStack, HostPaths, Interval, ProcessInfo, build_profile};
+    use capture::symbols::Symbolizer;
+    use flint_fixture_gen::Scratch;
+
+    const WEB_ID: &str = "3f1c6b8a9d2e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c";
+    const API_ID: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+    const DB_ID: &str = "0000111122223333444455556666777788889999aaaabbbbccccddddeeeeffff";
+    const WEB_UID: &str = "8d4f2a10-5b3c-4e7f-9a1b-2c3d4e5f6a7b";
+    const API_UID: &str = "11112222-3333-4444-5555-666677778888";
+    const DB_UID: &str = "99998888-7777-6666-5555-444433332222";
+    /// Above Linux's largest pid (2^22): no real process answers for them.
+    const WEB: u32 = 5_000_001;
+    const API: u32 = 5_000_002;
+    const DB: u32 = 5_000_003;
+    const HOST: u32 = 5_000_004;
+    const GARBLED: u32 = 5_000_005;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn process(root: &Path, pid: u32, comm: &str, cgroup: &str) {
+        write(&root.join(format!("proc/{pid}/comm")), &format!("{comm}\n"));
+        write(
+            &root.join(format!("proc/{pid}/task/{pid}/comm")),
+            &format!("{comm}\n"),
+        );
+        write(&root.join(format!("proc/{pid}/cgroup")), cgroup);
+    }
+
+    fn node(root: &Path) {
+        write(&root.join("proc/sys/kernel/hostname"), "node-7\n");
+        let logs = root.join("var/log");
+        // web: systemd cgroup v2, named by /var/log/containers (a link into pods/).
+        process(
+            root,
+            WEB,
+            "nginx",
+            &format!(
+                "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{WEB_ID}.scope\n",
+                WEB_UID.replace('-', "_")
+            ),
+        );
+        write(
+            &logs.join(format!("pods/shop_web-7d9f_{WEB_UID}/nginx/0.log")),
+            "",
+        );
+        std::fs::create_dir_all(logs.join("containers")).unwrap();
+        std::os::unix::fs::symlink(
+            format!("/var/log/pods/shop_web-7d9f_{WEB_UID}/nginx/0.log"),
+            logs.join(format!("containers/web-7d9f_shop_nginx-{WEB_ID}.log")),
+        )
+        .unwrap();
+        // api: cgroupfs under cgroup v1 beside a root v2 line; two containers, the
+        // one whose log links to its id (Docker's layout) is it.
+        process(
+            root,
+            API,
+            "api-server",
+            &format!("12:pids:/kubepods/burstable/pod{API_UID}/{API_ID}\n0::/\n"),
+        );
+        let api = logs.join(format!("pods/billing_api-5c8_{API_UID}"));
+        std::fs::create_dir_all(api.join("app")).unwrap();
+        std::os::unix::fs::symlink(
+            format!("/var/lib/docker/containers/{API_ID}/{API_ID}-json.log"),
+            api.join("app/0.log"),
+        )
+        .unwrap();
+        write(&api.join("istio-proxy/0.log"), "");
+        // db: a single container whose logs are plain files (containerd).
+        process(
+            root,
+            DB,
+            "postgres",
+            &format!("0::/kubepods/besteffort/pod{DB_UID}/{DB_ID}\n"),
+        );
+        write(
+            &logs.join(format!("pods/data_db-0_{DB_UID}/postgres/1.log")),
+            "",
+        );
+        // Not in a pod, and a garbled cgroup file.
+        process(root, HOST, "sshd", "0::/system.slice/ssh.service\n");
+        process(
+            root,
+            GARBLED,
+            "odd",
+            "\u{0}::\n:::\nkubepods\n0::/kubepods/podzz/\n",
+        );
+        // A malformed log folder and file names are skipped.
+        std::fs::create_dir_all(logs.join("pods/no-underscores")).unwrap();
+        write(&logs.join("containers/not-a-container.log"), "");
+    }
+
+    #[test]
+    fn samples_in_pods_are_labelled_with_namespace_pod_and_container() {
+        let root = Scratch::new("faked-node");
+        node(&root);
+        let stacks: Vec<CapturedStack> = [WEB, API, DB, HOST, GARBLED]
+            .into_iter()
+            .map(|pid| CapturedStack {
+                pid,
+                tid: pid,
+                user: vec![0x1000],
+                kernel: Vec::new(),
+                count: 1,
+            })
+            .collect();
+        let interval = Interval {
+            start_nanos: 1_796_042_360_000_000_000,
+            duration_nanos: 10_000_000_000,
+            frequency_hz: 19,
+        };
+        let mut procs = ProcessInfo::with_paths(HostPaths::under(&root));
+        let (p, _) = build_profile(&stacks, interval, &mut Symbolizer::new(), &mut procs);
+        let labels = |pid: u32| -> Vec<(String, String)> {
+            let i = (0..p.samples.len())
+                .find(|&i| {
+                    p.sample_labels(i)
+                        .any(|(k, v)| k == "pid" && v == pid.to_string())
+                })
+                .unwrap();
+            let mut labels: Vec<(String, String)> = p
+                .sample_labels(i)
+                .filter(|(k, _)| {
+                    [
+                        "namespace",
+                        "pod",
+                        "container",
+                        "container_id",
+                        "node",
+                        "comm",
+                    ]
+                    .contains(k)
+                })
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            labels.sort();
+            labels
+        };
+        let pod = |comm: &str, id: &str, ns: &str, pod: &str, container: &str| {
+            let mut expected: Vec<(String, String)> = [
+                ("comm", comm),
+                ("container", container),
+                ("container_id", id),
+                ("namespace", ns),
+                ("node", "node-7"),
+                ("pod", pod),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            expected.sort();
+            expected
+        };
+        assert_eq!(
+            labels(WEB),
+            pod("nginx", WEB_ID, "shop", "web-7d9f", "nginx")
+        );
+        assert_eq!(
+            labels(API),
+            pod("api-server", API_ID, "billing", "api-5c8", "app")
+        );
+        assert_eq!(
+            labels(DB),
+            pod("postgres", DB_ID, "data", "db-0", "postgres")
+        );
+        let plain = |comm: &str| {
+            vec![
+                ("comm".to_string(), comm.to_string()),
+                ("node".to_string(), "node-7".to_string()),
+            ]
+        };
+        assert_eq!(labels(HOST), plain("sshd"));
+        assert_eq!(labels(GARBLED), plain("odd"));
+    }
+}

@@ -28,7 +28,11 @@ use profile_model::{Filters, Granularity, Profile, TagFilter, ViewOptions};
 
 /// flint: a native viewer for CPU profiles (pprof).
 #[derive(Debug, Parser)]
-#[command(name = "flint", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "flint",
+    version = crate::version::VERSION,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to open in the window: profiles (pprof, gzipped or raw; folded stacks; V8
     /// .cpuprofile; speedscope JSON; several are merged, as `go tool pprof` merges

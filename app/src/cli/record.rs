@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use capture::recorder::{
-    Backend, CaptureError, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions, Target,
+    Backend, CaptureError, HostPaths, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
+    Target,
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
@@ -65,6 +66,14 @@ pub struct RecordArgs {
     /// Label of every stored or pushed profile, `NAME=VALUE` (repeatable).
     #[arg(long = "label", value_name = "NAME=VALUE")]
     labels: Vec<String>,
+    /// The `node` label of every sample; default: the host name (in a container, the
+    /// pod's: give the node's, e.g. from the downward API's `spec.nodeName`).
+    #[arg(long, value_name = "NAME")]
+    node: Option<String>,
+    /// Where the node's logs are: the kubelet's `pods/` and `containers/` folders in it
+    /// name the namespace, pod and container of processes in Kubernetes pods.
+    #[arg(long, value_name = "DIR", default_value = "/var/log")]
+    node_logs: PathBuf,
     /// Leave binaries' code as addresses with build ids, for the reader to symbolize
     /// (`flint serve --debuginfod`, `flint symbolize`); kernel and JIT frames are named.
     #[arg(long)]
@@ -364,6 +373,11 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
         interval,
         duration,
         addresses_only: args.no_symbolize,
+        node: args.node.clone().filter(|n| !n.trim().is_empty()),
+        host: HostPaths {
+            var_log: args.node_logs.clone(),
+            ..HostPaths::default()
+        },
     })
 }
 

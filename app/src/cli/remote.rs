@@ -55,7 +55,7 @@ impl ConnectArgs {
             ca_file: self.ca_file.clone(),
             max_decompressed_bytes,
             connect_timeout: positive_duration("--timeout", &self.timeout)?,
-            ..RemoteOptions::default()
+            ..crate::version::remote_options()
         })
     }
 

@@ -108,7 +108,8 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             .map_or_else(|_| args.listen.clone(), |a| a.to_string());
         let stats = store.stats();
         eprintln!(
-            "flint serve: listening on {scheme}://{addr} (store {}: {} profiles, {} bytes; {}{}{})",
+            "flint serve: listening on {scheme}://{addr} (flint {}; store {}: {} profiles, {} bytes; {}{}{})",
+            crate::version::VERSION,
             args.store.display(),
             stats.profiles,
             stats.size_bytes,
@@ -138,6 +139,10 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
                 tls,
                 memory,
                 symbols: symbols.map(Arc::new),
+                version: Some(crate::version::VERSION.to_string()),
+                agent_seen: Some(Arc::new(|agent: &str| {
+                    eprintln!("flint serve: first profile from agent {agent}");
+                })),
                 ..ServerOptions::default()
             },
             shutdown_signal(),

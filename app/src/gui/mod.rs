@@ -120,7 +120,7 @@ pub fn run(
                     let options = capture::RemoteOptions {
                         bearer_token: connect::env_token(),
                         max_decompressed_bytes: decode.max_decompressed_bytes,
-                        ..capture::RemoteOptions::default()
+                        ..crate::version::remote_options()
                     };
                     let url = server.clone().unwrap_or_default();
                     app.connect_to(&cc.egui_ctx, &url, options);

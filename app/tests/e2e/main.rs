@@ -14,6 +14,7 @@ mod cli_peek;
 mod cli_series;
 mod cli_symbolize;
 mod cli_top;
+mod deploy;
 mod formats;
 mod gui_smoke;
 mod layout;
@@ -21,6 +22,7 @@ mod perf_data;
 mod record;
 mod serve;
 mod serve_memory;
+mod version;
 mod writers;
 
 use std::io::Write as _;

@@ -1009,3 +1009,118 @@ fn an_erlang_vms_perf_map_names_its_jit_frames_afterwards() {
         .and_then(|l| l.split('\t').nth(3)?.parse::<f64>().ok());
     assert!(cum_pct.is_some_and(|p| p > 20.0), "{top}");
 }
+
+/// A cgroup named as the kubelet names a container's (cgroupfs layout), made in a
+/// writable cgroup hierarchy of this machine and removed when dropped.
+struct PodCgroup {
+    /// The cgroup folders made, innermost last.
+    made: Vec<PathBuf>,
+}
+
+impl PodCgroup {
+    /// `/kubepods/besteffort/pod<uid>/<id>` in the first hierarchy that takes it.
+    fn make(uid: &str, id: &str) -> Option<Self> {
+        let relative = [
+            "kubepods".to_string(),
+            "besteffort".into(),
+            format!("pod{uid}"),
+            id.into(),
+        ];
+        [
+            "/sys/fs/cgroup/pids",
+            "/sys/fs/cgroup/unified",
+            "/sys/fs/cgroup",
+        ]
+        .iter()
+        .find_map(|hierarchy| {
+            let mut cgroup = Self { made: Vec::new() };
+            let mut dir = PathBuf::from(hierarchy);
+            if !dir.join("cgroup.procs").exists() {
+                return None;
+            }
+            for part in &relative {
+                dir.push(part);
+                if !dir.exists() {
+                    std::fs::create_dir(&dir).ok()?;
+                    cgroup.made.push(dir.clone());
+                }
+            }
+            Some(cgroup)
+        })
+    }
+
+    /// Moves process `pid` into the container's cgroup.
+    fn enter(&self, pid: &str) -> bool {
+        self.made
+            .last()
+            .is_some_and(|dir| std::fs::write(dir.join("cgroup.procs"), pid).is_ok())
+    }
+}
+
+impl Drop for PodCgroup {
+    fn drop(&mut self) {
+        for dir in self.made.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+#[test]
+fn samples_of_a_pod_are_labelled_with_its_namespace_pod_and_container() {
+    require_sampling!();
+    let _serial = serial();
+    const UID: &str = "0e2e0e2e-1111-4222-8333-444455556666";
+    const ID: &str = "e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0e2e0";
+    let dir = scratch("pod");
+    // The kubelet's logs, faked: /var/log/containers names the container by its id.
+    let logs = dir.join("var-log");
+    std::fs::create_dir_all(logs.join("containers")).unwrap();
+    std::fs::write(
+        logs.join(format!("containers/busy-5f7c_e2e_spinner-{ID}.log")),
+        "",
+    )
+    .unwrap();
+    let helper = Helper::start("busy", 6);
+    let pid = helper.pid();
+    let cgroup = PodCgroup::make(UID, ID);
+    if !cgroup.as_ref().is_some_and(|c| c.enter(&pid)) {
+        eprintln!("SKIP: no writable cgroup hierarchy to put a process in a pod's cgroup");
+        return;
+    }
+    let out = dir.join("out.pb.gz");
+    let logs_arg = logs.display().to_string();
+    let out_arg = out.display().to_string();
+    record_ok(&[
+        "--pid",
+        &pid,
+        "--frequency",
+        "99",
+        "--duration",
+        "2s",
+        "--node",
+        "node-e2e",
+        "--node-logs",
+        &logs_arg,
+        "-o",
+        &out_arg,
+    ]);
+    drop(helper);
+    drop(cgroup);
+    let profile = read_profile(&out);
+    assert!(!profile.samples.is_empty(), "no samples");
+    for i in 0..profile.samples.len() {
+        let got = ["namespace", "pod", "container", "container_id", "node"]
+            .map(|k| label(&profile, i, k));
+        assert_eq!(
+            got,
+            [
+                Some("e2e"),
+                Some("busy-5f7c"),
+                Some("spinner"),
+                Some(ID),
+                Some("node-e2e")
+            ],
+            "sample {i}"
+        );
+    }
+}

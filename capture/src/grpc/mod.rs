@@ -12,5 +12,8 @@ pub mod server;
 pub mod url;
 
 pub use remote::{RemoteError, RemoteOptions, RemoteSource};
-pub use server::{DEFAULT_MAX_MESSAGE_BYTES, ServeError, ServerOptions, TlsIdentity, bind, serve};
+pub use server::{
+    AgentSeen, DEFAULT_MAX_MESSAGE_BYTES, MAX_AGENTS_TOLD, ServeError, ServerOptions, TlsIdentity,
+    VERSION_HEADER, bind, serve,
+};
 pub use url::{ServerUrl, UrlError};

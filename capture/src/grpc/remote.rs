@@ -21,7 +21,7 @@ use crate::grpc::proto::profilestore::profile_store_service_client::ProfileStore
 use crate::grpc::proto::profilestore::{RawProfileSeries, RawSample, WriteRawRequest};
 use crate::grpc::proto::query::query_service_client::QueryServiceClient;
 use crate::grpc::proto::query::{self as pq, profile_diff_selection, query_request};
-use crate::grpc::server::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::grpc::server::{DEFAULT_MAX_MESSAGE_BYTES, VERSION_HEADER};
 use crate::grpc::url::{ServerUrl, UrlError};
 use crate::selector::{ProfileType, Selector};
 use crate::source::{
@@ -78,6 +78,9 @@ pub struct RemoteOptions {
     pub retries: u32,
     /// Wait before the first retry; doubled for each next one.
     pub retry_backoff: Duration,
+    /// What the client calls itself in the `user-agent` header, before tonic's own
+    /// (`flint/0.2.0 (abc1234 2026-12-10) tonic/0.14.9`); tonic's alone when `None`.
+    pub user_agent: Option<String>,
 }
 
 impl std::fmt::Debug for RemoteOptions {
@@ -93,6 +96,7 @@ impl std::fmt::Debug for RemoteOptions {
             .field("max_decompressed_bytes", &self.max_decompressed_bytes)
             .field("retries", &self.retries)
             .field("retry_backoff", &self.retry_backoff)
+            .field("user_agent", &self.user_agent)
             .finish()
     }
 }
@@ -109,6 +113,7 @@ impl Default for RemoteOptions {
             max_decompressed_bytes: 1 << 30,
             retries: 2,
             retry_backoff: Duration::from_millis(200),
+            user_agent: None,
         }
     }
 }
@@ -122,6 +127,8 @@ pub struct RemoteSource {
     endpoint: Endpoint,
     metadata: Vec<(AsciiMetadataKey, AsciiMetadataValue)>,
     channel: OnceLock<Channel>,
+    /// The version a `flint serve` names in its answers' `flint-version` header.
+    server_version: OnceLock<String>,
     /// Whether the server has answered a request: until it has, a connection it never
     /// speaks HTTP/2 on is not a server that went away, and is not tried again.
     answered: AtomicBool,
@@ -153,6 +160,11 @@ impl RemoteSource {
             .keep_alive_timeout(options.connect_timeout / 2)
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
+        if let Some(agent) = &options.user_agent {
+            endpoint = endpoint
+                .user_agent(agent.as_str())
+                .map_err(|_| format!("invalid user agent {agent:?}: use printable ASCII"))?;
+        }
         if url.tls {
             let mut tls = ClientTlsConfig::new().domain_name(url.host.clone());
             tls = match &options.ca_file {
@@ -188,6 +200,7 @@ impl RemoteSource {
             endpoint,
             metadata,
             channel: OnceLock::new(),
+            server_version: OnceLock::new(),
             answered: AtomicBool::new(false),
         })
     }
@@ -195,6 +208,12 @@ impl RemoteSource {
     /// The server's address, as shown to the user (`grpc://host:port`).
     pub fn url(&self) -> &ServerUrl {
         &self.url
+    }
+
+    /// The version of the `flint serve` that answered (its `flint-version` header),
+    /// once a request has been answered; `None` before, and from other servers.
+    pub fn server_version(&self) -> Option<&str> {
+        self.server_version.get().map(String::as_str)
     }
 
     /// B − A of two selections, as Parca's MODE_DIFF computes it: the pprof's values
@@ -274,6 +293,13 @@ impl RemoteSource {
             let error = match answer {
                 Ok(Ok(response)) => {
                     self.answered.store(true, Ordering::Relaxed);
+                    if let Some(version) = response
+                        .metadata()
+                        .get(VERSION_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        let _ = self.server_version.set(version.to_string());
+                    }
                     return Ok(response.into_inner());
                 }
                 Ok(Err(status))

@@ -35,6 +35,13 @@ use profile_model::codec::{self, DEFAULT_MAX_DECOMPRESSED_BYTES};
 /// Parca's cap on one gRPC message, each way: 32 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 << 20;
 
+/// The response header in which a server names its version (`flint serve`'s
+/// `0.2.0 (abc1234 2026-12-10)`), on every answer.
+pub const VERSION_HEADER: &str = "flint-version";
+
+/// Told the `user-agent` of each client whose WriteRaw is the first with that agent.
+pub type AgentSeen = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How the server runs. Its `Debug` output leaves out the token.
 #[derive(Clone)]
 pub struct ServerOptions {
@@ -51,7 +58,15 @@ pub struct ServerOptions {
     /// Where names are found for profiles pushed with addresses only (binaries,
     /// debuginfod); queries answer them symbolized. None: answered as stored.
     pub symbols: Option<Arc<SymbolSources>>,
+    /// Sent in the [`VERSION_HEADER`] of every answer; no header when `None`.
+    pub version: Option<String>,
+    /// Called once per distinct `user-agent` that writes (agents name their version
+    /// there), for at most [`MAX_AGENTS_TOLD`] of them.
+    pub agent_seen: Option<AgentSeen>,
 }
+
+/// How many distinct writing agents [`ServerOptions::agent_seen`] is told of.
+pub const MAX_AGENTS_TOLD: usize = 64;
 
 /// A server's TLS certificate chain and private key, PEM-encoded.
 #[derive(Clone)]
@@ -70,6 +85,8 @@ impl std::fmt::Debug for ServerOptions {
             .field("tls", &self.tls.is_some())
             .field("memory", &self.memory)
             .field("symbols", &self.symbols)
+            .field("version", &self.version)
+            .field("agent_seen", &self.agent_seen.is_some())
             .finish()
     }
 }
@@ -82,6 +99,8 @@ impl Default for ServerOptions {
             tls: None,
             memory: None,
             symbols: None,
+            version: None,
+            agent_seen: None,
         }
     }
 }
@@ -142,6 +161,10 @@ pub async fn serve(
         sink,
         auth,
         memory: options.memory.clone(),
+        agents: Agents {
+            told: options.agent_seen.clone(),
+            ..Agents::default()
+        },
     })
     .max_decoding_message_size(options.max_message_bytes)
     .max_encoding_message_size(options.max_message_bytes);
@@ -152,8 +175,16 @@ pub async fn serve(
             .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
             .map_err(ServeError::Tls)?;
     }
+    let version = options
+        .version
+        .as_deref()
+        .and_then(|v| tonic::codegen::http::HeaderValue::from_str(v).ok());
     builder
-        .layer(tower::util::MapResponseLayer::new(too_large_is_exhausted))
+        .layer(tower::util::MapResponseLayer::new(
+            move |response: tonic::codegen::http::Response<tonic::body::Body>| {
+                with_version(too_large_is_exhausted(response), version.as_ref())
+            },
+        ))
         .add_service(query)
         .add_service(store)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
@@ -177,6 +208,19 @@ fn too_large_is_exhausted<B>(
         if let Ok(value) = tonic::codegen::http::HeaderValue::from_str(&code) {
             headers.insert("grpc-status", value);
         }
+    }
+    response
+}
+
+/// `response` with the server's version in its [`VERSION_HEADER`], when it has one.
+fn with_version<B>(
+    mut response: tonic::codegen::http::Response<B>,
+    version: Option<&tonic::codegen::http::HeaderValue>,
+) -> tonic::codegen::http::Response<B> {
+    if let Some(version) = version {
+        response
+            .headers_mut()
+            .insert(VERSION_HEADER, version.clone());
     }
     response
 }
@@ -760,6 +804,39 @@ struct StoreServer {
     sink: Option<Arc<dyn ProfileSink>>,
     auth: Auth,
     memory: Option<Arc<MemoryBudget>>,
+    agents: Agents,
+}
+
+/// The distinct `user-agent`s that wrote, each told once to [`ServerOptions::agent_seen`].
+#[derive(Default)]
+struct Agents {
+    seen: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    told: Option<AgentSeen>,
+}
+
+impl Agents {
+    /// Tells of `request`'s agent when it is new (and fewer than [`MAX_AGENTS_TOLD`]
+    /// were told before).
+    fn saw<T>(&self, request: &Request<T>) {
+        let Some(told) = &self.told else {
+            return;
+        };
+        let agent = request
+            .metadata()
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("(no user-agent)");
+        let new = {
+            let mut seen = self
+                .seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            seen.len() < MAX_AGENTS_TOLD && seen.insert(agent.to_string())
+        };
+        if new {
+            told(agent);
+        }
+    }
 }
 
 /// A push's lease within the budget, and the most any of its profiles may inflate to:
@@ -797,6 +874,7 @@ impl ProfileStoreService for StoreServer {
         request: Request<WriteRawRequest>,
     ) -> Result<Response<WriteRawResponse>, Status> {
         self.auth.check(&request)?;
+        self.agents.saw(&request);
         let Some(sink) = &self.sink else {
             return Err(Status::unimplemented(
                 "this server does not accept profiles (it was started without a store)",

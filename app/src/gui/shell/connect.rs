@@ -73,7 +73,7 @@ impl ConnectDialog {
         let token = Some(self.token.trim().to_string())
             .filter(|t| !t.is_empty())
             .or_else(env_token);
-        let defaults = RemoteOptions::default();
+        let defaults = crate::version::remote_options();
         let connect_timeout = match self.timeout.trim() {
             "" => defaults.connect_timeout,
             text => match capture::time::parse_duration(text) {

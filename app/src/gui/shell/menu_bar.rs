@@ -64,7 +64,7 @@ pub fn menu(ui: &mut Ui, app: &FlintApp) -> Vec<Action> {
                                 let options = capture::RemoteOptions {
                                     bearer_token: crate::gui::shell::connect::env_token(),
                                     max_decompressed_bytes: app.decode.max_decompressed_bytes,
-                                    ..capture::RemoteOptions::default()
+                                    ..crate::version::remote_options()
                                 };
                                 act(Action::Connect(url, options));
                             }

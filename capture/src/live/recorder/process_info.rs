@@ -1,7 +1,9 @@
 //! What a sample's labels say about its process and thread: command, thread name,
-//! executable, container, and the machine.
+//! executable, container (and its pod's names, see [`super::pods`]), and the machine.
 
 use std::collections::HashMap;
+
+use super::pods::{HostPaths, PodDirectory, pod_container};
 
 /// Labels of one process (or of one thread of it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -15,11 +17,20 @@ pub struct ProcessLabels {
     pub container_id: String,
     /// The cgroup path (cgroup v2), empty when unknown.
     pub cgroup: String,
+    /// The Kubernetes namespace of its pod; empty when not in a pod or not found.
+    pub namespace: String,
+    /// The name of its pod; empty when not in a pod or not found.
+    pub pod: String,
+    /// The name of its container in the pod; empty when not in a pod or not found.
+    pub container: String,
 }
 
-/// Reads process and thread labels from `/proc`, once per interval per process.
+/// Reads process and thread labels from `/proc` (and pods' names from `/var/log`),
+/// once per interval per process.
 #[derive(Debug, Default)]
 pub struct ProcessInfo {
+    paths: HostPaths,
+    pods: PodDirectory,
     processes: HashMap<u32, ProcessLabels>,
     /// Labels read while processes ran ([`ProcessInfo::snapshot`]), for those that exit
     /// before their samples are labelled; kept for one more interval.
@@ -31,13 +42,21 @@ pub struct ProcessInfo {
 }
 
 impl ProcessInfo {
-    /// An empty cache, with the host name read.
+    /// An empty cache of this machine's processes, with the host name read.
     pub fn new() -> Self {
-        let node = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        Self::with_paths(HostPaths::default())
+    }
+
+    /// An empty cache reading the processes and logs of the node at `paths`, with the
+    /// host name read from its `sys/kernel/hostname`.
+    pub fn with_paths(paths: HostPaths) -> Self {
+        let node = std::fs::read_to_string(paths.proc.join("sys/kernel/hostname"))
             .map(|s| s.trim().to_string())
             .unwrap_or_default();
         Self {
             node,
+            pods: PodDirectory::new(paths.clone()),
+            paths,
             ..Self::default()
         }
     }
@@ -47,12 +66,13 @@ impl ProcessInfo {
     pub fn begin_interval(&mut self) {
         self.processes.clear();
         self.threads.clear();
+        self.pods.begin_interval();
         self.previous = std::mem::take(&mut self.snapshots);
     }
 
     /// Reads and keeps the labels of process `pid` now, while it runs.
     pub fn snapshot(&mut self, pid: u32) {
-        let labels = read_process(pid);
+        let labels = self.read_process(pid);
         if !labels.comm.is_empty() {
             self.snapshots.insert(pid, labels);
         }
@@ -61,46 +81,59 @@ impl ProcessInfo {
     /// The labels of process `pid`: read now, or as snapshotted while it ran (empty
     /// fields when neither).
     pub fn process(&mut self, pid: u32) -> &ProcessLabels {
-        let (snapshots, previous) = (&self.snapshots, &self.previous);
-        self.processes.entry(pid).or_insert_with(|| {
-            let now = read_process(pid);
-            if !now.comm.is_empty() {
-                return now;
-            }
-            snapshots
-                .get(&pid)
-                .or_else(|| previous.get(&pid))
-                .cloned()
-                .unwrap_or(now)
-        })
+        if !self.processes.contains_key(&pid) {
+            let now = self.read_process(pid);
+            let labels = if now.comm.is_empty() {
+                self.snapshots
+                    .get(&pid)
+                    .or_else(|| self.previous.get(&pid))
+                    .cloned()
+                    .unwrap_or(now)
+            } else {
+                now
+            };
+            self.processes.insert(pid, labels);
+        }
+        &self.processes[&pid]
     }
 
     /// The name of thread `tid` of process `pid`.
     pub fn thread_name(&mut self, pid: u32, tid: u32) -> &str {
         self.threads.entry((pid, tid)).or_insert_with(|| {
-            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+            std::fs::read_to_string(self.paths.proc.join(format!("{pid}/task/{tid}/comm")))
                 .map(|s| s.trim_end().to_string())
                 .unwrap_or_default()
         })
     }
-}
 
-fn read_process(pid: u32) -> ProcessLabels {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|s| s.trim_end().to_string())
-        .unwrap_or_default();
-    let executable = std::fs::read_link(format!("/proc/{pid}/exe"))
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-        .ok()
-        .and_then(|text| cgroup_path(&text))
-        .unwrap_or_default();
-    ProcessLabels {
-        comm,
-        executable,
-        container_id: container_id(&cgroup).unwrap_or_default(),
-        cgroup,
+    /// The labels of process `pid` as its files say now.
+    fn read_process(&mut self, pid: u32) -> ProcessLabels {
+        let dir = self.paths.proc.join(pid.to_string());
+        let comm = std::fs::read_to_string(dir.join("comm"))
+            .map(|s| s.trim_end().to_string())
+            .unwrap_or_default();
+        let executable = std::fs::read_link(dir.join("exe"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let cgroups = std::fs::read_to_string(dir.join("cgroup")).unwrap_or_default();
+        let cgroup = cgroup_path(&cgroups).unwrap_or_default();
+        let in_pod = pod_container(&cgroups);
+        let names = in_pod
+            .as_ref()
+            .and_then(|c| self.pods.names(c))
+            .unwrap_or_default();
+        ProcessLabels {
+            comm,
+            executable,
+            container_id: in_pod
+                .map(|c| c.container_id)
+                .or_else(|| container_id(&cgroup))
+                .unwrap_or_default(),
+            cgroup,
+            namespace: names.namespace,
+            pod: names.pod,
+            container: names.container,
+        }
     }
 }
 

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use capture_ebpf::{Backend, CaptureError, LossStats, RawCounts, Sampler, SamplerOptions, Target};
 use profile_model::Profile;
 
+use super::pods::HostPaths;
 use super::process_info::ProcessInfo;
 use super::to_profile::{BuildReport, CapturedStack, Interval, build_profile};
 use crate::symbols::Symbolizer;
@@ -54,6 +55,12 @@ pub struct RecorderOptions {
     /// ids) for the reader to symbolize; kernel and JIT frames are still named, as
     /// nothing elsewhere could name them.
     pub addresses_only: bool,
+    /// The `node` label of every sample; the host name when `None`. In a container
+    /// the host name is the pod's, so an agent on a cluster is told its node's name.
+    pub node: Option<String>,
+    /// Where the node's `/proc` and `/var/log` are: the logs name the namespace, pod and
+    /// container of processes in Kubernetes pods.
+    pub host: HostPaths,
 }
 
 impl Default for RecorderOptions {
@@ -63,6 +70,8 @@ impl Default for RecorderOptions {
             interval: Duration::from_secs(10),
             duration: None,
             addresses_only: false,
+            node: None,
+            host: HostPaths::default(),
         }
     }
 }
@@ -176,10 +185,14 @@ impl Recorder {
             symbolizer.preload_process(std::process::id());
         }
         let now = Instant::now();
+        let mut processes = ProcessInfo::with_paths(options.host.clone());
+        if let Some(node) = &options.node {
+            processes.node.clone_from(node);
+        }
         Ok(Recorder {
             sampler,
             symbolizer,
-            processes: ProcessInfo::new(),
+            processes,
             deadline: options.duration.map(|d| now + d),
             options,
             stop: Arc::new(AtomicBool::new(false)),

@@ -312,7 +312,8 @@ impl Builder {
 
 /// Builds the pprof profile of one interval. Every stack becomes one sample (kernel
 /// frames leaf first, then user frames), labelled with pid, tid, comm, thread name,
-/// executable, container id (when in a container) and node.
+/// executable, container id (when in a container), Kubernetes namespace, pod and
+/// container (when in a pod whose logs name them) and node.
 pub fn build_profile(
     stacks: &[CapturedStack],
     interval: Interval,
@@ -370,6 +371,9 @@ pub fn build_profile(
             ("thread_name", &thread),
             ("executable", &p.executable),
             ("container_id", &p.container_id),
+            ("namespace", &p.namespace),
+            ("pod", &p.pod),
+            ("container", &p.container),
             ("node", &node),
         ]);
         let count = i64::try_from(s.count).unwrap_or(i64::MAX);
