@@ -359,4 +359,96 @@ mod faked_node {
         assert_eq!(labels(HOST), plain("sshd"));
         assert_eq!(labels(GARBLED), plain("odd"));
     }
+
+    /// A tiny kubelet on 127.0.0.1: answers each `GET /pods` with `json`, and keeps the
+    /// requests' Authorization headers.
+    fn kubelet(json: String) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let heard = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let mut auth = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    if let Some(v) = line
+                        .strip_prefix("authorization: ")
+                        .or(line.strip_prefix("Authorization: "))
+                    {
+                        auth = v.trim().to_string();
+                    }
+                    line.clear();
+                }
+                heard.lock().unwrap().push(auth);
+                let mut out = stream;
+                let _ = write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
+                    json.len()
+                );
+            }
+        });
+        (url, seen)
+    }
+
+    /// Where the node's logs are not mounted, the kubelet's pod list names the pods,
+    /// asked once an interval with the token given.
+    #[test]
+    fn without_logs_the_kubelet_names_the_pods() {
+        let root = Scratch::new("faked-node-kubelet");
+        node(&root);
+        std::fs::remove_dir_all(root.join("var/log")).unwrap();
+        let json = format!(
+            r#"{{"kind":"PodList","items":[{{"metadata":{{"name":"web-7d9f","namespace":"shop","uid":"{WEB_UID}"}},
+               "status":{{"containerStatuses":[{{"name":"nginx","containerID":"containerd://{WEB_ID}"}}]}}}}]}}"#
+        );
+        let (url, seen) = kubelet(json);
+        let paths = HostPaths {
+            kubelet: Some(capture::recorder::Kubelet {
+                url,
+                token: Some("t0ken\n".into()),
+                insecure_tls: false,
+            }),
+            ..HostPaths::under(&root)
+        };
+        let mut procs = ProcessInfo::with_paths(paths);
+        let stacks: Vec<CapturedStack> = [WEB, DB]
+            .into_iter()
+            .map(|pid| CapturedStack {
+                pid,
+                tid: pid,
+                user: vec![0x1000],
+                kernel: Vec::new(),
+                count: 1,
+            })
+            .collect();
+        let interval = Interval {
+            start_nanos: 1_796_042_360_000_000_000,
+            duration_nanos: 10_000_000_000,
+            frequency_hz: 19,
+        };
+        let (p, _) = build_profile(&stacks, interval, &mut Symbolizer::new(), &mut procs);
+        let label = |pid: u32, key: &str| {
+            let i = (0..p.samples.len())
+                .find(|&i| {
+                    p.sample_labels(i)
+                        .any(|(k, v)| k == "pid" && v == pid.to_string())
+                })
+                .unwrap();
+            p.sample_labels(i).find(|(k, _)| *k == key).map(|(_, v)| v)
+        };
+        assert_eq!(label(WEB, "namespace").as_deref(), Some("shop"));
+        assert_eq!(label(WEB, "pod").as_deref(), Some("web-7d9f"));
+        assert_eq!(label(WEB, "container").as_deref(), Some("nginx"));
+        assert_eq!(label(DB, "pod"), None, "the kubelet does not list it");
+        assert_eq!(label(DB, "container_id").as_deref(), Some(DB_ID));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["Bearer t0ken"],
+            "asked once, with the token"
+        );
+    }
 }

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use capture::recorder::{
-    Backend, CaptureError, HostPaths, PROFILE_NAME, Recorder, RecorderOptions, SamplerOptions,
-    Target,
+    Backend, CaptureError, HostPaths, Kubelet, PROFILE_NAME, Recorder, RecorderOptions,
+    SamplerOptions, Target,
 };
 use capture::selector::is_label_name;
 use capture::store::{Store, StoreOptions};
@@ -74,6 +74,17 @@ pub struct RecordArgs {
     /// name the namespace, pod and container of processes in Kubernetes pods.
     #[arg(long, value_name = "DIR", default_value = "/var/log")]
     node_logs: PathBuf,
+    /// The node's kubelet, asked (`URL/pods`) for the names of pods whose logs are not
+    /// under --node-logs, e.g. `https://$(NODE_IP):10250`.
+    #[arg(long, value_name = "URL")]
+    kubelet: Option<String>,
+    /// A bearer token for the kubelet, e.g. the service account's
+    /// `/var/run/secrets/kubernetes.io/serviceaccount/token`.
+    #[arg(long, value_name = "FILE", requires = "kubelet")]
+    kubelet_token_file: Option<PathBuf>,
+    /// Accept the kubelet's certificate unchecked (kubelets serve self-signed ones).
+    #[arg(long, requires = "kubelet")]
+    kubelet_insecure_tls: bool,
     /// Leave binaries' code as addresses with build ids, for the reader to symbolize
     /// (`flint serve --debuginfod`, `flint symbolize`); kernel and JIT frames are named.
     #[arg(long)]
@@ -376,9 +387,31 @@ fn recorder_options(args: &RecordArgs) -> Result<RecorderOptions, String> {
         node: args.node.clone().filter(|n| !n.trim().is_empty()),
         host: HostPaths {
             var_log: args.node_logs.clone(),
+            kubelet: kubelet(args)?,
             ..HostPaths::default()
         },
     })
+}
+
+/// The kubelet `args` name, with its token read.
+fn kubelet(args: &RecordArgs) -> Result<Option<Kubelet>, String> {
+    let Some(url) = &args.kubelet else {
+        return Ok(None);
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("--kubelet {url}: give an http:// or https:// URL"));
+    }
+    let token = (args.kubelet_token_file.as_ref())
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("--kubelet-token-file {}: {e}", f.display()))
+        })
+        .transpose()?;
+    Ok(Some(Kubelet {
+        url: url.clone(),
+        token,
+        insecure_tls: args.kubelet_insecure_tls,
+    }))
 }
 
 /// Perf ring pages for one CPU to hold an interval's samples (about 1 KiB each with a

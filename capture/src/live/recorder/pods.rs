@@ -13,14 +13,17 @@
 //!    and the container is the folder in it whose log files link to a path holding the
 //!    container id (Docker's), or its only folder.
 //!
-//! Where neither folder is mounted, the names stay empty (the kubelet's API is not
-//! asked). Names found are kept; `/var/log/containers` is read again at most once per
+//! 3. else, when one is given, the kubelet's `/pods` API ([`Kubelet`]), asked at most
+//!    once per interval; its errors are printed once each.
+//!
+//! Names found are kept; `/var/log/containers` is read again at most once per
 //! interval, and a container not found is looked for again the next interval, as its
 //! logs appear after it starts.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::kubelet::Kubelet;
 use super::process_info::container_id;
 
 /// Where a node's `/proc` and `/var/log` are: the machine's own by default, or a copy
@@ -31,6 +34,8 @@ pub struct HostPaths {
     pub proc: PathBuf,
     /// The log folder holding the kubelet's `pods/` and `containers/`, `/var/log`.
     pub var_log: PathBuf,
+    /// The kubelet to ask for names the logs do not hold; none by default.
+    pub kubelet: Option<Kubelet>,
 }
 
 impl Default for HostPaths {
@@ -38,6 +43,7 @@ impl Default for HostPaths {
         Self {
             proc: PathBuf::from("/proc"),
             var_log: PathBuf::from("/var/log"),
+            kubelet: None,
         }
     }
 }
@@ -48,6 +54,7 @@ impl HostPaths {
         Self {
             proc: root.join("proc"),
             var_log: root.join("var/log"),
+            kubelet: None,
         }
     }
 }
@@ -118,6 +125,10 @@ pub struct PodDirectory {
     found: HashMap<String, PodNames>,
     /// Whether `/var/log/containers` was read this interval.
     listed: bool,
+    /// Whether the kubelet was asked this interval.
+    asked: bool,
+    /// The kubelet's errors printed so far.
+    said: HashSet<String>,
     /// Containers looked for in vain this interval.
     missed: HashSet<String>,
 }
@@ -137,6 +148,7 @@ impl PodDirectory {
     /// Lets the next miss read the folders again.
     pub fn begin_interval(&mut self) {
         self.listed = false;
+        self.asked = false;
         self.missed.clear();
     }
 
@@ -160,6 +172,10 @@ impl PodDirectory {
         {
             self.found.insert(container.container_id.clone(), names);
         }
+        if !self.found.contains_key(&container.container_id) && !self.asked {
+            self.asked = true;
+            self.ask_kubelet();
+        }
         let names = self.found.get(&container.container_id).cloned();
         if names.is_none() {
             self.missed.insert(container.container_id.clone());
@@ -175,6 +191,21 @@ impl PodDirectory {
         for entry in entries.flatten() {
             if let Some((id, names)) = entry.file_name().to_str().and_then(container_log_names) {
                 self.found.insert(id, names);
+            }
+        }
+    }
+
+    /// Asks the kubelet, if one is given, for every container's names.
+    fn ask_kubelet(&mut self) {
+        let Some(kubelet) = &self.paths.kubelet else {
+            return;
+        };
+        match kubelet.containers() {
+            Ok(found) => self.found.extend(found),
+            Err(e) => {
+                if self.said.insert(e.clone()) {
+                    eprintln!("flint record: warning: the kubelet named no pods: {e}");
+                }
             }
         }
     }
