@@ -485,8 +485,12 @@ fn elide_keeps_the_function() {
         Some("handler.Get")
     );
     assert_eq!(
+        flame::elide("github.com/acme/svc/handler.(*Server).ServeHTTP", 20).as_deref(),
+        Some("handler.…).ServeHTTP")
+    );
+    assert_eq!(
         flame::elide("runtime.mallocgc", 6).as_deref(),
-        Some("runti…")
+        Some("ru…cgc")
     );
     assert_eq!(flame::elide("runtime.mallocgc", 2), None);
 }

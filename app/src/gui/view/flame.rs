@@ -233,8 +233,10 @@ pub fn node_name<'a>(tree: &CallTree, frames: &'a FrameTable, node: NodeId) -> &
     }
 }
 
-/// `name` shortened to at most `max_chars` characters: first without the package path
-/// (`github.com/a/b.F` → `b.F`), then cut with "…". `None` when not even 3 fit.
+/// `name` shortened to at most `max_chars` characters, the same way in every view: first
+/// without the package path (`github.com/a/b.F` → `b.F`), then with the middle elided,
+/// keeping the package (`b.` or `crate::`, when it takes at most half) and the end,
+/// where the function's own name is (`handler.…).ServeHTTP`). `None` when not even 3 fit.
 pub fn elide(name: &str, max_chars: usize) -> Option<String> {
     let count = name.chars().count();
     if count <= max_chars {
@@ -247,11 +249,26 @@ pub fn elide(name: &str, max_chars: usize) -> Option<String> {
         Some(i) if i + 1 < name.len() => &name[i + 1..],
         _ => name,
     };
-    if short.chars().count() <= max_chars {
+    let chars: Vec<char> = short.chars().collect();
+    if chars.len() <= max_chars {
         return Some(short.to_string());
     }
-    let mut out: String = short.chars().take(max_chars - 1).collect();
+    let budget = max_chars - 1;
+    let package = match (short.find('.'), short.find("::")) {
+        (Some(dot), Some(colons)) if colons < dot => short[..colons + 2].chars().count(),
+        (Some(dot), _) => short[..=dot].chars().count(),
+        (None, Some(colons)) => short[..colons + 2].chars().count(),
+        (None, None) => 0,
+    };
+    let head = if package > 0 && package <= budget / 2 {
+        package
+    } else {
+        budget / 2
+    };
+    let tail = budget - head;
+    let mut out: String = chars[..head].iter().collect();
     out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
     Some(out)
 }
 
