@@ -277,13 +277,10 @@ mod faked_node {
         write(&logs.join("containers/not-a-container.log"), "");
     }
 
-    #[test]
-    fn samples_in_pods_are_labelled_with_namespace_pod_and_container() {
-        let root = Scratch::new("faked-node");
-        node(&root);
-        let stacks: Vec<CapturedStack> = [WEB, API, DB, HOST, GARBLED]
-            .into_iter()
-            .map(|pid| CapturedStack {
+    /// The profile of one sample of each of `pids`, labelled from the node at `paths`.
+    fn one_sample_each(pids: &[u32], paths: HostPaths) -> profile_model::Profile {
+        let stacks: Vec<CapturedStack> = (pids.iter())
+            .map(|&pid| CapturedStack {
                 pid,
                 tid: pid,
                 user: vec![0x1000],
@@ -296,8 +293,15 @@ mod faked_node {
             duration_nanos: 10_000_000_000,
             frequency_hz: 19,
         };
-        let mut procs = ProcessInfo::with_paths(HostPaths::under(&root));
-        let (p, _) = build_profile(&stacks, interval, &mut Symbolizer::new(), &mut procs);
+        let mut procs = ProcessInfo::with_paths(paths);
+        build_profile(&stacks, interval, &mut Symbolizer::new(), &mut procs).0
+    }
+
+    #[test]
+    fn samples_in_pods_are_labelled_with_namespace_pod_and_container() {
+        let root = Scratch::new("faked-node");
+        node(&root);
+        let p = one_sample_each(&[WEB, API, DB, HOST, GARBLED], HostPaths::under(&root));
         let labels = |pid: u32| -> Vec<(String, String)> {
             let i = (0..p.samples.len())
                 .find(|&i| {
@@ -414,23 +418,7 @@ mod faked_node {
             }),
             ..HostPaths::under(&root)
         };
-        let mut procs = ProcessInfo::with_paths(paths);
-        let stacks: Vec<CapturedStack> = [WEB, DB]
-            .into_iter()
-            .map(|pid| CapturedStack {
-                pid,
-                tid: pid,
-                user: vec![0x1000],
-                kernel: Vec::new(),
-                count: 1,
-            })
-            .collect();
-        let interval = Interval {
-            start_nanos: 1_796_042_360_000_000_000,
-            duration_nanos: 10_000_000_000,
-            frequency_hz: 19,
-        };
-        let (p, _) = build_profile(&stacks, interval, &mut Symbolizer::new(), &mut procs);
+        let p = one_sample_each(&[WEB, DB], paths);
         let label = |pid: u32, key: &str| {
             let i = (0..p.samples.len())
                 .find(|&i| {
