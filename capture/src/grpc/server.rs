@@ -355,19 +355,10 @@ impl QueryServer {
         let selector = parse_selector(query)?;
         let (source, asked) = (self.source.clone(), selector.clone());
         let handle = tokio::runtime::Handle::current();
-        let progress = match lease {
-            Some(lease) => Progress::default().within(lease.clone()),
-            None => Progress::default(),
-        };
-        let symbols = self.symbols.clone();
+        let (progress, symbols) = (progress_within(lease), self.symbols.clone());
         let profile = within(lease, move || {
-            let mut profile = handle
-                .block_on(source.query(asked.clone(), time, progress))
-                .and_then(|p| only_type(p, &asked.profile_type))?;
-            for w in symbols.iter().flat_map(|s| s.name(&mut profile)) {
-                eprintln!("flint serve: warning: symbols: {w}");
-            }
-            Ok(profile)
+            let profile = handle.block_on(source.query(asked.clone(), time, progress))?;
+            served(profile, &asked, symbols.as_deref())
         })
         .await?
         .map_err(status_of)?;
@@ -549,29 +540,17 @@ impl QueryServer {
                  range, each at its time",
             ));
         };
-        let QueryTime::Merge(range) = merge_time(m)? else {
-            return Err(mismatched(mode));
-        };
+        let range = required_range("merge profile", m.start.as_ref(), m.end.as_ref())?;
         let selector = parse_selector(&m.query)?;
         let (source, handle) = (self.source.clone(), tokio::runtime::Handle::current());
-        let progress = match lease {
-            Some(lease) => Progress::default().within(lease.clone()),
-            None => Progress::default(),
-        };
-        let (symbols, options, requested) =
-            (self.symbols.clone(), options.clone(), requested.clone());
+        let (progress, symbols) = (progress_within(lease), self.symbols.clone());
+        let (options, requested) = (options.clone(), requested.clone());
         let (shaped, filtered) = within(lease, move || {
             let each = handle.block_on(source.query_each(selector.clone(), range, progress))?;
             let mut shaped = Vec::with_capacity(each.len());
             let mut filtered = 0;
             for profile in each {
-                let mut profile = only_type(profile, &selector.profile_type)?;
-                for w in symbols.iter().flat_map(|s| s.name(&mut profile)) {
-                    eprintln!("flint serve: warning: symbols: {w}");
-                }
-                let time = profile.time_nanos;
-                let mut one = options.apply(profile);
-                one.profile.time_nanos = time;
+                let one = options.apply(served(profile, &selector, symbols.as_deref())?);
                 filtered += one.filtered;
                 shaped.push(one.profile);
             }
@@ -586,6 +565,28 @@ impl QueryServer {
             filtered,
         }))
     }
+}
+
+/// A query's progress, its memory charged to `lease` if any.
+fn progress_within(lease: &Within) -> Progress {
+    match lease {
+        Some(lease) => Progress::default().within(lease.clone()),
+        None => Progress::default(),
+    }
+}
+
+/// `profile` as the server answers it: `selector`'s type alone, its addresses named
+/// where `symbols` can (each warning printed).
+fn served(
+    profile: profile_model::Profile,
+    selector: &Selector,
+    symbols: Option<&Repeated>,
+) -> Result<profile_model::Profile, SourceError> {
+    let mut profile = only_type(profile, &selector.profile_type)?;
+    for w in symbols.iter().flat_map(|s| s.name(&mut profile)) {
+        eprintln!("flint serve: warning: symbols: {w}");
+    }
+    Ok(profile)
 }
 
 /// What a query selects: one (query, time) for a single profile or a merge, A's and
