@@ -4,13 +4,13 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::profile::{LabelSetId, LocationId, Mapping, MappingId, Profile, Samples, StrId};
+use crate::profile::{Label, LabelSetId, LocationId, Mapping, MappingId, Profile, Samples, StrId};
 
 /// Makes `profile` what pprof reads of it. Each step is skipped when it would change
 /// nothing, as it does for most profiles.
 pub fn as_pprof_reads(profile: &mut Profile) {
     merge_equal_mappings(profile);
-    merge_equal_samples(&mut profile.samples);
+    merge_equal_samples(&mut profile.samples, &profile.label_sets);
     crate::prune::prune(profile);
 }
 
@@ -68,11 +68,23 @@ fn merge_equal_mappings(profile: &mut Profile) {
 
 /// Merges samples of the same stack and label set into the first of them, their
 /// values added. Only values of opposite signs make this visible (in the absolute
-/// totals), so it is done only when a value is negative.
-fn merge_equal_samples(samples: &mut Samples) {
+/// totals), so it is done only when a value is negative. As pprof's sample key, a
+/// label set is its labels in key order: the same labels written in another order are
+/// the same set (values of one key keep their order).
+fn merge_equal_samples(samples: &mut Samples, label_sets: &[Vec<Label>]) {
     if samples.values.iter().flatten().all(|v| *v >= 0) {
         return;
     }
+    let mut by_labels: FxHashMap<Vec<Label>, LabelSetId> = FxHashMap::default();
+    let canonical: Vec<LabelSetId> = (label_sets.iter().enumerate())
+        .map(|(id, set)| {
+            let mut sorted = set.clone();
+            // Stable: pprof keeps the order of one key's values.
+            sorted.sort_by_key(|l| (l.str == 0, l.key));
+            *by_labels.entry(sorted).or_insert(id as LabelSetId)
+        })
+        .collect();
+    let canonical = |set: LabelSetId| canonical.get(set as usize).copied().unwrap_or(set);
     let mut first: FxHashMap<(&[LocationId], LabelSetId), usize> = FxHashMap::default();
     let mut merged = Samples {
         stack_offsets: vec![0],
@@ -80,7 +92,7 @@ fn merge_equal_samples(samples: &mut Samples) {
         ..Samples::default()
     };
     for i in 0..samples.len() {
-        let key = (samples.stack(i), samples.label_set[i]);
+        let key = (samples.stack(i), canonical(samples.label_set[i]));
         let kept = *first.entry(key).or_insert_with(|| {
             merged.stack_locations.extend_from_slice(key.0);
             (merged.stack_offsets).push(merged.stack_locations.len() as u32);
@@ -94,4 +106,31 @@ fn merge_equal_samples(samples: &mut Samples) {
     }
     drop(first);
     *samples = merged;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::builder::Builder;
+
+    #[test]
+    fn samples_whose_labels_differ_only_in_order_merge_as_pprof_merges_them() {
+        let mut b = Builder::new(&[("contentions", "count")], 1, 0);
+        let one = b.label_set(&[("thread", "a")]);
+        let both = b.label_set(&[("endpoint", "b"), ("thread", "a")]);
+        let mut p = b.finish();
+        let swapped = p.label_sets[both as usize].iter().rev().copied().collect();
+        p.label_sets.push(swapped);
+        let swapped = (p.label_sets.len() - 1) as LabelSetId;
+        let s = &mut p.samples;
+        for (value, set) in [(-993, both), (507, swapped), (40, one)] {
+            s.stack_offsets.push(0);
+            s.values[0].push(value);
+            s.label_set.push(set);
+        }
+        as_pprof_reads(&mut p);
+        // pprof (go tool pprof -top of such a profile): |-993 + 507| + 40.
+        assert_eq!(crate::top::totals(&p, 0), (526, 0));
+        assert_eq!(p.samples.len(), 2);
+    }
 }

@@ -3,7 +3,7 @@
 //! reader its message): folded stacks, V8's `.cpuprofile` and speedscope's JSON; and
 //! a view written as speedscope JSON ([`speedscope::encode`]).
 
-mod builder;
+pub(crate) mod builder;
 mod cpuprofile;
 pub mod detect;
 pub mod folded;
