@@ -367,13 +367,11 @@ impl Counts {
         let epoch = self.epoch << 2;
         let ends = &mut self.ends;
         ends.resize(self.cells.len(), 0);
+        // Without branches: which frames a profile met before is a coin toss.
         let mut mark = |f: FrameId, bit: u32| {
             let e = &mut ends[f as usize];
-            *e = if *e & !3 == epoch {
-                *e | bit
-            } else {
-                epoch | bit
-            };
+            let same = u32::from(*e & !3 == epoch);
+            *e = (*e & same.wrapping_neg()) | epoch | bit;
         };
         for frames in locations.clone() {
             if let (Some(first), Some(last)) = (frames.first(), frames.last()) {

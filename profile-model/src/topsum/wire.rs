@@ -396,6 +396,7 @@ impl WireState {
         // Without focus or ignore filters, which look at whole stacks, a stack is
         // counted as its ids are read.
         let defer = filters.focus.is_none() && filters.ignore.is_none();
+        let keeps_all = defer && filters.tags.is_empty();
         let mut i = 0;
         tables.for_each_sample(body, |bytes| {
             let packed = if defer {
@@ -424,7 +425,8 @@ impl WireState {
             {
                 base_total = base_total.wrapping_add(value.wrapping_abs());
             }
-            let counted = value != 0 && filters.keeps(tables, &sample.locations, labels);
+            let counted =
+                value != 0 && (keeps_all || filters.keeps(tables, &sample.locations, labels));
             let weight = value.wrapping_mul(sign);
             match packed {
                 None if counted => {
