@@ -38,12 +38,9 @@ pub(crate) struct InlineEdges {
     states: Vec<EdgeState>,
     /// Edges with a pending real call, of the current sample.
     pending: Vec<u32>,
-    /// By callee frame id: how many of its kept in-edges no sample has had as a real
-    /// call yet.
-    uncalled: Vec<u32>,
-    /// Callees whose last such edge a sample called, since the last
-    /// [`InlineEdges::take_all_called`]: their visits need no more looking at.
-    all_called: Vec<FrameId>,
+    /// Callees one of whose kept in-edges a sample has had as a real call, not yet
+    /// told ([`InlineEdges::next_called`]).
+    newly_called: Vec<FrameId>,
 
     /// States changed since [`InlineEdges::keep`], as they were before.
     journal: Vec<(u32, EdgeState)>,
@@ -55,7 +52,6 @@ impl InlineEdges {
         let at = callee as usize;
         if self.into.len() <= at {
             self.into.resize_with(at + 1, Vec::new);
-            self.uncalled.resize(at + 1, 0);
         }
         if let Some(e) = self.find(caller, callee) {
             return (e, false);
@@ -64,17 +60,19 @@ impl InlineEdges {
         self.into[at].push((caller, e));
         self.edges.push((caller, callee));
         self.states.push(EdgeState::default());
-        self.uncalled[at] += 1;
         (e, true)
     }
 
-    /// The callers of `callee`'s kept in-edges.
-    pub fn kept_callers(&self, callee: FrameId) -> impl Iterator<Item = FrameId> + '_ {
+    /// The callers of `callee`'s kept in-edges that no sample has had as a real call
+    /// yet: the calls that may still change what is known.
+    pub fn uncalled_callers(&self, callee: FrameId) -> impl Iterator<Item = FrameId> + '_ {
         let into = self
             .into
             .get(callee as usize)
             .map_or(&[][..], Vec::as_slice);
-        into.iter().map(|(caller, _)| *caller)
+        (into.iter())
+            .filter(|(_, e)| !self.states[*e as usize].called)
+            .map(|(caller, _)| *caller)
     }
 
     /// The kept edge `caller → callee`, if it is one.
@@ -136,20 +134,15 @@ impl InlineEdges {
                     s.called = true;
                     s.counted = true;
                 });
-                let callee = self.edges[e as usize].1;
-                let uncalled = &mut self.uncalled[callee as usize];
-                *uncalled = uncalled.saturating_sub(1);
-                if *uncalled == 0 {
-                    self.all_called.push(callee);
-                }
+                self.newly_called.push(self.edges[e as usize].1);
             }
         }
     }
 
-    /// The callees all whose kept in-edges some sample has had as a real call, since
-    /// this was last asked.
-    pub fn take_all_called(&mut self) -> std::vec::Drain<'_, FrameId> {
-        self.all_called.drain(..)
+    /// A callee one of whose kept in-edges some sample has had as a real call, not
+    /// told before; `None` once all have been.
+    pub fn next_called(&mut self) -> Option<FrameId> {
+        self.newly_called.pop()
     }
 
     /// Ends counting: calls `mark(callee, inlined)` for every counted edge, inlined
@@ -170,8 +163,7 @@ impl InlineEdges {
         self.edges.clear();
         self.states.clear();
         self.pending.clear();
-        self.uncalled.clear();
-        self.all_called.clear();
+        self.newly_called.clear();
         self.journal.clear();
     }
 
@@ -185,16 +177,9 @@ impl InlineEdges {
     /// Takes back the occurrences noted since [`InlineEdges::keep`].
     pub fn forget(&mut self) {
         self.pending.clear();
-        self.all_called.clear();
+        self.newly_called.clear();
         while let Some((e, before)) = self.journal.pop() {
             self.states[e as usize] = before;
-        }
-        let states = &self.states;
-        for (callee, into) in self.into.iter().enumerate() {
-            self.uncalled[callee] = into
-                .iter()
-                .filter(|(_, e)| !states[*e as usize].called)
-                .count() as u32;
         }
     }
 }

@@ -109,20 +109,60 @@ pub(crate) struct Counts {
     epoch: u32,
 }
 
-/// The counts of one frame, together so that counting it touches one cache line.
-#[derive(Debug, Default, Clone, Copy)]
+/// The counts of one frame, together so that counting it touches one cache line
+/// (24 bytes, as few as flat, cum and the stamp take).
+#[derive(Debug, Clone, Copy)]
 struct Cell {
     flat: i64,
     cum: i64,
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
-    /// How callers reach the frame ([`INLINED`], [`CALLED`]; along kept edges, see
-    /// [`InlineEdges`], that is kept there), and whether it has kept in-edges
-    /// ([`EDGES`], [`SEVERAL_CALLERS`], [`ALL_CALLED`]).
-    reached: u8,
-    /// With [`EDGES`]: a filter of its kept callers ([`may_keep`]), so that most
-    /// visits by other callers are told apart without leaving the counting loop.
-    kept_callers: u16,
+    /// Bits 0-15: the callers whose real calls of the frame leave the counting loop,
+    /// a Bloom filter of [`caller_bit`]s ([`watch_of`]): every caller until a real
+    /// call has reached the frame, then the callers of its kept in-edges (see
+    /// [`InlineEdges`]) not yet known real calls, then none. One test per visit,
+    /// without branches on which frames have kept in-edges (a coin toss for the
+    /// branch predictor). Bits 24-31: how callers reach the frame ([`INLINED`],
+    /// [`CALLED`]; along kept edges that is kept there, and noted here once a kept
+    /// edge is a real call), and whether it has kept in-edges ([`EDGES`]).
+    info: u32,
+}
+
+impl Default for Cell {
+    fn default() -> Self {
+        Cell {
+            flat: 0,
+            cum: 0,
+            stamp: 0,
+            info: watch_of(0, std::iter::empty()),
+        }
+    }
+}
+
+impl Cell {
+    /// How callers reach the frame (see [`Cell::info`]).
+    fn reached(&self) -> u8 {
+        (self.info >> 24) as u8
+    }
+
+    /// Sets how callers reach the frame; [`Cell::rewatch`] follows where that may
+    /// change the watched callers.
+    fn set_reached(&mut self, reached: u8) {
+        self.info = (self.info & 0x00ff_ffff) | u32::from(reached) << 24;
+    }
+
+    /// Whether a real call by `caller` leaves the counting loop.
+    #[inline(always)]
+    fn watches(&self, caller: FrameId) -> bool {
+        self.info & caller_bit(caller) != 0
+    }
+
+    /// Sets the watched callers after a change of how frame `f` is reached, whose
+    /// kept in-edges `edges` holds.
+    fn rewatch(&mut self, f: FrameId, edges: &InlineEdges) {
+        let watch = watch_of(self.reached(), edges.uncalled_callers(f));
+        self.info = (self.info & !0xffff) | watch;
+    }
 }
 
 /// The frames of each location of the profile being counted, as the counting loop
@@ -171,40 +211,24 @@ const INLINED: u8 = 1;
 const CALLED: u8 = 2;
 /// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
 const EDGES: u8 = 4;
-/// With [`EDGES`]: several kept in-edges, so [`Cell::kept_callers`] is a Bloom
-/// filter of their callers ([`caller_bit`]), not the one caller's [`caller_tag`].
-const SEVERAL_CALLERS: u8 = 8;
-/// With [`EDGES`] and one kept caller: that edge has been a real call, so no visit
-/// along it changes it.
-const ALL_CALLED: u8 = 16;
-
 /// In [`LocationFrames`]: a pair of frames that is no kept edge.
 const NO_EDGE: u32 = u32::MAX;
 
-/// A frame's one kept caller, told apart from others but for a multiple of 2^16.
-fn caller_tag(caller: FrameId) -> u16 {
-    caller as u16
-}
-
-/// A caller's bit in the filter of a frame with several kept callers.
-fn caller_bit(caller: FrameId) -> u16 {
+/// A caller's bit in [`Cell::info`]'s filter (one of 16, by a multiplicative hash).
+#[inline(always)]
+fn caller_bit(caller: FrameId) -> u32 {
     1 << (caller.wrapping_mul(0x9E37_79B9) >> 28)
 }
 
-/// Whether a visit by `caller` of a frame with `reached` and `kept_callers` may be
-/// along one of its kept edges not yet known a real call (never false for one).
-/// Computed without branches: in profiles where many frames have kept in-edges,
-/// which frames do is a coin toss for the branch predictor.
-#[inline(always)]
-fn may_keep(reached: u8, kept_callers: u16, caller: FrameId) -> bool {
-    let one = kept_callers == caller_tag(caller);
-    let several = kept_callers & caller_bit(caller) != 0;
-    let hit = if reached & SEVERAL_CALLERS != 0 {
-        several
+/// The watched callers ([`Cell::info`], bits 0-15) of a frame reached as `reached`
+/// says: every caller while no real call has reached it, else the callers of its kept
+/// in-edges not yet known real calls (`uncalled`).
+fn watch_of(reached: u8, uncalled: impl Iterator<Item = FrameId>) -> u32 {
+    if reached & CALLED == 0 {
+        0xffff
     } else {
-        one
-    };
-    (reached & (EDGES | ALL_CALLED) == EDGES) & hit
+        uncalled.fold(0, |watch, k| watch | caller_bit(k))
+    }
 }
 
 /// Where a frame was reached in a sample: by `caller` in a way `how` (0: by nothing,
@@ -218,8 +242,8 @@ struct Visit {
 
 /// Notes way `how` of reaching frame `f`, new for it, in `cell` and in `noted`; for a
 /// visit along a kept edge, notes it there. Out of the counting loop, which takes this
-/// path a few times per frame over a whole sum, and at every visit of a frame with
-/// kept in-edges by a caller with the tag of a kept one.
+/// path a few times per frame over a whole sum, and at visits of a frame with kept
+/// in-edges by a caller it watches ([`Cell::watches`]).
 #[cold]
 #[inline(never)]
 fn reach_first(
@@ -234,14 +258,18 @@ fn reach_first(
     if how == 0 || visit.caller == f {
         return;
     }
-    if cell.reached & EDGES != 0
+    let reached = cell.reached();
+    if reached & EDGES != 0
         && how == CALLED
-        && (edges.call(visit.caller, f, visit.mark) || cell.reached & how != 0)
+        && (edges.call(visit.caller, f, visit.mark) || reached & how != 0)
     {
         return;
     }
-    cell.reached |= how;
+    cell.set_reached(reached | how);
     noted.push((f, how));
+    if how == CALLED {
+        cell.rewatch(f, edges);
+    }
 }
 
 impl Counts {
@@ -274,33 +302,38 @@ impl Counts {
         let edges = &mut self.edges;
         if edges.has_pending() {
             edges.end_sample();
-            for f in edges.take_all_called() {
+            // A kept edge that is a real call makes its callee called, as it will be
+            // once counting ends: calls by other callers then change nothing.
+            while let Some(f) = edges.next_called() {
                 let c = &mut cells[f as usize];
-                if c.reached & (ALL_CALLED | SEVERAL_CALLERS) == 0 {
-                    c.reached |= ALL_CALLED;
-                    noted.push((f, ALL_CALLED));
+                if c.reached() & CALLED == 0 {
+                    c.set_reached(c.reached() | CALLED);
+                    noted.push((f, CALLED));
                 }
+                c.rewatch(f, edges);
             }
         }
         // A load, and a store only the first time a way of reaching the frame is seen
         // (or, for a frame with kept in-edges, at visits by what may be a kept caller,
-        // until they can change nothing).
+        // until they can change nothing). `how` is a constant where this is called.
         let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8, edge: u32| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
                 c.stamp = mark;
                 c.cum = c.cum.wrapping_add(value);
             }
-            if edge != NO_EDGE {
-                // Inlined along a kept edge: that edge says how it was reached.
-                edges.inlined(edge, mark);
-                return;
-            }
-            // A frame calling itself, no edge in pprof, is told apart out of the loop.
-            // A call by what may be a kept caller, unless its one kept edge is already
-            // known a real call.
-            let kept = (how == CALLED) & may_keep(c.reached, c.kept_callers, caller);
-            if (c.reached & how != how) | kept {
+            let first = match how {
+                INLINED if edge != NO_EDGE => {
+                    // Inlined along a kept edge: that edge says how it was reached.
+                    edges.inlined(edge, mark);
+                    return;
+                }
+                INLINED => c.reached() & INLINED == 0,
+                CALLED => c.watches(caller),
+                // The outermost frame: reached by nothing.
+                _ => false,
+            };
+            if first {
                 let visit = Visit { caller, how, mark };
                 reach_first(c, f, visit, noted, edges);
             }
@@ -410,14 +443,8 @@ impl Counts {
                 into.several.push(edge);
                 if new {
                     let c = &mut self.cells[callee as usize];
-                    if c.reached & EDGES == 0 {
-                        c.kept_callers = caller_tag(caller);
-                    } else {
-                        let callers = self.edges.kept_callers(callee);
-                        c.kept_callers = callers.fold(0, |f, k| f | caller_bit(k));
-                        c.reached |= SEVERAL_CALLERS;
-                    }
-                    c.reached = (c.reached | EDGES) & !ALL_CALLED;
+                    c.set_reached(c.reached() | EDGES);
+                    c.rewatch(callee, &self.edges);
                 }
             }
         }
@@ -427,8 +454,12 @@ impl Counts {
     fn settle_edges(&mut self) {
         let cells = &mut self.cells;
         self.edges.finish(|callee, inlined| {
-            cells[callee as usize].reached |= if inlined { INLINED } else { CALLED };
+            let c = &mut cells[callee as usize];
+            c.set_reached(c.reached() | if inlined { INLINED } else { CALLED });
         });
+        for (f, c) in cells.iter_mut().enumerate() {
+            c.rewatch(f as FrameId, &self.edges);
+        }
     }
 
     /// The row of frame `f`.
@@ -439,8 +470,8 @@ impl Counts {
             flat: c.flat,
             cum: c.cum,
             reached: Reached {
-                inlined: c.reached & INLINED != 0,
-                called: c.reached & CALLED != 0,
+                inlined: c.reached() & INLINED != 0,
+                called: c.reached() & CALLED != 0,
             },
         }
     }
@@ -476,7 +507,8 @@ impl Counts {
         self.edges.forget();
         for (f, how) in self.new_reach.drain(..) {
             if let Some(c) = self.cells.get_mut(f as usize) {
-                c.reached &= !how;
+                c.set_reached(c.reached() & !how);
+                c.rewatch(f, &self.edges);
             }
         }
     }
