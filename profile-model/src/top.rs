@@ -457,9 +457,8 @@ impl Counts {
             let c = &mut cells[callee as usize];
             c.set_reached(c.reached() | if inlined { INLINED } else { CALLED });
         });
-        for (f, c) in cells.iter_mut().enumerate() {
-            c.rewatch(f as FrameId, &self.edges);
-        }
+        // No rewatch: bits only added leave each filter wider than it need be, which
+        // costs only slow-path visits, and the rows are read and cleared next.
     }
 
     /// The row of frame `f`.
