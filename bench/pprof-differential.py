@@ -89,14 +89,32 @@ def some_id(rng, used, dense):
             return i
 
 
-def random_profile(Profile, rng):
-    """One random valid profile of `rng`'s choosing."""
-    types = rng.sample(SAMPLE_TYPES, rng.randint(1, 3))
+def random_family(rng):
+    """What the profiles of one family share, so that pprof merges them: sample types,
+    default and period, and 3-10 functions (name, system name, file)."""
+    types = rng.sample(SAMPLE_TYPES, rng.randint(1, 2))
     default = rng.choice(types)[0] if rng.random() < 0.35 else None
     period_type = rng.choice(types) if rng.random() < 0.7 else None
-    duration = rng.choice([0, 1, 1_000_000_000, 10_000_000_000, rng.randrange(1, 10**12)])
-    b = Builder(Profile, types, period_type, rng.choice([0, 1, 10_000_000, 524_288]),
-                duration=duration, default=default)
+    period = rng.choice([0, 1, 10_000_000, 524_288])
+    named = [f for f in FUNCTION_NAMES if f[0] or f[1]]
+    names = [(n, s, rng.choice(FILES)) for n, s in rng.sample(named, rng.randint(3, 10))]
+    return types, default, period_type, period, names
+
+
+def random_profile(Profile, rng, family=None):
+    """One random valid profile of `rng`'s choosing, of `family` (random_family) when
+    given: few functions, so that an edge inlined in one profile is a call in another."""
+    if family is None:
+        types = rng.sample(SAMPLE_TYPES, rng.randint(1, 3))
+        default = rng.choice(types)[0] if rng.random() < 0.35 else None
+        period_type = rng.choice(types) if rng.random() < 0.7 else None
+        duration = rng.choice([0, 1, 1_000_000_000, 10_000_000_000, rng.randrange(1, 10**12)])
+        period = rng.choice([0, 1, 10_000_000, 524_288])
+        names = None
+    else:
+        types, default, period_type, period, names = family
+        duration = rng.choice([0, 1_000_000_000, 10_000_000_000])
+    b = Builder(Profile, types, period_type, period, duration=duration, default=default)
     dense = rng.random() < 0.5
     used_m, used_f, used_l = set(), set(), set()
     mappings = []
@@ -105,12 +123,21 @@ def random_profile(Profile, rng):
         filename = MAPPINGS[0] if k == 0 and rng.random() < 0.8 else rng.choice(MAPPINGS)
         mappings.append((b.mapping(filename, start=start, limit=start + 0x1000000, id=some_id(rng, used_m, dense)), start))
     functions = []
-    for name, system in rng.sample(FUNCTION_NAMES, rng.randint(2, 25)):
-        functions.append(b.function(name, system, filename=rng.choice(FILES),
-                                    id=some_id(rng, used_f, dense)))
+    if names is None:
+        for name, system in rng.sample(FUNCTION_NAMES, rng.randint(2, 25)):
+            functions.append(b.function(name, system, filename=rng.choice(FILES),
+                                        id=some_id(rng, used_f, dense)))
+    for name, system, filename in names or []:
+        functions.append(b.function(name, system, filename=filename, id=some_id(rng, used_f, dense)))
+    weights = [1, 6, 2, 1]
+    if family is not None:
+        # Profiles of a family differ in which functions they hold and how much is
+        # inlined: one may inline what another calls.
+        weights = rng.choice([weights, [0, 1, 0, 0], [0, 0, 3, 1], [0, 1, 1, 0]])
+        functions = rng.sample(functions, rng.randint(2, len(functions)))
     locations = []
-    for _ in range(rng.randint(1, 40)):
-        nlines = rng.choices([0, 1, 2, 3], weights=[1, 6, 2, 1])[0]
+    for _ in range(rng.randint(1, 40 if family is None else 12)):
+        nlines = rng.choices([0, 1, 2, 3], weights=weights)[0]
         lines = [(rng.choice(functions), rng.randint(1, 300)) for _ in range(nlines)]
         if rng.random() < 0.05:
             mapping, base = 0, 0x100
@@ -135,7 +162,7 @@ def random_profile(Profile, rng):
                     labels.append((rng.choice(["bytes", "n"]), rng.randint(0, 10**6),
                                    rng.choice(["bytes", "", "nanoseconds"])))
         b.sample(stack, values, labels)
-    if rng.random() < 0.1:
+    if family is None and rng.random() < 0.1:
         b.p.drop_frames = b.st(r"runtime\..*|malloc")
         if rng.random() < 0.5:
             b.p.keep_frames = b.st(r"runtime\.goexit")
@@ -206,11 +233,37 @@ def check(index, path, ntypes, flint, pprof, env):
     return checked, out
 
 
+def check_sum(index, paths, ntypes, flint, pprof, env):
+    """(views checked, [mismatch lines]) of the sum of one family's profiles: the
+    default type and each -sample_index, and line granularity."""
+    flags = ["-top", "-nodefraction=0", "-edgefraction=0", "-nodecount=100000"]
+    views = [("sum", flags, [])]
+    views += [(f"sum sample_index={i}", flags + [f"-sample_index={i}"], ["-s", str(i)]) for i in range(ntypes)]
+    views += [("sum lines", flags + ["-lines"], ["--granularity", "line"])]
+    out, checked = [], 0
+    for which, pprof_flags, flint_flags in views:
+        code, expected, err = run(pprof + pprof_flags + paths, env)
+        if code != 0:
+            out.append(f"#sum{index} {which}: pprof refused it: {err.strip().splitlines()[-1:]}")
+            continue
+        fcode, actual, ferr = run([flint, "top"] + paths + flint_flags, env)
+        checked += 1
+        if fcode != 0:
+            out.append(f"#sum{index} {which}: flint failed: {ferr.strip().splitlines()[:1]}")
+            continue
+        d = first_difference(actual, expected)
+        if d:
+            out.append(f"#sum{index} {which}: {d}")
+    return checked, out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=1000)
-    ap.add_argument("--only", type=int, help="check only this profile index")
+    ap.add_argument("--sums", type=int, default=200,
+                    help="families of 2-4 profiles whose sum (`flint top A B ..`) is checked")
+    ap.add_argument("--only", type=int, help="check only this profile index (and no sums)")
     ap.add_argument("--flint", default=os.path.join(HERE, "..", "target", "release", "flint"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", help="write the profiles to this folder and keep them")
@@ -238,15 +291,27 @@ def main():
         with open(path, "wb") as f:
             f.write(gzip.compress(profile.SerializeToString(), mtime=0))
         jobs.append((index, path, ntypes))
+    sums = []
+    for index in range(0 if args.only is not None else args.sums):
+        rng = random.Random(f"{args.seed}/sum/{index}")
+        family = random_family(rng)
+        paths = []
+        for k in range(rng.randint(2, 4)):
+            profile, ntypes = random_profile(Profile, rng, family)
+            paths.append(os.path.join(folder, f"s{index:05d}-{k}.pb.gz"))
+            with open(paths[-1], "wb") as f:
+                f.write(gzip.compress(profile.SerializeToString(), mtime=0))
+        sums.append((index, paths, ntypes))
     types_checked, mismatches = 0, 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = pool.map(lambda j: check(*j, flint, pprof, env), jobs)
+        results = list(pool.map(lambda j: check(*j, flint, pprof, env), jobs))
+        results += pool.map(lambda j: check_sum(*j, flint, pprof, env), sums)
         for checked, lines in results:
             types_checked += checked
             mismatches += len(lines)
             for line in lines:
                 print(line, flush=True)
-    print(f"{len(jobs)} profiles, {types_checked} views checked, {mismatches} mismatches")
+    print(f"{len(jobs)} profiles, {len(sums)} sums, {types_checked} views checked, {mismatches} mismatches")
     if tmp:
         tmp.cleanup()
     sys.exit(1 if mismatches else 0)

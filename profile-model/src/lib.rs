@@ -17,6 +17,7 @@
 //! # Ok::<(), profile_model::ProfileError>(())
 //! ```
 
+mod call_edges;
 pub mod calltree;
 pub mod codec;
 pub mod diff;
@@ -29,7 +30,6 @@ pub mod formats;
 pub mod frames;
 pub mod group_by;
 mod gzip;
-mod inline_edges;
 pub mod interner;
 pub mod layout;
 mod location_index;

@@ -2,9 +2,9 @@
 
 use std::cmp::Reverse;
 
+use crate::call_edges::{CallEdges, KnownCalls};
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
-use crate::inline_edges::InlineEdges;
 use crate::merge::BASE_LABEL;
 use crate::profile::{LocationId, Profile};
 
@@ -37,6 +37,16 @@ impl Reached {
         Reached {
             inlined: self.inlined || other.inlined,
             called: self.called || other.called,
+        }
+    }
+
+    /// How an in-edge counted `inlined` and `called` ([`TopEdge`]) reaches its
+    /// callee: an inline edge (inlined, and never a real call at its rootmost place)
+    /// through inlining, any other through calls.
+    pub fn of_edge(inlined: bool, called: bool) -> Reached {
+        Reached {
+            inlined: inlined && !called,
+            called,
         }
     }
 
@@ -73,6 +83,21 @@ impl InlineMark {
     }
 }
 
+/// A call edge the samples counted: what a sum of top tables needs to mark frames as
+/// pprof marks their merge ([`crate::topsum::TopSum`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopEdge {
+    /// The calling frame.
+    pub caller: FrameId,
+    /// The frame called, or inlined into the caller.
+    pub callee: FrameId,
+    /// Some sample had the callee inlined into the caller.
+    pub inlined: bool,
+    /// Some sample had the edge as a real call at its rootmost place: the edge is not
+    /// inline.
+    pub called: bool,
+}
+
 /// The top table of one sample type.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Top {
@@ -86,6 +111,10 @@ pub struct Top {
     pub kept: i64,
     /// Sum of |value| over the samples of a `-diff_base` profile; 0 when there are none.
     pub base_total: i64,
+    /// Every call edge the samples kept counted, in the order first met; `None` when
+    /// the table was made for one profile alone ([`top`] without `edges`), whose
+    /// rows' marks are then final.
+    pub edges: Option<Vec<TopEdge>>,
 }
 
 /// Flat, cum and how-reached per frame, counted sample by sample: the one loop behind
@@ -98,34 +127,25 @@ pub(crate) struct Counts {
     /// (whose first-visit branch it mispredicted about once a frame per profile).
     cells: Vec<Cell>,
     mark: u32,
-    /// The ways of reaching frames noted since [`Counts::keep_reach`], as (frame, bit):
-    /// a few per frame over a whole sum, which [`Counts::forget_new_reach`] takes back.
-    new_reach: Vec<(FrameId, u8)>,
-    /// The in-edges of the frames marked [`EDGES`], told apart.
-    edges: InlineEdges,
-    /// Per frame, while noting locations: where it sits in them (see
-    /// [`Counts::note_locations`]), and the epoch of the profile noted.
-    ends: Vec<u32>,
-    epoch: u32,
+    /// Every call edge counted, with how.
+    edges: CallEdges,
+    /// How real calls are noted.
+    calls: Calls,
+    /// Per frame, how callers reach it, worked out from the edges when the rows are
+    /// read.
+    reached: Vec<Reached>,
 }
 
-/// The counts of one frame, together so that counting it touches one cache line
-/// (24 bytes, as few as flat, cum and the stamp take).
+/// The counts of one frame, together so that counting it touches one cache line.
 #[derive(Debug, Clone, Copy)]
 struct Cell {
     flat: i64,
     cum: i64,
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
-    /// Bits 0-15: the callers whose real calls of the frame leave the counting loop,
-    /// a Bloom filter of [`caller_bit`]s ([`watch_of`]): every caller until a real
-    /// call has reached the frame, then the callers of its kept in-edges (see
-    /// [`InlineEdges`]) not yet known real calls, then none. One test per visit,
-    /// without branches on which frames have kept in-edges (a coin toss for the
-    /// branch predictor). Bits 24-31: how callers reach the frame ([`INLINED`],
-    /// [`CALLED`]; along kept edges that is kept there, and noted here once a kept
-    /// edge is a real call), and whether it has kept in-edges ([`EDGES`]).
-    info: u32,
+    /// The last caller met whose calls of the frame are known called
+    /// ([`Counts::known`]; [`NO_CALLER`] for none): most calls then need no look-up.
+    caller: FrameId,
 }
 
 impl Default for Cell {
@@ -134,43 +154,20 @@ impl Default for Cell {
             flat: 0,
             cum: 0,
             stamp: 0,
-            info: watch_of(0, std::iter::empty()),
+            caller: NO_CALLER,
         }
     }
 }
 
-impl Cell {
-    /// How callers reach the frame (see [`Cell::info`]).
-    fn reached(&self) -> u8 {
-        (self.info >> 24) as u8
-    }
-
-    /// Sets how callers reach the frame; [`Cell::rewatch`] follows where that may
-    /// change the watched callers.
-    fn set_reached(&mut self, reached: u8) {
-        self.info = (self.info & 0x00ff_ffff) | u32::from(reached) << 24;
-    }
-
-    /// Whether a real call by `caller` leaves the counting loop.
-    #[inline(always)]
-    fn watches(&self, caller: FrameId) -> bool {
-        self.info & caller_bit(caller) != 0
-    }
-
-    /// Sets the watched callers after a change of how frame `f` is reached, whose
-    /// kept in-edges `edges` holds.
-    fn rewatch(&mut self, f: FrameId, edges: &InlineEdges) {
-        let watch = watch_of(self.reached(), edges.uncalled_callers(f));
-        self.info = (self.info & !0xffff) | watch;
-    }
-}
+/// In [`Cell::caller`]: no caller (frame ids stay below 2^31).
+const NO_CALLER: FrameId = FrameId::MAX;
 
 /// The frames of each location of the profile being counted, as the counting loop
 /// reads them: one entry per location, the location's one frame id, or for a
 /// location with none or several, [`SEVERAL_FRAMES`] plus where in `several` its
-/// count `n`, its `n` frames (innermost first) and its `n - 1` kept edges follow (one
-/// per pair of frames, [`NO_EDGE`] for a pair not kept). A location with several
-/// frames then costs one look-up, in a table small enough to stay in cache.
+/// count `n`, its `n` frames (innermost first) and its `n - 1` edges follow (one per
+/// pair of frames, [`NO_EDGE`] for a frame inlined into itself). A location with
+/// several frames then costs one look-up, in a table small enough to stay in cache.
 #[derive(Debug, Default)]
 pub(crate) struct LocationFrames {
     entries: Vec<u32>,
@@ -188,7 +185,7 @@ impl LocationFrames {
         self.entries.get(loc as usize).copied().unwrap_or(NO_FRAMES)
     }
 
-    /// The frames and kept edges an entry of [`SEVERAL_FRAMES`] or more points at.
+    /// The frames and edges an entry of [`SEVERAL_FRAMES`] or more points at.
     fn several(&self, entry: u32) -> (&[FrameId], &[u32]) {
         let at = (entry - SEVERAL_FRAMES) as usize;
         let n = self.several.get(at).map_or(0, |&n| n as usize);
@@ -205,78 +202,124 @@ const SEVERAL_FRAMES: u32 = 1 << 31;
 /// The entry of a location without frames: `several` starts with a count of 0.
 const NO_FRAMES: u32 = SEVERAL_FRAMES;
 
-/// Reached through inlining.
-const INLINED: u8 = 1;
-/// Reached by a real call.
-const CALLED: u8 = 2;
-/// Has in-edges that may be inlined or real calls, told apart in [`InlineEdges`].
-const EDGES: u8 = 4;
-/// In [`LocationFrames`]: a pair of frames that is no kept edge.
+/// In [`LocationFrames`]: a frame inlined into itself, which as in pprof is no edge.
 const NO_EDGE: u32 = u32::MAX;
 
-/// A caller's bit in [`Cell::info`]'s filter (one of 16, by a multiplicative hash).
+/// How the counting loop notes real calls.
+#[derive(Debug)]
+struct Calls {
+    /// The edges known called: a real call along one says nothing new, and costs a
+    /// look-up in its caller's small set.
+    known: KnownCalls,
+    /// Whether every call edge is kept in [`CallEdges`] (to sum profiles); else only
+    /// the edges inside a location (one profile alone), a call along any other
+    /// marking its callee called in `plain`.
+    complete: bool,
+    /// Per frame, when not `complete`: [`INSIDE`] for the callee of an edge inside a
+    /// location, [`CALLED`] when a call along an edge not kept reached it.
+    plain: Vec<u8>,
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Self {
+            known: KnownCalls::default(),
+            complete: true,
+            plain: Vec::new(),
+        }
+    }
+}
+
+/// In [`Calls::plain`]: the callee of an edge inside a location.
+const INSIDE: u8 = 1;
+/// In [`Calls::plain`]: reached by a call along an edge not kept.
+const CALLED: u8 = 2;
+
+impl Calls {
+    /// Whether the edge `caller → callee`, along which sample `mark` made a real call,
+    /// is known called, now or before (telling `edges` of the call when it was not).
+    /// As pprof, a frame calling itself is no edge.
+    #[inline(always)]
+    fn known(
+        &mut self,
+        edges: &mut CallEdges,
+        caller: FrameId,
+        callee: FrameId,
+        mark: u32,
+    ) -> bool {
+        if caller == callee {
+            return true;
+        }
+        if !self.complete
+            && let Some(p) = self.plain.get_mut(callee as usize)
+            && *p & INSIDE == 0
+        {
+            *p |= CALLED;
+            return true;
+        }
+        self.known.contains(caller, callee) || self.settle(edges, caller, callee, mark)
+    }
+
+    /// [`Calls::known`] along an edge not known called.
+    #[cold]
+    #[inline(never)]
+    fn settle(
+        &mut self,
+        edges: &mut CallEdges,
+        caller: FrameId,
+        callee: FrameId,
+        mark: u32,
+    ) -> bool {
+        let called = if self.complete {
+            edges.call(caller, callee, mark)
+        } else {
+            edges.call_kept(caller, callee, mark).unwrap_or_else(|| {
+                if let Some(p) = self.plain.get_mut(callee as usize) {
+                    *p |= CALLED;
+                }
+                true
+            })
+        };
+        if called {
+            self.known.insert(caller, callee);
+        }
+        called
+    }
+}
+
+/// Notes a real call from `caller` to `callee` in sample `mark`, unless the edge is
+/// known called.
 #[inline(always)]
-fn caller_bit(caller: FrameId) -> u32 {
-    1 << (caller.wrapping_mul(0x9E37_79B9) >> 28)
-}
-
-/// The watched callers ([`Cell::info`], bits 0-15) of a frame reached as `reached`
-/// says: every caller while no real call has reached it, else the callers of its kept
-/// in-edges not yet known real calls (`uncalled`).
-fn watch_of(reached: u8, uncalled: impl Iterator<Item = FrameId>) -> u32 {
-    if reached & CALLED == 0 {
-        0xffff
-    } else {
-        uncalled.fold(0, |watch, k| watch | caller_bit(k))
-    }
-}
-
-/// Where a frame was reached in a sample: by `caller` in a way `how` (0: by nothing,
-/// the root; or by itself, which as in pprof is no edge), in sample `mark`.
-#[derive(Clone, Copy)]
-struct Visit {
-    caller: FrameId,
-    how: u8,
-    mark: u32,
-}
-
-/// Notes way `how` of reaching frame `f`, new for it, in `cell` and in `noted`; for a
-/// visit along a kept edge, notes it there. Out of the counting loop, which takes this
-/// path a few times per frame over a whole sum, and at visits of a frame with kept
-/// in-edges by a caller it watches ([`Cell::watches`]).
-#[cold]
-#[inline(never)]
-fn reach_first(
+fn call(
     cell: &mut Cell,
-    f: FrameId,
-    visit: Visit,
-    noted: &mut Vec<(FrameId, u8)>,
-    edges: &mut InlineEdges,
+    calls: &mut Calls,
+    edges: &mut CallEdges,
+    caller: FrameId,
+    callee: FrameId,
+    mark: u32,
 ) {
-    let how = visit.how;
-    // As pprof: a frame calling itself is no edge.
-    if how == 0 || visit.caller == f {
-        return;
-    }
-    let reached = cell.reached();
-    if reached & EDGES != 0
-        && how == CALLED
-        && (edges.call(visit.caller, f, visit.mark) || reached & how != 0)
-    {
-        return;
-    }
-    cell.set_reached(reached | how);
-    noted.push((f, how));
-    if how == CALLED {
-        cell.rewatch(f, edges);
+    if cell.caller != caller && calls.known(edges, caller, callee, mark) {
+        cell.caller = caller;
     }
 }
 
 impl Counts {
+    /// Counts of one profile alone, which keep only the call edges its marks need
+    /// ([`Counts::default`] keeps every one, to sum profiles).
+    pub fn of_one_profile() -> Self {
+        let mut counts = Self::default();
+        counts.calls.complete = false;
+        counts
+    }
+
     /// Makes room for frame ids below `frames`.
     pub fn grow(&mut self, frames: usize) {
         if self.cells.len() < frames {
             self.cells.resize(frames, Cell::default());
+        }
+        self.calls.known.grow(frames);
+        if !self.calls.complete && self.calls.plain.len() < frames {
+            self.calls.plain.resize(frames, 0);
         }
     }
 
@@ -298,44 +341,28 @@ impl Counts {
                 1
             }
         };
-        let (mark, cells, noted) = (self.mark, &mut self.cells[..], &mut self.new_reach);
-        let edges = &mut self.edges;
+        let (mark, cells) = (self.mark, &mut self.cells[..]);
+        let (edges, calls) = (&mut self.edges, &mut self.calls);
         if edges.has_pending() {
             edges.end_sample();
-            // A kept edge that is a real call makes its callee called, as it will be
-            // once counting ends: calls by other callers then change nothing.
-            while let Some(f) = edges.next_called() {
-                let c = &mut cells[f as usize];
-                if c.reached() & CALLED == 0 {
-                    c.set_reached(c.reached() | CALLED);
-                    noted.push((f, CALLED));
-                }
-                c.rewatch(f, edges);
-            }
         }
-        // A load, and a store only the first time a way of reaching the frame is seen
-        // (or, for a frame with kept in-edges, at visits by what may be a kept caller,
-        // until they can change nothing). `how` is a constant where this is called.
-        let mut count = |cells: &mut [Cell], f: FrameId, caller: FrameId, how: u8, edge: u32| {
+        // A load, and a store of the cum the first time the frame is met in the
+        // sample.
+        let count = |cells: &mut [Cell], f: FrameId| {
             let c = &mut cells[f as usize];
             if c.stamp != mark {
                 c.stamp = mark;
                 c.cum = c.cum.wrapping_add(value);
             }
-            let first = match how {
-                INLINED if edge != NO_EDGE => {
-                    // Inlined along a kept edge: that edge says how it was reached.
+        };
+        // The frames inlined into a location's outermost one, each reached by the
+        // next.
+        let inlined = |cells: &mut [Cell], edges: &mut CallEdges, several: &[u32], kept: &[u32]| {
+            for (pair, &edge) in several.windows(2).zip(kept) {
+                count(cells, pair[0]);
+                if edge != NO_EDGE {
                     edges.inlined(edge, mark);
-                    return;
                 }
-                INLINED => c.reached() & INLINED == 0,
-                CALLED => c.watches(caller),
-                // The outermost frame: reached by nothing.
-                _ => false,
-            };
-            if first {
-                let visit = Visit { caller, how, mark };
-                reach_first(c, f, visit, noted, edges);
             }
         };
         // The leaf location (the first with frames) is taken out of the loop: its
@@ -353,10 +380,7 @@ impl Counts {
             if let (Some(&first), Some(&last)) = (several.first(), several.last()) {
                 let leaf = &mut cells[first as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
-                // The frames inlined into the outermost one, each reached by the next.
-                for (pair, &edge) in several.windows(2).zip(kept) {
-                    count(cells, pair[0], pair[1], INLINED, edge);
-                }
+                inlined(cells, edges, several, kept);
                 break last;
             }
         };
@@ -367,7 +391,15 @@ impl Counts {
             // Most locations have one frame, which is their entry: the loop then holds
             // few enough values to keep them all in registers.
             if entry < SEVERAL_FRAMES {
-                count(cells, callee, entry, CALLED, NO_EDGE);
+                count(cells, callee);
+                call(
+                    &mut cells[callee as usize],
+                    calls,
+                    edges,
+                    entry,
+                    callee,
+                    mark,
+                );
                 callee = entry;
                 continue;
             }
@@ -375,43 +407,30 @@ impl Counts {
             let (Some(&first), Some(&last)) = (several.first(), several.last()) else {
                 continue;
             };
-            count(cells, callee, first, CALLED, NO_EDGE);
-            for (pair, &edge) in several.windows(2).zip(kept) {
-                count(cells, pair[0], pair[1], INLINED, edge);
-            }
+            count(cells, callee);
+            call(
+                &mut cells[callee as usize],
+                calls,
+                edges,
+                first,
+                callee,
+                mark,
+            );
+            inlined(cells, edges, several, kept);
             callee = last;
         }
-        count(cells, callee, callee, 0, NO_EDGE);
+        count(cells, callee);
     }
 
     /// Notes the frames of every location (each innermost first) in `into`, before
-    /// any sample is counted. An edge inside a location (callee inlined into caller)
-    /// may also be a real call where its callee is the outermost frame of some
-    /// location and its caller the innermost of some location: such edges are kept,
-    /// to be told apart ([`InlineEdges`]).
+    /// any sample of the profile is counted; each pair of frames inside a location is
+    /// an edge (the callee inlined into the caller).
     pub fn note_locations<'f>(
         &mut self,
-        locations: impl Iterator<Item = &'f [FrameId]> + Clone,
+        locations: impl Iterator<Item = &'f [FrameId]>,
         into: &mut LocationFrames,
     ) {
-        // Per frame: the profile's epoch times 4, plus bit 0 for an innermost frame and
-        // bit 1 for an outermost one (of this profile when the epoch is this one's).
-        self.epoch = self.epoch.wrapping_add(1);
-        let epoch = self.epoch << 2;
-        let ends = &mut self.ends;
-        ends.resize(self.cells.len(), 0);
-        // Without branches: which frames a profile met before is a coin toss.
-        let mut mark = |f: FrameId, bit: u32| {
-            let e = &mut ends[f as usize];
-            let same = u32::from(*e & !3 == epoch);
-            *e = (*e & same.wrapping_neg()) | epoch | bit;
-        };
-        for frames in locations.clone() {
-            if let (Some(first), Some(last)) = (frames.first(), frames.last()) {
-                mark(*first, 1);
-                mark(*last, 2);
-            }
-        }
+        self.edges.begin_profile();
         into.entries.clear();
         // Entry NO_FRAMES: a count of 0.
         into.several.clear();
@@ -433,45 +452,30 @@ impl Counts {
             into.several.extend_from_slice(frames);
             for pair in frames.windows(2) {
                 let (callee, caller) = (pair[0], pair[1]);
-                let either =
-                    ends[callee as usize] == epoch | 2 || ends[callee as usize] == epoch | 3;
-                let either = either && ends[caller as usize] & !2 == epoch | 1;
-                let (edge, new) = match callee != caller && either {
-                    true => self.edges.keep_edge(caller, callee),
-                    false => (NO_EDGE, false),
-                };
-                into.several.push(edge);
-                if new {
-                    let c = &mut self.cells[callee as usize];
-                    c.set_reached(c.reached() | EDGES);
-                    c.rewatch(callee, &self.edges);
+                into.several.push(match callee != caller {
+                    true => self.edges.inside(caller, callee),
+                    false => NO_EDGE,
+                });
+                if let Some(p) = self.calls.plain.get_mut(callee as usize) {
+                    *p |= INSIDE;
                 }
             }
         }
     }
 
-    /// Ends counting: how frames are reached along their kept edges.
-    fn settle_edges(&mut self) {
-        let cells = &mut self.cells;
-        self.edges.finish(|callee, inlined| {
-            let c = &mut cells[callee as usize];
-            c.set_reached(c.reached() | if inlined { INLINED } else { CALLED });
-        });
-        // No rewatch: bits only added leave each filter wider than it need be, which
-        // costs only slow-path visits, and the rows are read and cleared next.
-    }
-
-    /// The row of frame `f`.
-    pub fn row(&self, f: FrameId) -> TopRow {
-        let c = self.cells[f as usize];
-        TopRow {
-            frame: f,
-            flat: c.flat,
-            cum: c.cum,
-            reached: Reached {
-                inlined: c.reached() & INLINED != 0,
-                called: c.reached() & CALLED != 0,
-            },
+    /// Ends counting: how each frame is reached, from its in-edges.
+    fn settle_edges(&mut self, frames: usize) {
+        self.edges.end_sample();
+        self.edges.keep();
+        self.reached.clear();
+        self.reached.resize(frames, Reached::default());
+        for (r, p) in self.reached.iter_mut().zip(&self.calls.plain) {
+            r.called = p & CALLED != 0;
+        }
+        for e in self.edges.counted() {
+            if let Some(r) = self.reached.get_mut(e.callee as usize) {
+                *r = r.or(Reached::of_edge(e.inlined, e.called));
+            }
         }
     }
 
@@ -479,48 +483,66 @@ impl Counts {
     /// once counting has ended. As pprof, a frame whose values cancel out (in a
     /// difference) has no row.
     pub fn rows(&mut self, frames: usize) -> impl Iterator<Item = TopRow> + '_ {
-        self.settle_edges();
-        (0..frames.min(self.cells.len()) as FrameId)
-            .map(|f| self.row(f))
+        let n = frames.min(self.cells.len());
+        self.settle_edges(n);
+        let (cells, reached) = (&self.cells, &self.reached);
+        (0..n as FrameId)
+            .map(|f| {
+                let (c, how) = (cells[f as usize], reached[f as usize]);
+                TopRow {
+                    frame: f,
+                    flat: c.flat,
+                    cum: c.cum,
+                    reached: how,
+                }
+            })
             .filter(|r| r.flat != 0 || r.cum != 0)
     }
 
+    /// Every call edge counted, once the rows were read ([`Counts::rows`]).
+    pub fn edges(&self) -> impl Iterator<Item = TopEdge> + '_ {
+        self.edges.counted()
+    }
+
     /// Forgets the counts of the frames below `frames` (every frame counted since the
-    /// last clear).
+    /// last clear), and every edge.
     pub fn clear(&mut self, frames: usize) {
         let n = frames.min(self.cells.len());
         self.cells[..n].fill(Cell::default());
-        self.new_reach.clear();
+        self.calls.known.clear();
+        self.calls.plain.fill(0);
         self.edges.clear();
     }
 
-    /// Keeps the ways of reaching frames noted so far.
-    pub fn keep_reach(&mut self) {
-        self.new_reach.clear();
+    /// Keeps the edges noted so far.
+    pub fn keep_edges(&mut self) {
         self.edges.keep();
     }
 
-    /// Takes back the ways of reaching frames noted since [`Counts::keep_reach`] (of
-    /// samples whose values were taken back by counting them again negated).
-    pub fn forget_new_reach(&mut self) {
+    /// Takes back the edges noted since [`Counts::keep_edges`] (of samples whose
+    /// values were taken back by counting them again negated).
+    pub fn forget_new_edges(&mut self) {
+        self.calls.known.clear();
+        self.cells.iter_mut().for_each(|c| c.caller = NO_CALLER);
         self.edges.forget();
-        for (f, how) in self.new_reach.drain(..) {
-            if let Some(c) = self.cells.get_mut(f as usize) {
-                c.set_reached(c.reached() & !how);
-                c.rewatch(f, &self.edges);
-            }
-        }
     }
 }
 
-/// Computes the top table of column `sample_type` over the samples that `filter` keeps.
+/// Computes the top table of column `sample_type` over the samples that `filter` keeps;
+/// with every call edge counted when `edges` (to be summed with other profiles',
+/// [`crate::topsum::TopSum`]).
 pub fn top(
     profile: &Profile,
     frames: &FrameTable,
     filter: &SampleFilter,
     sample_type: usize,
+    edges: bool,
 ) -> Top {
-    let mut counts = Counts::default();
+    let mut counts = if edges {
+        Counts::default()
+    } else {
+        Counts::of_one_profile()
+    };
     counts.grow(frames.len());
     let locations = (0..profile.locations.len()).map(|l| frames.of_location(l as LocationId));
     let mut location_frames = LocationFrames::default();
@@ -553,6 +575,7 @@ pub fn top(
         total,
         base_total,
         kept,
+        edges: edges.then(|| counts.edges().collect()),
     }
 }
 

@@ -37,7 +37,13 @@ impl View {
 
     /// The top table of one sample type.
     pub fn top(&self, profile: &Profile, sample_type: usize) -> Top {
-        top(profile, &self.frames, &self.filter, sample_type)
+        top(profile, &self.frames, &self.filter, sample_type, false)
+    }
+
+    /// The top table of one sample type with every call edge counted, to be summed
+    /// with other profiles' ([`crate::topsum::TopSum::add`]).
+    pub fn top_to_sum(&self, profile: &Profile, sample_type: usize) -> Top {
+        top(profile, &self.frames, &self.filter, sample_type, true)
     }
 
     /// The callers and callees of the rows of `top` (this view's top table of

@@ -8,6 +8,9 @@
 //! - `NAME.addresses.top.txt`      ← `flint top NAME.pb.gz --granularity address`
 //! - `NAME.traces.txt`             ← `flint fold NAME.pb.gz`: the same stacks, values
 //!   equal within what pprof's printing (`1.50s`, `4kB`) keeps of them.
+//!
+//! And every folder `sums/NAME/` summed, `flint top sums/NAME` against
+//! `sums/NAME.top.txt`: `go tool pprof -top` of its profiles together.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -260,6 +263,33 @@ fn compare_traces(file: &str, golden: &str) -> Option<String> {
 
 fn writers() -> PathBuf {
     fixtures().join("../writers")
+}
+
+#[test]
+fn writer_sums_read_as_pprof_reads_them() {
+    let dir = writers().join("sums");
+    let mut mismatches = Vec::new();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/fixtures/writers/sums") {
+        let path = entry.expect("dir entry").path();
+        if !path.is_dir() {
+            continue;
+        }
+        let golden = path.with_extension("top.txt");
+        let golden =
+            String::from_utf8_lossy(&std::fs::read(&golden).expect("its golden")).into_owned();
+        let folder = path.to_str().expect("a UTF-8 path");
+        let difference = match run_flint(&["top", folder]) {
+            Ok(out) => first_difference(&out, &golden),
+            Err(why) => Some(why),
+        };
+        if let Some(d) = difference {
+            mismatches.push(format!("{folder}: {d}"));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 1, "no folder of profiles in {}", dir.display());
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
 
 #[test]

@@ -14,8 +14,8 @@ mod wire;
 use rustc_hash::FxHashMap;
 
 use crate::error::ProfileError;
-use crate::frames::FrameTable;
-use crate::top::{Reached, Top, pprof_key, totals};
+use crate::frames::{FrameId, FrameTable};
+use crate::top::{Reached, Top, TopEdge, TopRow, pprof_key, totals};
 use crate::view::{View, ViewOptions};
 use crate::wire::tables::Tables;
 use wire::WireState;
@@ -32,7 +32,8 @@ pub struct NamedRow {
     pub flat: i64,
     /// Summed cum value.
     pub cum: i64,
-    /// How callers reach the frame, in any of the profiles.
+    /// How callers reach the frame, over all the profiles: from its in-edges as their
+    /// merge has them.
     pub reached: Reached,
 }
 
@@ -60,11 +61,15 @@ pub struct TopSum {
     options: ViewOptions,
 }
 
-/// The rows of a [`TopSum`], found by frame key.
+/// The rows of a [`TopSum`], found by frame key, and the call edges between them.
 #[derive(Debug, Default)]
 struct Rows {
     index: FxHashMap<String, usize>,
     rows: Vec<NamedRow>,
+    /// `caller row << 32 | callee row` → how the profiles had the edge (`inlined`
+    /// and `called` as [`TopEdge`] says them): an edge inlined in one profile and
+    /// called in another is no inline edge of the sum.
+    edges: FxHashMap<u64, Reached>,
 }
 
 impl Rows {
@@ -86,11 +91,27 @@ impl Rows {
     }
 
     /// Adds `sign` times the values to row `row`.
-    fn add(&mut self, row: usize, flat: i64, cum: i64, reached: Reached, sign: i64) {
+    fn add(&mut self, row: usize, flat: i64, cum: i64, sign: i64) {
         let row = &mut self.rows[row];
         row.flat = row.flat.wrapping_add(sign.wrapping_mul(flat));
         row.cum = row.cum.wrapping_add(sign.wrapping_mul(cum));
-        row.reached = row.reached.or(reached);
+    }
+
+    /// Notes the edge from row `caller` to row `callee` as a profile had it
+    /// ([`crate::top::TopEdge`]).
+    fn edge(&mut self, caller: usize, callee: usize, inlined: bool, called: bool) {
+        let key = (caller as u64) << 32 | callee as u64;
+        let had = self.edges.entry(key).or_default();
+        *had = had.or(Reached { inlined, called });
+    }
+
+    /// Sets how each row is reached, from its in-edges.
+    fn settle_edges(&mut self) {
+        for (&key, had) in &self.edges {
+            let how = Reached::of_edge(had.inlined, had.called);
+            let row = &mut self.rows[(key & u64::from(u32::MAX)) as usize];
+            row.reached = row.reached.or(how);
+        }
     }
 }
 
@@ -122,13 +143,28 @@ impl TopSum {
     }
 
     /// Adds the top table of one profile; `sign` is -1 for the base of a difference
-    /// (as pprof's `-diff_base`), else 1.
+    /// (as pprof's `-diff_base`), else 1. Frames are marked from the table's edges
+    /// ([`crate::view::View::top_to_sum`]); a table without them adds its rows' marks
+    /// as they are, which is exact only for a profile summed alone.
     pub fn add(&mut self, top: &Top, frames: &FrameTable, sign: i64) {
-        for r in &top.rows {
-            let row = self
-                .rows
-                .row(frames.key(r.frame), &frames.get(r.frame).name);
-            self.rows.add(row, r.flat, r.cum, r.reached, sign);
+        let mut rows: Vec<Option<usize>> = vec![None; frames.len()];
+        let mut row_of = |f: FrameId| {
+            *rows[f as usize]
+                .get_or_insert_with(|| self.rows.row(frames.key(f), &frames.get(f).name))
+        };
+        let added: Vec<(usize, &TopRow)> = top.rows.iter().map(|r| (row_of(r.frame), r)).collect();
+        let edges: Vec<(usize, usize, &TopEdge)> = (top.edges.iter().flatten())
+            .map(|e| (row_of(e.caller), row_of(e.callee), e))
+            .collect();
+        for (row, r) in added {
+            self.rows.add(row, r.flat, r.cum, sign);
+            if top.edges.is_none() {
+                let row = &mut self.rows.rows[row];
+                row.reached = row.reached.or(r.reached);
+            }
+        }
+        for (caller, callee, e) in edges {
+            self.rows.edge(caller, callee, e.inlined, e.called);
         }
         self.add_totals(top.total, top.base_total, sign);
     }
@@ -160,7 +196,7 @@ impl TopSum {
             let profile = crate::codec::from_body(message)?;
             if sample_type < profile.sample_types.len() {
                 let view = View::new(&profile, &self.options);
-                self.add(&view.top(&profile, sample_type), &view.frames, sign);
+                self.add(&view.top_to_sum(&profile, sample_type), &view.frames, sign);
             }
         }
         Ok(PprofSummary {
@@ -182,9 +218,17 @@ impl TopSum {
     /// Adds every row and total of `other` (summed on another thread).
     pub fn absorb(&mut self, mut other: TopSum) {
         other.wire.flush(&mut other.rows);
-        for r in other.rows.rows {
-            let row = self.rows.row(&r.key, &r.name);
-            self.rows.add(row, r.flat, r.cum, r.reached, 1);
+        let row_of: Vec<usize> = (other.rows.rows.iter())
+            .map(|r| {
+                let row = self.rows.row(&r.key, &r.name);
+                self.rows.add(row, r.flat, r.cum, 1);
+                row
+            })
+            .collect();
+        for (key, had) in other.rows.edges {
+            let (caller, callee) = ((key >> 32) as usize, (key & u64::from(u32::MAX)) as usize);
+            self.rows
+                .edge(row_of[caller], row_of[callee], had.inlined, had.called);
         }
         self.total = self.total.wrapping_add(other.total);
         self.base_total = self.base_total.wrapping_add(other.base_total);
@@ -194,6 +238,7 @@ impl TopSum {
     /// 100% of the percentages: the base's total for a difference, else the total.
     pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
         self.wire.flush(&mut self.rows);
+        self.rows.settle_edges();
         let mut rows = self.rows.rows;
         rows.retain(|r| r.flat != 0 || r.cum != 0);
         rows.sort_by(|a, b| {

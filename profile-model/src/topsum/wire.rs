@@ -185,9 +185,9 @@ impl WireState {
             // up to the same error.
             let again = self.count_samples(tables, body, sample_type, sign.wrapping_neg());
             debug_assert!(again.is_err(), "a refused profile was read whole");
-            self.counts.forget_new_reach();
+            self.counts.forget_new_edges();
         }
-        self.counts.keep_reach();
+        self.counts.keep_edges();
         counted
     }
 
@@ -195,7 +195,14 @@ impl WireState {
     /// forgets them.
     pub(super) fn flush(&mut self, rows: &mut Rows) {
         for r in self.counts.rows(self.row_of.len()) {
-            rows.add(self.row_of[r.frame as usize], r.flat, r.cum, r.reached, 1);
+            rows.add(self.row_of[r.frame as usize], r.flat, r.cum, 1);
+        }
+        for e in self.counts.edges() {
+            let (caller, callee) = (
+                self.row_of[e.caller as usize],
+                self.row_of[e.callee as usize],
+            );
+            rows.edge(caller, callee, e.inlined, e.called);
         }
         self.counts.clear(self.row_of.len());
     }

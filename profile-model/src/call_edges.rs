@@ -1,0 +1,301 @@
+//! pprof's `(inline)` marks are a property of call edges, not of frames. pprof's graph
+//! has an edge from caller to callee wherever a sample holds the two next to each
+//! other (inside one location: the callee inlined into the caller; across two
+//! locations: a real call), counted once per sample, at its rootmost place. An edge is
+//! inline when no sample has it as a real call there; a frame is marked `(inline)`
+//! when all its in-edges are inline, `(partial-inline)` when some are.
+//!
+//! Every edge the samples count is kept here with what they said of it, so that the
+//! tables of many profiles (summed one at a time, on several threads) mark frames as
+//! pprof marks their merge: an edge inlined in one profile and called in another is
+//! no inline edge. A real call along an edge that also lies inside some location of
+//! the profile is pending until its sample ends, and is dropped if the same edge shows
+//! up inlined nearer the root; any other real call counts at once.
+
+use rustc_hash::FxHashMap;
+
+use crate::frames::FrameId;
+use crate::top::TopEdge;
+
+/// What the occurrences of one edge said.
+#[derive(Debug, Clone, Copy, Default)]
+struct EdgeState {
+    /// The sample whose real call along the edge is pending (0: none).
+    pending: u32,
+    /// The last profile ([`CallEdges::begin_profile`]) in which the edge lies inside
+    /// a location (0: none).
+    inside: u32,
+    /// Whether some sample had the callee inlined into the caller.
+    inlined: bool,
+    /// Whether some sample had the edge as a real call at its rootmost place: then the
+    /// edge is not inline.
+    called: bool,
+    /// Whether the state before the first change since [`CallEdges::keep`] is in the
+    /// journal.
+    journaled: bool,
+}
+
+/// Every edge counted since the last [`CallEdges::clear`], with what the samples said
+/// of it (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct CallEdges {
+    /// `caller << 32 | callee` → edge id.
+    ids: FxHashMap<u64, u32>,
+    /// By edge id: (caller, callee), and what the samples said.
+    pairs: Vec<(FrameId, FrameId)>,
+    states: Vec<EdgeState>,
+    /// The profile being counted, numbered from 1.
+    epoch: u32,
+    /// Edges with a pending real call, of the current sample.
+    pending: Vec<u32>,
+    /// States changed since [`CallEdges::keep`], as they were before.
+    journal: Vec<(u32, EdgeState)>,
+}
+
+impl CallEdges {
+    /// Starts the next profile: the edges inside its locations are told next
+    /// ([`CallEdges::inside`]).
+    pub fn begin_profile(&mut self) {
+        self.epoch = self.epoch.checked_add(1).unwrap_or(1);
+    }
+
+    /// The id of edge `caller → callee`, made when new.
+    fn id(&mut self, caller: FrameId, callee: FrameId) -> u32 {
+        let next = self.pairs.len() as u32;
+        let key = u64::from(caller) << 32 | u64::from(callee);
+        let id = *self.ids.entry(key).or_insert(next);
+        if id == next {
+            self.pairs.push((caller, callee));
+            self.states.push(EdgeState::default());
+        }
+        id
+    }
+
+    /// The id of edge `caller → callee` (not a frame to itself), which lies inside a
+    /// location of the profile being counted.
+    pub fn inside(&mut self, caller: FrameId, callee: FrameId) -> u32 {
+        let e = self.id(caller, callee);
+        self.states[e as usize].inside = self.epoch;
+        e
+    }
+
+    /// Changes the state of edge `e`, journaled.
+    fn change(&mut self, e: u32, change: impl FnOnce(&mut EdgeState)) {
+        let s = &mut self.states[e as usize];
+        if !s.journaled {
+            self.journal.push((e, *s));
+            s.journaled = true;
+        }
+        change(s);
+    }
+
+    /// Notes a real call `caller → callee` (not a frame to itself) in sample `mark`;
+    /// whether the edge is now known called, so that later calls along it say
+    /// nothing new.
+    pub fn call(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> bool {
+        let e = self.id(caller, callee);
+        let s = self.states[e as usize];
+        if s.called {
+            return true;
+        }
+        if s.inside == self.epoch {
+            // It may yet show up inlined nearer the root of this sample.
+            if s.pending != mark {
+                self.change(e, |s| s.pending = mark);
+                self.pending.push(e);
+            }
+            return false;
+        }
+        self.change(e, |s| s.called = true);
+        true
+    }
+
+    /// [`CallEdges::call`] along an edge already kept; `None` for any other, which is
+    /// then not kept.
+    pub fn call_kept(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> Option<bool> {
+        let key = u64::from(caller) << 32 | u64::from(callee);
+        self.ids
+            .contains_key(&key)
+            .then(|| self.call(caller, callee, mark))
+    }
+
+    /// Whether some real call of the current sample is pending.
+    #[inline(always)]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Notes an inlined visit along edge `e` in sample `mark`: a real call of it
+    /// pending in this sample (nearer the leaf) is dropped.
+    #[inline]
+    pub fn inlined(&mut self, e: u32, mark: u32) {
+        let s = self.states[e as usize];
+        if s.pending == mark || !s.inlined {
+            self.change(e, |s| {
+                if s.pending == mark {
+                    s.pending = 0;
+                }
+                s.inlined = true;
+            });
+        }
+    }
+
+    /// Ends the current sample: its pending real calls count.
+    pub fn end_sample(&mut self) {
+        while let Some(e) = self.pending.pop() {
+            if self.states[e as usize].pending != 0 {
+                self.change(e, |s| {
+                    s.pending = 0;
+                    s.called = true;
+                });
+            }
+        }
+    }
+
+    /// Every edge counted, once counting has ended ([`CallEdges::end_sample`]).
+    pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
+        (self.pairs.iter().zip(&self.states))
+            .filter(|(_, s)| s.inlined || s.called)
+            .map(|(&(caller, callee), s)| TopEdge {
+                caller,
+                callee,
+                inlined: s.inlined,
+                called: s.called,
+            })
+    }
+
+    /// Forgets every edge.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.pairs.clear();
+        self.states.clear();
+        self.pending.clear();
+        self.journal.clear();
+    }
+
+    /// Keeps the occurrences noted so far.
+    pub fn keep(&mut self) {
+        for (e, _) in self.journal.drain(..) {
+            self.states[e as usize].journaled = false;
+        }
+    }
+
+    /// Takes back the occurrences noted since [`CallEdges::keep`].
+    pub fn forget(&mut self) {
+        self.pending.clear();
+        while let Some((e, before)) = self.journal.pop() {
+            self.states[e as usize] = before;
+        }
+    }
+}
+
+/// The edges known called ([`CallEdges::call`] said so), found in a few
+/// instructions: per caller, an open-addressing set of its callees in one shared
+/// arena of 16-bit slots, small enough to stay in a core's cache. A real call along a
+/// known edge says nothing new; the counting loop asks here, and tells [`CallEdges`]
+/// only of the others (always, for a callee id of 16 bits or more).
+#[derive(Debug)]
+pub(crate) struct KnownCalls {
+    /// Per caller frame id: where its set starts in `arena`, and its size minus one
+    /// (a power of two minus one); a caller without a set points at the one empty
+    /// slot `arena` starts with.
+    sets: Vec<(u32, u32)>,
+    /// Per caller frame id: how many callees its set holds.
+    lens: Vec<u32>,
+    /// The sets' slots, callee ids ([`NO_FRAME`] when empty); a set that grows
+    /// moves to the end.
+    arena: Vec<u16>,
+}
+
+/// An empty slot of [`KnownCalls::arena`].
+const NO_FRAME: u16 = u16::MAX;
+
+impl Default for KnownCalls {
+    fn default() -> Self {
+        Self {
+            sets: Vec::new(),
+            lens: Vec::new(),
+            arena: vec![NO_FRAME],
+        }
+    }
+}
+
+/// Where `callee` starts its probe in a set of size `mask + 1`.
+#[inline(always)]
+fn probe_start(callee: FrameId, mask: u32) -> u32 {
+    ((u64::from(callee).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32) & mask
+}
+
+impl KnownCalls {
+    /// Makes room for caller ids below `frames`.
+    pub fn grow(&mut self, frames: usize) {
+        if self.sets.len() < frames {
+            self.sets.resize(frames, (0, 0));
+            self.lens.resize(frames, 0);
+        }
+    }
+
+    /// Whether edge `caller → callee` is known called.
+    #[inline(always)]
+    pub fn contains(&self, caller: FrameId, callee: FrameId) -> bool {
+        let Some(&(at, mask)) = self.sets.get(caller as usize) else {
+            return false;
+        };
+        let mut i = probe_start(callee, mask);
+        loop {
+            match self.arena.get((at + i) as usize) {
+                Some(&f) if u32::from(f) == callee => return true,
+                Some(&f) if f != NO_FRAME => i = (i + 1) & mask,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Notes edge `caller → callee` (a caller id below [`KnownCalls::grow`]'s) as
+    /// known called.
+    pub fn insert(&mut self, caller: FrameId, callee: FrameId) {
+        let c = caller as usize;
+        let (Some(&(at, mask)), Some(&len)) = (self.sets.get(c), self.lens.get(c)) else {
+            return;
+        };
+        if callee >= u32::from(NO_FRAME) {
+            return;
+        }
+        // At most three quarters full, so that every probe ends at an empty slot soon.
+        if at == 0 || 4 * (len + 1) > 3 * (mask + 1) {
+            let size = if at == 0 { 4 } else { 2 * (mask + 1) };
+            let new_at = self.arena.len() as u32;
+            self.arena
+                .resize(self.arena.len() + size as usize, NO_FRAME);
+            self.sets[c] = (new_at, size - 1);
+            if at != 0 {
+                for i in at..=at + mask {
+                    let f = self.arena[i as usize];
+                    if f != NO_FRAME {
+                        self.place(c, u32::from(f));
+                    }
+                }
+            }
+        }
+        self.place(c, callee);
+        self.lens[c] += 1;
+    }
+
+    /// Puts `callee` (below [`NO_FRAME`]) in the first empty slot of its probe in
+    /// caller `c`'s set.
+    fn place(&mut self, c: usize, callee: FrameId) {
+        let (at, mask) = self.sets[c];
+        let mut i = probe_start(callee, mask);
+        while self.arena[(at + i) as usize] != NO_FRAME {
+            i = (i + 1) & mask;
+        }
+        self.arena[(at + i) as usize] = callee as u16;
+    }
+
+    /// Forgets every edge.
+    pub fn clear(&mut self) {
+        self.sets.fill((0, 0));
+        self.lens.fill(0);
+        self.arena.truncate(1);
+    }
+}
