@@ -16,10 +16,13 @@ address granularity, compares line for line
 and `flint peek . FILE [--granularity line]` with `go tool pprof -peek . [-lines] FILE`
 (runs of edges whose weights differ only in sign compared as sets: pprof's order of them
 changes from run to run; a profile where nothing matches must fail in both, with pprof's
-message), and prints one line per mismatch (profile index, sample index, first differing line),
-then `N profiles, M views checked, K mismatches`; exits 1 when K > 0.
+message). Then --sums families of 2-4 profiles of one program (few functions; one
+profile may inline what another calls), each summed as `flint top A B .. [-s I |
+--granularity line]` against `go tool pprof -top .. A B ..` (pprof merges them). Prints
+one line per mismatch (profile index, sample index, first differing line), then
+`N profiles, S sums, M views checked, K mismatches`; exits 1 when K > 0.
 
-    bench/pprof-differential.py                              # 1000 profiles, seed 1
+    bench/pprof-differential.py                              # 1000 profiles, 200 sums, seed 1
     bench/pprof-differential.py --flint /tmp/flint --count 200 --seed 7
     bench/pprof-differential.py --only 42 --keep /tmp/diff   # one profile, kept to look at
 
