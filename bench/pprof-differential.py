@@ -155,7 +155,9 @@ def random_profile(Profile, rng, family=None):
         for _, unit in types:
             r = rng.random()
             v = 0 if r < 0.1 else rng.randint(1, UNIT_SCALE[unit])
-            values.append(-v if r > 0.95 else v)
+            # Negative values only alone: a sum nets equal stacks of different files
+            # only after taking absolute values (README's known differences).
+            values.append(-v if r > 0.95 and family is None else v)
         labels = []
         if rng.random() < 0.3:
             for _ in range(rng.randint(1, 2)):
