@@ -135,7 +135,10 @@ fn an_edge_inlined_in_one_profile_and_called_in_another_is_a_call_in_their_sum()
     // other only calls it.
     let inlined = program(&[&[1, 4]]);
     let called = program(&[&[2, 3, 4]]);
-    assert_eq!(sum_mark(std::slice::from_ref(&inlined), "helper"), InlineMark::Inline);
+    assert_eq!(
+        sum_mark(std::slice::from_ref(&inlined), "helper"),
+        InlineMark::Inline
+    );
     assert_eq!(
         sum_mark(&[inlined.clone(), called], "helper"),
         InlineMark::None
