@@ -205,6 +205,9 @@ pub(crate) struct KnownCalls {
     /// The sets' slots, callee ids ([`NO_FRAME`] when empty); a set that grows
     /// moves to the end.
     arena: Vec<u16>,
+    /// Slots of `arena` that sets moved out of: once they are half of it, the sets
+    /// are packed again, so that the ones in use share fewer cache lines.
+    garbage: usize,
 }
 
 /// An empty slot of [`KnownCalls::arena`].
@@ -216,6 +219,7 @@ impl Default for KnownCalls {
             sets: Vec::new(),
             lens: Vec::new(),
             arena: vec![NO_FRAME],
+            garbage: 0,
         }
     }
 }
@@ -275,10 +279,30 @@ impl KnownCalls {
                         self.place(c, u32::from(f));
                     }
                 }
+                self.garbage += mask as usize + 1;
             }
         }
         self.place(c, callee);
         self.lens[c] += 1;
+        if 2 * self.garbage > self.arena.len() {
+            self.pack();
+        }
+    }
+
+    /// Packs the sets in use together, in caller order (so the sets of the callers
+    /// met first, the busiest, sit together).
+    fn pack(&mut self) {
+        let mut arena = Vec::with_capacity(self.arena.len() - self.garbage);
+        arena.push(NO_FRAME);
+        for (at, mask) in &mut self.sets {
+            if *at != 0 {
+                let slots = *at as usize..=(*at + *mask) as usize;
+                *at = arena.len() as u32;
+                arena.extend_from_slice(&self.arena[slots]);
+            }
+        }
+        self.arena = arena;
+        self.garbage = 0;
     }
 
     /// Puts `callee` (below [`NO_FRAME`]) in the first empty slot of its probe in
@@ -297,5 +321,36 @@ impl KnownCalls {
         self.sets.fill((0, 0));
         self.lens.fill(0);
         self.arena.truncate(1);
+        self.garbage = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KnownCalls;
+
+    #[test]
+    fn known_calls_hold_what_was_inserted_through_growth_and_packing() {
+        let mut known = KnownCalls::default();
+        known.grow(50);
+        // Callers' sets grow in turns, so that sets move and the arena is packed.
+        for round in 0..200u32 {
+            for caller in 0..50u32 {
+                known.insert(caller, round * 7 + caller);
+            }
+        }
+        for caller in 0..50u32 {
+            for round in 0..200u32 {
+                assert!(known.contains(caller, round * 7 + caller));
+                assert!(!known.contains(caller, round * 7 + caller + 1400 + 50));
+            }
+        }
+        // Sets moved out of are never more than half the arena.
+        assert!(2 * known.garbage <= known.arena.len());
+        // A callee id that no 16-bit slot holds is never known.
+        known.insert(3, 70_000);
+        assert!(!known.contains(3, 70_000));
+        known.clear();
+        assert!(!known.contains(0, 0));
     }
 }
