@@ -222,6 +222,9 @@ impl TopSum {
             .map(|r| {
                 let row = self.rows.row(&r.key, &r.name);
                 self.rows.add(row, r.flat, r.cum, 1);
+                // Marks of tables added without edges.
+                let into = &mut self.rows.rows[row];
+                into.reached = into.reached.or(r.reached);
                 row
             })
             .collect();

@@ -162,3 +162,19 @@ fn the_rootmost_occurrence_decides_per_sample_across_profiles() {
     let third = program(&[&[2, 3, 4]]);
     assert_eq!(sum_mark(&[first, third], "helper"), InlineMark::None);
 }
+
+#[test]
+fn a_lone_profiles_marks_survive_being_absorbed() {
+    // A table made for one profile alone carries no edges: its rows' marks are kept
+    // as they are, through another sum's absorbing it.
+    let bytes = program(&[&[1, 4]]);
+    let p = decode(&bytes).expect("valid");
+    let view = View::new(&p, &ViewOptions::default());
+    let mut part = profile_model::topsum::TopSum::new();
+    part.add(&view.top(&p, 0), &view.frames, 1);
+    let mut sum = profile_model::topsum::TopSum::new();
+    sum.absorb(part);
+    let (rows, _) = sum.finish();
+    let helper = rows.iter().find(|r| r.name == "helper").expect("a row");
+    assert_eq!(helper.reached.mark(), InlineMark::Inline);
+}
