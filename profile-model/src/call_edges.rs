@@ -8,7 +8,8 @@
 //! Every edge the samples count is kept here with what they said of it, so that the
 //! tables of many profiles (summed one at a time, on several threads) mark frames as
 //! pprof marks their merge: an edge inlined in one profile and called in another is
-//! no inline edge. A real call along an edge that also lies inside some location of
+//! no inline edge. (A profile counted alone keeps only the edges inside its locations,
+//! [`CallEdges::call_kept`].) A real call along an edge that also lies inside some location of
 //! the profile is pending until its sample ends, and is dropped if the same edge shows
 //! up inlined nearer the root; any other real call counts at once.
 
@@ -52,6 +53,11 @@ pub(crate) struct CallEdges {
     journal: Vec<(u32, EdgeState)>,
 }
 
+/// Edge `caller → callee` in [`CallEdges::ids`].
+fn key(caller: FrameId, callee: FrameId) -> u64 {
+    u64::from(caller) << 32 | u64::from(callee)
+}
+
 impl CallEdges {
     /// Starts the next profile: the edges inside its locations are told next
     /// ([`CallEdges::inside`]).
@@ -62,8 +68,7 @@ impl CallEdges {
     /// The id of edge `caller → callee`, made when new.
     fn id(&mut self, caller: FrameId, callee: FrameId) -> u32 {
         let next = self.pairs.len() as u32;
-        let key = u64::from(caller) << 32 | u64::from(callee);
-        let id = *self.ids.entry(key).or_insert(next);
+        let id = *self.ids.entry(key(caller, callee)).or_insert(next);
         if id == next {
             self.pairs.push((caller, callee));
             self.states.push(EdgeState::default());
@@ -113,10 +118,7 @@ impl CallEdges {
     /// [`CallEdges::call`] along an edge already kept; `None` for any other, which is
     /// then not kept.
     pub fn call_kept(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> Option<bool> {
-        let key = u64::from(caller) << 32 | u64::from(callee);
-        self.ids
-            .contains_key(&key)
-            .then(|| self.call(caller, callee, mark))
+        (self.ids.contains_key(&key(caller, callee))).then(|| self.call(caller, callee, mark))
     }
 
     /// Whether some real call of the current sample is pending.

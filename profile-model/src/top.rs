@@ -144,7 +144,7 @@ struct Cell {
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
     /// The last caller met whose calls of the frame are known called
-    /// ([`Counts::known`]; [`NO_CALLER`] for none): most calls then need no look-up.
+    /// ([`Calls::known`]; [`NO_CALLER`] for none): most calls then need no look-up.
     caller: FrameId,
 }
 
@@ -357,8 +357,8 @@ impl Counts {
         };
         // The frames inlined into a location's outermost one, each reached by the
         // next.
-        let inlined = |cells: &mut [Cell], edges: &mut CallEdges, several: &[u32], kept: &[u32]| {
-            for (pair, &edge) in several.windows(2).zip(kept) {
+        let inlined = |cells: &mut [Cell], edges: &mut CallEdges, several: &[u32], ids: &[u32]| {
+            for (pair, &edge) in several.windows(2).zip(ids) {
                 count(cells, pair[0]);
                 if edge != NO_EDGE {
                     edges.inlined(edge, mark);
@@ -376,11 +376,11 @@ impl Counts {
                 leaf.flat = leaf.flat.wrapping_add(value);
                 break entry;
             }
-            let (several, kept) = frames.several(entry);
+            let (several, ids) = frames.several(entry);
             if let (Some(&first), Some(&last)) = (several.first(), several.last()) {
                 let leaf = &mut cells[first as usize];
                 leaf.flat = leaf.flat.wrapping_add(value);
-                inlined(cells, edges, several, kept);
+                inlined(cells, edges, several, ids);
                 break last;
             }
         };
@@ -403,7 +403,7 @@ impl Counts {
                 callee = entry;
                 continue;
             }
-            let (several, kept) = frames.several(entry);
+            let (several, ids) = frames.several(entry);
             let (Some(&first), Some(&last)) = (several.first(), several.last()) else {
                 continue;
             };
@@ -416,7 +416,7 @@ impl Counts {
                 callee,
                 mark,
             );
-            inlined(cells, edges, several, kept);
+            inlined(cells, edges, several, ids);
             callee = last;
         }
         count(cells, callee);
