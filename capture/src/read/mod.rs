@@ -25,7 +25,7 @@ use profile_model::codec::{self, DecodeOptions, message_bytes};
 use profile_model::{Profile, ProfileError};
 
 use crate::source::Progress;
-use runs::{Failure, RunBuffers, fold_in_runs};
+use runs::{Failure, Order, RunBuffers, fold_in_runs};
 
 pub use error::ReadError;
 pub use file::{perf_data_as_pprof, read_into, read_profile};
@@ -146,6 +146,11 @@ pub trait Fold: Sync {
 
     /// Adds `later`, the run of the files after those of `run`, to `run`.
     fn absorb(&self, run: &mut Self::Run, later: Self::Run) -> Result<(), ReadError>;
+
+    /// [`Order::Items`]: the files are added as in file order. [`Order::Any`], for a
+    /// fold whose result is the same in any order (a sum): a run may then hold files
+    /// that are not consecutive, and `later` holds files of any place.
+    const ORDER: Order = Order::Items;
 }
 
 /// How [`Files::read`] reads.
@@ -336,6 +341,7 @@ impl Files {
         };
         let folded = fold_in_runs(
             self.len(),
+            F::ORDER,
             || (fold.run(), Vec::new()),
             add,
             |(run, added), (later, later_added)| {
@@ -349,7 +355,8 @@ impl Files {
         } else {
             self.judge(folded.skipped)?
         };
-        let (folded_run, added) = folded.fold;
+        let (folded_run, mut added) = folded.fold;
+        added.sort_unstable();
         Ok(Read {
             folded: folded_run,
             added,

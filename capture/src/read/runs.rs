@@ -48,6 +48,9 @@ pub struct RunBuffers {
 /// made by `new`, so the result is the one of adding every item in order to one value.
 /// A thread done with its run takes the second half of what is left of the largest
 /// run as a new run, so that the threads finish together however the work lies.
+/// With [`Order::Any`], a thread folds all its runs into one value, which then holds
+/// items that are not consecutive: a value that learns as it folds (a sum's frames
+/// and edges) learns once per thread, and is absorbed once.
 ///
 /// An item that [`Failure::Skip`]s is noted and left out. Once an item
 /// [`Failure::Stop`]s, no item after it is started, while those before it still are:
@@ -55,6 +58,7 @@ pub struct RunBuffers {
 /// would have found it.
 pub fn fold_in_runs<A: Send, E: Send>(
     count: usize,
+    order: Order,
     new: impl Fn() -> A + Sync,
     add: impl Fn(&mut A, &mut RunBuffers, usize) -> Result<(), Failure<E>> + Sync,
     absorb: impl Fn(&mut A, A) -> Result<(), E>,
@@ -80,7 +84,7 @@ pub fn fold_in_runs<A: Send, E: Send>(
                 let (runs, new, add, account) = (&runs, &new, &add, account.clone());
                 scope.spawn(move || {
                     let _charge = memory::charge_to_any(account);
-                    runs.work(thread, new, add)
+                    runs.work(thread, order, new, add)
                 })
             })
             .collect();
@@ -116,6 +120,17 @@ pub fn fold_in_runs<A: Send, E: Send>(
     Ok(Folded { fold, skipped })
 }
 
+/// Whether [`fold_in_runs`] must absorb items in their order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// The result must be the one of adding every item in order: each run is folded
+    /// into a value of its own, and the runs are absorbed in order.
+    Items,
+    /// Adding and absorbing give the same result in any order (a sum): each thread
+    /// folds every run it takes into one value.
+    Any,
+}
+
 /// How many threads read profiles: the cores, at most four.
 fn worker_count() -> usize {
     std::thread::available_parallelism()
@@ -139,10 +154,12 @@ struct Runs {
 }
 
 impl Runs {
-    /// Folds run `run` and then runs taken from others, until none is left.
+    /// Folds run `run` and then runs taken from others, until none is left: each
+    /// into a value of its own, or with [`Order::Any`] all into one.
     fn work<A, E>(
         &self,
         mut run: usize,
+        order: Order,
         new: &impl Fn() -> A,
         add: &impl Fn(&mut A, &mut RunBuffers, usize) -> Result<(), Failure<E>>,
     ) -> RunsDone<A, E> {
@@ -152,11 +169,12 @@ impl Runs {
             skipped: Vec::new(),
             stopped: None,
         };
+        let mut folding: Option<(usize, A)> = None;
         loop {
-            let mut fold = new();
             let start = self.lock()[run].start;
+            let (_, fold) = folding.get_or_insert_with(|| (start, new()));
             while let Some(i) = self.next(run) {
-                match add(&mut fold, &mut buf, i) {
+                match add(fold, &mut buf, i) {
                     Ok(()) => {}
                     Err(Failure::Skip(e)) => done.skipped.push((i, e)),
                     Err(Failure::Stop(e)) => {
@@ -166,10 +184,15 @@ impl Runs {
                     }
                 }
             }
-            done.folds.push((start, fold));
+            if order == Order::Items {
+                done.folds.extend(folding.take());
+            }
             match self.take() {
                 Some(taken) => run = taken,
-                None => return done,
+                None => {
+                    done.folds.extend(folding.take());
+                    return done;
+                }
             }
         }
     }
@@ -251,7 +274,7 @@ mod tests {
         count: usize,
         add: impl Fn(&mut Merger, &mut RunBuffers, usize) -> Result<(), Failure<String>> + Sync,
     ) -> Result<Folded<Merger, String>, String> {
-        fold_in_runs(count, Merger::new, add, |merger, run| {
+        fold_in_runs(count, Order::Items, Merger::new, add, |merger, run| {
             merger.absorb(run).map_err(|e| e.to_string())
         })
     }

@@ -8,6 +8,7 @@ use profile_model::codec::{DecodeOptions, decode_without_stacks};
 use profile_model::topsum::TopSum;
 use profile_model::{Profile, ProfileError, View, ViewOptions};
 
+use super::runs::Order;
 use super::{FileBytes, FileRef, Files, Fold, NotAdded, ReadError, ReadOptions, read_into};
 
 /// What the header of pprof's `-top` says about the inputs.
@@ -92,6 +93,8 @@ impl TopHeader {
 /// What one profile's header adds to a [`TopHeader`].
 #[derive(Debug, Default)]
 struct HeaderPart {
+    /// The file's place among the files read (its comments count in file order).
+    file: usize,
     time_nanos: i64,
     duration_nanos: i64,
     comments: Vec<String>,
@@ -100,6 +103,7 @@ struct HeaderPart {
 impl HeaderPart {
     fn of(profile: &Profile) -> Self {
         Self {
+            file: 0,
             time_nanos: profile.time_nanos,
             duration_nanos: profile.duration_nanos,
             comments: profile
@@ -228,7 +232,8 @@ pub fn sum_top(
             ..ReadOptions::new(decode)
         },
     )?;
-    let (sum, parts) = read.folded;
+    let (sum, mut parts) = read.folded;
+    parts.sort_unstable_by_key(|part| part.file);
     if let Some(header) = &mut header {
         for part in &parts {
             header.add(part);
@@ -276,6 +281,7 @@ impl Fold for SumFiles<'_> {
             return Err(NotAdded::Stop(e));
         }
         parts.push(HeaderPart {
+            file: file.index,
             time_nanos: summary.time_nanos,
             duration_nanos: summary.duration_nanos,
             comments: summary.comments,
@@ -288,4 +294,8 @@ impl Fold for SumFiles<'_> {
         parts.extend(later.1);
         Ok(())
     }
+
+    /// A sum: each thread adds all the files it reads to one [`TopSum`], whose frames
+    /// and call edges it then learns once.
+    const ORDER: Order = Order::Any;
 }

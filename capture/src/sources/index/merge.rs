@@ -7,7 +7,7 @@ use profile_model::{Profile, ProfileError};
 
 use super::entry::Entry;
 use super::labels::{SampleLabels, labels_over};
-use crate::read::runs::{Failure, RunBuffers, fold_in_runs};
+use crate::read::runs::{Failure, Order, RunBuffers, fold_in_runs};
 use crate::selector::Selector;
 use crate::source::{Progress, SourceError};
 
@@ -55,7 +55,7 @@ pub(crate) fn merge<L: Sync>(
         }
         added
     };
-    let merged = fold_in_runs(entries.len(), Merger::new, add, |merger, run| {
+    let merged = fold_in_runs(entries.len(), Order::Items, Merger::new, add, |merger, run| {
         merger
             .absorb(run)
             .map_err(|e| SourceError::Failed(e.to_string()))
