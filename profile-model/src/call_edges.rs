@@ -8,28 +8,30 @@
 //! Every edge the samples count is kept here with what they said of it, so that the
 //! tables of many profiles (summed one at a time, on several threads) mark frames as
 //! pprof marks their merge: an edge inlined in one profile and called in another is
-//! no inline edge. (A profile counted alone keeps only the edges inside its locations,
-//! [`CallEdges::call_kept`].) A real call along an edge that also lies inside some location of
-//! the profile is pending until its sample ends, and is dropped if the same edge shows
-//! up inlined nearer the root; any other real call counts at once.
+//! no inline edge. The few edges that lie inside some location get a state of their
+//! own: a real call along one that also lies inside a location of the profile being
+//! counted is pending until its sample ends, and is dropped if the same edge shows up
+//! inlined nearer the root. Every other real call counts at once, and only its edge is
+//! kept, in a compact set ([`KnownCalls`]); an edge met inside a location only later
+//! finds there that it was called.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frames::FrameId;
 use crate::top::TopEdge;
 
-/// What the occurrences of one edge said.
+/// What the occurrences of an edge inside some location said.
 #[derive(Debug, Clone, Copy, Default)]
 struct EdgeState {
     /// The sample whose real call along the edge is pending (0: none).
     pending: u32,
     /// The last profile ([`CallEdges::begin_profile`]) in which the edge lies inside
-    /// a location (0: none).
+    /// a location.
     inside: u32,
     /// Whether some sample had the callee inlined into the caller.
     inlined: bool,
-    /// Whether some sample had the edge as a real call at its rootmost place: then the
-    /// edge is not inline.
+    /// Whether some sample had the edge as a real call at its rootmost place while it
+    /// lay inside a location of the profile: then the edge is not inline.
     called: bool,
     /// Whether the state before the first change since [`CallEdges::keep`] is in the
     /// journal.
@@ -40,9 +42,9 @@ struct EdgeState {
 /// of it (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct CallEdges {
-    /// `caller << 32 | callee` → edge id.
+    /// The edges that lay inside a location: `caller << 32 | callee` → id.
     ids: FxHashMap<u64, u32>,
-    /// By edge id: (caller, callee), and what the samples said.
+    /// By id: (caller, callee), and what the samples said.
     pairs: Vec<(FrameId, FrameId)>,
     states: Vec<EdgeState>,
     /// The profile being counted, numbered from 1.
@@ -51,6 +53,8 @@ pub(crate) struct CallEdges {
     pending: Vec<u32>,
     /// States changed since [`CallEdges::keep`], as they were before.
     journal: Vec<(u32, EdgeState)>,
+    /// Every edge along which a real call counted.
+    called: KnownCalls,
 }
 
 /// Edge `caller → callee` in [`CallEdges::ids`].
@@ -59,29 +63,35 @@ fn key(caller: FrameId, callee: FrameId) -> u64 {
 }
 
 impl CallEdges {
+    /// Makes room for frame ids below `frames`.
+    pub fn grow(&mut self, frames: usize) {
+        self.called.grow(frames);
+    }
+
     /// Starts the next profile: the edges inside its locations are told next
     /// ([`CallEdges::inside`]).
     pub fn begin_profile(&mut self) {
         self.epoch = self.epoch.checked_add(1).unwrap_or(1);
     }
 
-    /// The id of edge `caller → callee`, made when new.
-    fn id(&mut self, caller: FrameId, callee: FrameId) -> u32 {
-        let next = self.pairs.len() as u32;
-        let id = *self.ids.entry(key(caller, callee)).or_insert(next);
-        if id == next {
-            self.pairs.push((caller, callee));
-            self.states.push(EdgeState::default());
-        }
-        id
-    }
-
     /// The id of edge `caller → callee` (not a frame to itself), which lies inside a
     /// location of the profile being counted.
     pub fn inside(&mut self, caller: FrameId, callee: FrameId) -> u32 {
-        let e = self.id(caller, callee);
+        let next = self.pairs.len() as u32;
+        let e = *self.ids.entry(key(caller, callee)).or_insert(next);
+        if e == next {
+            self.pairs.push((caller, callee));
+            self.states.push(EdgeState::default());
+        }
         self.states[e as usize].inside = self.epoch;
         e
+    }
+
+    /// Whether a real call along edge `caller → callee` counted: then later calls
+    /// along it say nothing new.
+    #[inline(always)]
+    pub fn known_called(&mut self, caller: FrameId, callee: FrameId) -> bool {
+        self.called.contains(caller, callee)
     }
 
     /// Changes the state of edge `e`, journaled.
@@ -94,14 +104,15 @@ impl CallEdges {
         change(s);
     }
 
-    /// Notes a real call `caller → callee` (not a frame to itself) in sample `mark`;
-    /// whether the edge is now known called, so that later calls along it say
-    /// nothing new.
-    pub fn call(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> bool {
-        let e = self.id(caller, callee);
+    /// Notes a real call `caller → callee` (not a frame to itself, not known called)
+    /// in sample `mark`: `None` when the edge never lay inside a location, whose call
+    /// the caller counts ([`CallEdges::count_call`]); else whether the call counted,
+    /// or is pending.
+    pub fn call(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> Option<bool> {
+        let e = *self.ids.get(&key(caller, callee))?;
         let s = self.states[e as usize];
         if s.called {
-            return true;
+            return Some(true);
         }
         if s.inside == self.epoch {
             // It may yet show up inlined nearer the root of this sample.
@@ -109,16 +120,15 @@ impl CallEdges {
                 self.change(e, |s| s.pending = mark);
                 self.pending.push(e);
             }
-            return false;
+            return Some(false);
         }
         self.change(e, |s| s.called = true);
-        true
+        Some(true)
     }
 
-    /// [`CallEdges::call`] along an edge already kept; `None` for any other, which is
-    /// then not kept.
-    pub fn call_kept(&mut self, caller: FrameId, callee: FrameId, mark: u32) -> Option<bool> {
-        (self.ids.contains_key(&key(caller, callee))).then(|| self.call(caller, callee, mark))
+    /// Notes that a real call along edge `caller → callee` counted.
+    pub fn count_call(&mut self, caller: FrameId, callee: FrameId) {
+        self.called.insert(caller, callee);
     }
 
     /// Whether some real call of the current sample is pending.
@@ -154,16 +164,27 @@ impl CallEdges {
         }
     }
 
-    /// Every edge counted, once counting has ended ([`CallEdges::end_sample`]).
+    /// Every edge counted, once counting has ended ([`CallEdges::end_sample`]): the
+    /// edges inside locations in the order first met, then the others called.
     pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
-        (self.pairs.iter().zip(&self.states))
-            .filter(|(_, s)| s.inlined || s.called)
-            .map(|(&(caller, callee), s)| TopEdge {
+        let inside = (self.pairs.iter().zip(&self.states)).filter_map(|(&(caller, callee), s)| {
+            let called = s.called || self.called.contains(caller, callee);
+            (s.inlined || called).then_some(TopEdge {
                 caller,
                 callee,
                 inlined: s.inlined,
-                called: s.called,
+                called,
             })
+        });
+        let called = (self.called.edges())
+            .filter(|&(caller, callee)| !self.ids.contains_key(&key(caller, callee)))
+            .map(|(caller, callee)| TopEdge {
+                caller,
+                callee,
+                inlined: false,
+                called: true,
+            });
+        inside.chain(called)
     }
 
     /// Forgets every edge.
@@ -173,6 +194,7 @@ impl CallEdges {
         self.states.clear();
         self.pending.clear();
         self.journal.clear();
+        self.called.clear();
     }
 
     /// Keeps the occurrences noted so far.
@@ -180,6 +202,7 @@ impl CallEdges {
         for (e, _) in self.journal.drain(..) {
             self.states[e as usize].journaled = false;
         }
+        self.called.keep();
     }
 
     /// Takes back the occurrences noted since [`CallEdges::keep`].
@@ -188,16 +211,16 @@ impl CallEdges {
         while let Some((e, before)) = self.journal.pop() {
             self.states[e as usize] = before;
         }
+        self.called.forget();
     }
 }
 
-/// The edges known called ([`CallEdges::call`] said so), found in a few
-/// instructions: per caller, an open-addressing set of its callees in one shared
-/// arena of 16-bit slots, small enough to stay in a core's cache. A real call along a
-/// known edge says nothing new; the counting loop asks here, and tells [`CallEdges`]
-/// only of the others (always, for a callee id of 16 bits or more).
+/// A set of call edges, found in a few instructions: per caller, an open-addressing
+/// set of its callees in one shared arena of 16-bit slots, small enough to stay in a
+/// core's cache (an edge whose ids do not fit goes to a hash set). What was inserted
+/// since [`KnownCalls::keep`] can be taken back.
 #[derive(Debug)]
-pub(crate) struct KnownCalls {
+struct KnownCalls {
     /// Per caller frame id: where its set starts in `arena`, and its size minus one
     /// (a power of two minus one); a caller without a set points at the one empty
     /// slot `arena` starts with.
@@ -210,6 +233,11 @@ pub(crate) struct KnownCalls {
     /// Slots of `arena` that sets moved out of: once they are half of it, the sets
     /// are packed again, so that the ones in use share fewer cache lines.
     garbage: usize,
+    /// The edges of a caller without a set or of a callee id of 16 bits or more, by
+    /// [`key`].
+    wide: FxHashSet<u64>,
+    /// The edges inserted since [`KnownCalls::keep`].
+    added: Vec<(FrameId, FrameId)>,
 }
 
 /// An empty slot of [`KnownCalls::arena`].
@@ -222,6 +250,8 @@ impl Default for KnownCalls {
             lens: Vec::new(),
             arena: vec![NO_FRAME],
             garbage: 0,
+            wide: FxHashSet::default(),
+            added: Vec::new(),
         }
     }
 }
@@ -233,20 +263,27 @@ fn probe_start(callee: FrameId, mask: u32) -> u32 {
 }
 
 impl KnownCalls {
-    /// Makes room for caller ids below `frames`.
-    pub fn grow(&mut self, frames: usize) {
+    /// Makes room for caller ids below `frames` in the sets.
+    fn grow(&mut self, frames: usize) {
         if self.sets.len() < frames {
             self.sets.resize(frames, (0, 0));
             self.lens.resize(frames, 0);
+            // Edges of callers that had no set move to theirs.
+            for k in std::mem::take(&mut self.wide) {
+                self.put((k >> 32) as FrameId, k as FrameId);
+            }
         }
     }
 
-    /// Whether edge `caller → callee` is known called.
+    /// Whether the set holds edge `caller → callee`.
     #[inline(always)]
-    pub fn contains(&self, caller: FrameId, callee: FrameId) -> bool {
+    fn contains(&self, caller: FrameId, callee: FrameId) -> bool {
         let Some(&(at, mask)) = self.sets.get(caller as usize) else {
-            return false;
+            return self.wide.contains(&key(caller, callee));
         };
+        if callee >= u32::from(NO_FRAME) {
+            return self.wide.contains(&key(caller, callee));
+        }
         let mut i = probe_start(callee, mask);
         loop {
             match self.arena.get((at + i) as usize) {
@@ -257,14 +294,21 @@ impl KnownCalls {
         }
     }
 
-    /// Notes edge `caller → callee` (a caller id below [`KnownCalls::grow`]'s) as
-    /// known called.
-    pub fn insert(&mut self, caller: FrameId, callee: FrameId) {
+    /// Inserts edge `caller → callee`, which the set does not hold.
+    fn insert(&mut self, caller: FrameId, callee: FrameId) {
+        self.added.push((caller, callee));
+        self.put(caller, callee);
+    }
+
+    /// [`KnownCalls::insert`], not noted in `added`.
+    fn put(&mut self, caller: FrameId, callee: FrameId) {
         let c = caller as usize;
         let (Some(&(at, mask)), Some(&len)) = (self.sets.get(c), self.lens.get(c)) else {
+            self.wide.insert(key(caller, callee));
             return;
         };
         if callee >= u32::from(NO_FRAME) {
+            self.wide.insert(key(caller, callee));
             return;
         }
         // At most three quarters full, so that every probe ends at an empty slot soon.
@@ -288,6 +332,37 @@ impl KnownCalls {
         self.lens[c] += 1;
         if 2 * self.garbage > self.arena.len() {
             self.pack();
+        }
+    }
+
+    /// Takes edge `caller → callee` out of the set, where it is.
+    fn remove(&mut self, caller: FrameId, callee: FrameId) {
+        let c = caller as usize;
+        let Some(&(at, mask)) = self.sets.get(c) else {
+            self.wide.remove(&key(caller, callee));
+            return;
+        };
+        if callee >= u32::from(NO_FRAME) {
+            self.wide.remove(&key(caller, callee));
+            return;
+        }
+        let slot = |i: u32| (at + (i & mask)) as usize;
+        let mut i = probe_start(callee, mask);
+        while self.arena[slot(i)] != callee as u16 {
+            if self.arena[slot(i)] == NO_FRAME {
+                return;
+            }
+            i += 1;
+        }
+        self.arena[slot(i)] = NO_FRAME;
+        self.lens[c] -= 1;
+        // The callees placed after it in its run of full slots are placed again, so
+        // that no probe stops at the hole.
+        i += 1;
+        while self.arena[slot(i)] != NO_FRAME {
+            let f = std::mem::replace(&mut self.arena[slot(i)], NO_FRAME);
+            self.place(c, u32::from(f));
+            i += 1;
         }
     }
 
@@ -318,12 +393,40 @@ impl KnownCalls {
         self.arena[(at + i) as usize] = callee as u16;
     }
 
+    /// Every edge of the set, as (caller, callee).
+    fn edges(&self) -> impl Iterator<Item = (FrameId, FrameId)> + '_ {
+        let in_sets = (self.sets.iter().enumerate())
+            .filter(|(_, (at, _))| *at != 0)
+            .flat_map(|(c, &(at, mask))| {
+                let slots = self.arena.get(at as usize..=(at + mask) as usize);
+                (slots.unwrap_or(&[]).iter())
+                    .filter(|&&f| f != NO_FRAME)
+                    .map(move |&f| (c as FrameId, u32::from(f)))
+            });
+        let wide = (self.wide.iter()).map(|&k| ((k >> 32) as FrameId, k as FrameId));
+        in_sets.chain(wide)
+    }
+
+    /// Keeps the edges inserted so far.
+    fn keep(&mut self) {
+        self.added.clear();
+    }
+
+    /// Takes back the edges inserted since [`KnownCalls::keep`].
+    fn forget(&mut self) {
+        while let Some((caller, callee)) = self.added.pop() {
+            self.remove(caller, callee);
+        }
+    }
+
     /// Forgets every edge.
-    pub fn clear(&mut self) {
+    fn clear(&mut self) {
         self.sets.fill((0, 0));
         self.lens.fill(0);
         self.arena.truncate(1);
         self.garbage = 0;
+        self.wide.clear();
+        self.added.clear();
     }
 }
 
@@ -349,10 +452,40 @@ mod tests {
         }
         // Sets moved out of are never more than half the arena.
         assert!(2 * known.garbage <= known.arena.len());
-        // A callee id that no 16-bit slot holds is never known.
+        // Ids that no 16-bit slot holds, or no set, are held apart.
         known.insert(3, 70_000);
-        assert!(!known.contains(3, 70_000));
+        known.insert(60, 4);
+        assert!(known.contains(3, 70_000) && known.contains(60, 4));
+        let mut edges: Vec<_> = known.edges().collect();
+        edges.sort_unstable();
+        assert_eq!(edges.len(), 50 * 200 + 2);
+        assert!(edges.binary_search(&(3, 70_000)).is_ok());
+        // A caller that gets a set takes its edges there.
+        known.grow(61);
+        assert!(known.wide.len() == 1 && known.contains(60, 4));
         known.clear();
         assert!(!known.contains(0, 0));
+    }
+
+    #[test]
+    fn known_calls_take_back_what_was_inserted_since_kept() {
+        let mut known = KnownCalls::default();
+        known.grow(8);
+        // Callees of one caller, many probing from the same slot.
+        let kept: Vec<u32> = (0..40).map(|i| i * 64).collect();
+        for &f in &kept {
+            known.insert(1, f);
+        }
+        known.keep();
+        let later: Vec<u32> = (0..40).map(|i| i * 64 + 32).collect();
+        for &f in &later {
+            known.insert(1, f);
+        }
+        known.insert(2, 70_000);
+        known.forget();
+        assert!(kept.iter().all(|&f| known.contains(1, f)));
+        assert!(!later.iter().any(|&f| known.contains(1, f)));
+        assert!(!known.contains(2, 70_000));
+        assert_eq!(known.edges().count(), kept.len());
     }
 }

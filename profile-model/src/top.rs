@@ -2,7 +2,7 @@
 
 use std::cmp::Reverse;
 
-use crate::call_edges::{CallEdges, KnownCalls};
+use crate::call_edges::CallEdges;
 use crate::filter::SampleFilter;
 use crate::frames::{FrameId, FrameTable};
 use crate::merge::BASE_LABEL;
@@ -208,9 +208,6 @@ const NO_EDGE: u32 = u32::MAX;
 /// How the counting loop notes real calls.
 #[derive(Debug)]
 struct Calls {
-    /// The edges known called: a real call along one says nothing new, and costs a
-    /// look-up in its caller's small set.
-    known: KnownCalls,
     /// Whether every call edge is kept in [`CallEdges`] (to sum profiles); else only
     /// the edges inside a location (one profile alone), a call along any other
     /// marking its callee called in `plain`.
@@ -223,7 +220,6 @@ struct Calls {
 impl Default for Calls {
     fn default() -> Self {
         Self {
-            known: KnownCalls::default(),
             complete: true,
             plain: Vec::new(),
         }
@@ -257,7 +253,7 @@ impl Calls {
             *p |= CALLED;
             return true;
         }
-        self.known.contains(caller, callee) || self.settle(edges, caller, callee, mark)
+        edges.known_called(caller, callee) || self.settle(edges, caller, callee, mark)
     }
 
     /// [`Calls::known`] along an edge not known called.
@@ -270,18 +266,16 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
-        let called = if self.complete {
-            edges.call(caller, callee, mark)
-        } else {
-            edges.call_kept(caller, callee, mark).unwrap_or_else(|| {
-                if let Some(p) = self.plain.get_mut(callee as usize) {
-                    *p |= CALLED;
-                }
-                true
-            })
-        };
+        let called = edges.call(caller, callee, mark).unwrap_or_else(|| {
+            if !self.complete
+                && let Some(p) = self.plain.get_mut(callee as usize)
+            {
+                *p |= CALLED;
+            }
+            true
+        });
         if called {
-            self.known.insert(caller, callee);
+            edges.count_call(caller, callee);
         }
         called
     }
@@ -317,7 +311,7 @@ impl Counts {
         if self.cells.len() < frames {
             self.cells.resize(frames, Cell::default());
         }
-        self.calls.known.grow(frames);
+        self.edges.grow(frames);
         if !self.calls.complete && self.calls.plain.len() < frames {
             self.calls.plain.resize(frames, 0);
         }
@@ -509,7 +503,6 @@ impl Counts {
     pub fn clear(&mut self, frames: usize) {
         let n = frames.min(self.cells.len());
         self.cells[..n].fill(Cell::default());
-        self.calls.known.clear();
         self.calls.plain.fill(0);
         self.edges.clear();
     }
@@ -522,7 +515,6 @@ impl Counts {
     /// Takes back the edges noted since [`Counts::keep_edges`] (of samples whose
     /// values were taken back by counting them again negated).
     pub fn forget_new_edges(&mut self) {
-        self.calls.known.clear();
         self.cells.iter_mut().for_each(|c| c.caller = NO_CALLER);
         self.edges.forget();
     }

@@ -342,4 +342,42 @@ mod tests {
         assert_eq!(skipped, [3, 10, 17, 24, 31, 38]);
         assert_eq!(merged.fold.inputs(), 34);
     }
+
+    /// Folds items `0..count` (the first run slow, so that other threads take parts
+    /// of it) into lists of items, in `order`: the items folded, and how many lists
+    /// were made.
+    fn fold_lists(count: usize, order: Order) -> (Vec<usize>, usize) {
+        let made = AtomicUsize::new(0);
+        let new = || {
+            made.fetch_add(1, Ordering::Relaxed);
+            Vec::new()
+        };
+        let add = |items: &mut Vec<usize>, _: &mut RunBuffers, i: usize| {
+            if i < 20 {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            items.push(i);
+            Ok::<(), Failure<String>>(())
+        };
+        let absorb = |items: &mut Vec<usize>, later: Vec<usize>| {
+            items.extend(later);
+            Ok(())
+        };
+        let folded = fold_in_runs(count, order, new, add, absorb).expect("no item fails");
+        (folded.fold, made.into_inner())
+    }
+
+    #[test]
+    fn a_sum_in_any_order_is_folded_into_one_value_per_thread() {
+        let (mut items, made) = fold_lists(40, Order::Any);
+        items.sort_unstable();
+        assert_eq!(items, (0..40).collect::<Vec<_>>(), "each item once");
+        // One value per thread and the one they are absorbed into, however many runs
+        // the threads took from one another.
+        assert!(made <= worker_count() + 1, "{made} values made");
+        // In item order, every run is a value of its own, absorbed in order.
+        let (items, made) = fold_lists(40, Order::Items);
+        assert_eq!(items, (0..40).collect::<Vec<_>>());
+        assert!(made > worker_count().min(2), "{made} values made");
+    }
 }

@@ -55,11 +55,17 @@ pub(crate) fn merge<L: Sync>(
         }
         added
     };
-    let merged = fold_in_runs(entries.len(), Order::Items, Merger::new, add, |merger, run| {
-        merger
-            .absorb(run)
-            .map_err(|e| SourceError::Failed(e.to_string()))
-    })?;
+    let merged = fold_in_runs(
+        entries.len(),
+        Order::Items,
+        Merger::new,
+        add,
+        |merger, run| {
+            merger
+                .absorb(run)
+                .map_err(|e| SourceError::Failed(e.to_string()))
+        },
+    )?;
     let mut skipped = merged.skipped;
     if skipped.len() == entries.len() && !skipped.is_empty() {
         // Nothing was left to merge: the first entry's reason is the answer.
