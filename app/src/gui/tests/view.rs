@@ -227,6 +227,32 @@ fn invalid_regex_is_reported_inline() {
 }
 
 #[test]
+fn top_rows_are_marked_inline_as_pprof_marks_them() {
+    // `go tool pprof -top` of this file: c (inline), d (inline), b (partial-inline),
+    // a, main (tests/fixtures/writers/golden).
+    let mut app = FlintApp::new(DecodeOptions::default());
+    app.view.sync_jobs = true;
+    app.open(Source::Bytes {
+        name: "inlined.pb.gz".to_string(),
+        bytes: Arc::from(&include_bytes!("../../../../tests/fixtures/writers/inlined.pb.gz")[..]),
+    });
+    let mut h = Harness::builder()
+        .with_size(vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut FlintApp| app.show(ui), app);
+    h.run_steps(3);
+    for row in [
+        "c (inline)",
+        "d (inline)",
+        "b (partial-inline)",
+        "a",
+        "main",
+    ] {
+        h.get_by_role_and_label(egui::Role::Row, row);
+    }
+    assert!(h.query_by_role_and_label(egui::Role::Row, "c").is_none());
+}
+
+#[test]
 fn top_row_click_selects_and_highlights() {
     let mut h = harness();
     h.get_by_label("main.fib").click();

@@ -1,9 +1,12 @@
 //! The top table: function, self, self %, total, total %; sortable by clicking a header,
 //! filtered by the search, virtualized (only visible rows are built) so that tens of
 //! thousands of rows stay cheap. Cells are painted directly; each row is one clickable
-//! region labelled with its function name for accessibility. The value columns are
+//! region labelled for accessibility with its name as pprof's `-top` shows it (with
+//! an `(inline)` or `(partial-inline)` mark). The value columns are
 //! resized by dragging their headers' left edges (the function column takes the
 //! rest); their widths last for the session.
+
+use std::borrow::Cow;
 
 use egui::{Align2, Color32, FontId, Rect, Role, ScrollArea, Sense, Ui, WidgetInfo, pos2, vec2};
 use profile_model::frames::{FrameId, FrameTable};
@@ -243,9 +246,14 @@ impl TopTableState {
                         .frames
                         .get(row.frame as usize)
                         .map_or("?", |f| f.name.as_str());
+                    // As pprof's -top: `(inline)` or `(partial-inline)` after the name.
+                    let shown = match row.reached.mark().suffix() {
+                        "" => Cow::Borrowed(name),
+                        mark => Cow::Owned(format!("{name}{mark}")),
+                    };
                     let (rect, response) =
                         ui.allocate_exact_size(vec2(full, ROW_HEIGHT), Sense::click());
-                    response.widget_info(|| WidgetInfo::labeled(Role::Row, true, name));
+                    response.widget_info(|| WidgetInfo::labeled(Role::Row, true, &*shown));
                     let is_selected = selected == Some(row.frame);
                     let painter = ui.painter();
                     if is_selected {
@@ -276,7 +284,7 @@ impl TopTableState {
                         painter,
                         name_cell.shrink2(vec2(2.0, 0.0)),
                         pos2(name_cell.left() + 4.0, name_cell.center().y),
-                        name,
+                        &shown,
                         &font,
                         color,
                     );
@@ -291,9 +299,9 @@ impl TopTableState {
                         .get(row.frame as usize)
                         .map_or("", |f| f.full_name.as_str());
                     let hover = if full.is_empty() {
-                        name.to_string()
+                        shown.to_string()
                     } else {
-                        format!("{name}\n{full}")
+                        format!("{shown}\n{full}")
                     };
                     let response = response.on_hover_text_at_pointer(hover);
                     if response.clicked() {
