@@ -165,7 +165,9 @@ impl CallEdges {
     }
 
     /// Every edge counted, once counting has ended ([`CallEdges::end_sample`]): the
-    /// edges inside locations in the order first met, then the others called.
+    /// edges inside locations in the order first met, then every edge called (again,
+    /// for one inside a location that was also called: what the two say together is
+    /// what the first says alone).
     pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
         let inside = (self.pairs.iter().zip(&self.states)).filter_map(|(&(caller, callee), s)| {
             let called = s.called || self.called.contains(caller, callee);
@@ -176,14 +178,12 @@ impl CallEdges {
                 called,
             })
         });
-        let called = (self.called.edges())
-            .filter(|&(caller, callee)| !self.ids.contains_key(&key(caller, callee)))
-            .map(|(caller, callee)| TopEdge {
-                caller,
-                callee,
-                inlined: false,
-                called: true,
-            });
+        let called = (self.called.edges()).map(|(caller, callee)| TopEdge {
+            caller,
+            callee,
+            inlined: false,
+            called: true,
+        });
         inside.chain(called)
     }
 

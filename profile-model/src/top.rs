@@ -111,9 +111,9 @@ pub struct Top {
     pub kept: i64,
     /// Sum of |value| over the samples of a `-diff_base` profile; 0 when there are none.
     pub base_total: i64,
-    /// Every call edge the samples kept counted, in the order first met; `None` when
-    /// the table was made for one profile alone ([`top`] without `edges`), whose
-    /// rows' marks are then final.
+    /// Every call edge the samples kept counted (one may come twice: what the two say
+    /// together is the edge's); `None` when the table was made for one profile alone
+    /// ([`top`] without `edges`), whose rows' marks are then final.
     pub edges: Option<Vec<TopEdge>>,
 }
 
