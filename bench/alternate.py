@@ -2,7 +2,9 @@
 """Times builds of flint against each other, run for run: each round runs every binary
 once, in turn, so that the machine's drift (shared, noisy hosts) falls on all of them
 alike. Prints each binary's median wall time and CPU time (user + system, children),
-and their ratios to the first binary's.
+their ratios to the first binary's, and the median and interquartile range of the
+per-round CPU ratios (a round's binaries share its drift, so these show the spread a
+comparison has).
 
     bench/alternate.py ROUNDS BIN[,BIN...] ARGS...
     bench/alternate.py 30 /tmp/flint-old,target/release/flint top fleet.pb.gz
@@ -41,9 +43,14 @@ def main() -> int:
     for b in binaries:
         w = statistics.median(wall[b])
         c = statistics.median(cpu[b])
+        ratios = [x / y for x, y in zip(cpu[b], cpu[binaries[0]])]
+        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+        low, high = quartiles[0], quartiles[-1]
         print(
             f"{b}: wall median {w * 1000:.1f} ms (×{w / base_wall:.3f}), "
-            f"cpu median {c * 1000:.1f} ms (×{c / base_cpu:.3f}), {rounds} rounds"
+            f"cpu median {c * 1000:.1f} ms (×{c / base_cpu:.3f}), "
+            f"per-round cpu ratio {statistics.median(ratios):.3f} "
+            f"(IQR {low:.3f}–{high:.3f}), {rounds} rounds"
         )
     return 0
 
