@@ -164,12 +164,10 @@ impl CallEdges {
         }
     }
 
-    /// Every edge counted, once counting has ended ([`CallEdges::end_sample`]): the
-    /// edges inside locations in the order first met, then every edge called (again,
-    /// for one inside a location that was also called: what the two say together is
-    /// what the first says alone).
-    pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
-        let inside = (self.pairs.iter().zip(&self.states)).filter_map(|(&(caller, callee), s)| {
+    /// The edges inside locations that the samples counted, once counting has ended
+    /// ([`CallEdges::end_sample`]), in the order first met.
+    pub fn counted_inside(&self) -> impl Iterator<Item = TopEdge> + '_ {
+        (self.pairs.iter().zip(&self.states)).filter_map(|(&(caller, callee), s)| {
             let called = s.called || self.called.contains(caller, callee);
             (s.inlined || called).then_some(TopEdge {
                 caller,
@@ -177,14 +175,20 @@ impl CallEdges {
                 inlined: s.inlined,
                 called,
             })
-        });
+        })
+    }
+
+    /// Every edge counted: [`CallEdges::counted_inside`], then every edge called
+    /// (again, for one inside a location that was also called: what the two say
+    /// together is what the first says alone).
+    pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
         let called = (self.called.edges()).map(|(caller, callee)| TopEdge {
             caller,
             callee,
             inlined: false,
             called: true,
         });
-        inside.chain(called)
+        self.counted_inside().chain(called)
     }
 
     /// Forgets every edge.

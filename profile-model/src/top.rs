@@ -466,7 +466,13 @@ impl Counts {
         for (r, p) in self.reached.iter_mut().zip(&self.calls.plain) {
             r.called = p & CALLED != 0;
         }
-        for e in self.edges.counted() {
+        // One profile alone: every callee of a call along an edge outside locations
+        // is marked called in `plain` already.
+        let edges: Box<dyn Iterator<Item = TopEdge>> = match self.calls.complete {
+            true => Box::new(self.edges.counted()),
+            false => Box::new(self.edges.counted_inside()),
+        };
+        for e in edges {
             if let Some(r) = self.reached.get_mut(e.callee as usize) {
                 *r = r.or(Reached::of_edge(e.inlined, e.called));
             }
