@@ -178,17 +178,22 @@ impl CallEdges {
         })
     }
 
-    /// Every edge counted: [`CallEdges::counted_inside`], then every edge called
-    /// (again, for one inside a location that was also called: what the two say
-    /// together is what the first says alone).
-    pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
-        let called = (self.called.edges()).map(|(caller, callee)| TopEdge {
+    /// Every edge along which a real call counted (an edge inside a location among
+    /// them too, whose [`CallEdges::counted_inside`] says the same and more).
+    pub fn counted_called(&self) -> impl Iterator<Item = TopEdge> + '_ {
+        (self.called.edges()).map(|(caller, callee)| TopEdge {
             caller,
             callee,
             inlined: false,
             called: true,
-        });
-        self.counted_inside().chain(called)
+        })
+    }
+
+    /// Every edge counted: [`CallEdges::counted_inside`], then
+    /// [`CallEdges::counted_called`] (an edge may come twice: what the two say together
+    /// is what the first says alone).
+    pub fn counted(&self) -> impl Iterator<Item = TopEdge> + '_ {
+        self.counted_inside().chain(self.counted_called())
     }
 
     /// Forgets every edge.

@@ -468,11 +468,12 @@ impl Counts {
         }
         // One profile alone: every callee of a call along an edge outside locations
         // is marked called in `plain` already.
-        let edges: Box<dyn Iterator<Item = TopEdge>> = match self.calls.complete {
-            true => Box::new(self.edges.counted()),
-            false => Box::new(self.edges.counted_inside()),
-        };
-        for e in edges {
+        let called = (self.calls.complete).then(|| self.edges.counted_called());
+        for e in self
+            .edges
+            .counted_inside()
+            .chain(called.into_iter().flatten())
+        {
             if let Some(r) = self.reached.get_mut(e.callee as usize) {
                 *r = r.or(Reached::of_edge(e.inlined, e.called));
             }

@@ -66,10 +66,10 @@ pub struct TopSum {
 struct Rows {
     index: FxHashMap<String, usize>,
     rows: Vec<NamedRow>,
-    /// `caller row << 32 | callee row` → how the profiles had the edge (`inlined`
-    /// and `called` as [`TopEdge`] says them): an edge inlined in one profile and
-    /// called in another is no inline edge of the sum.
-    edges: FxHashMap<u64, Reached>,
+    /// (caller row, callee row) → how the profiles had the edge (`inlined` and
+    /// `called` as [`TopEdge`] says them): an edge inlined in one profile and called
+    /// in another is no inline edge of the sum.
+    edges: FxHashMap<(usize, usize), Reached>,
 }
 
 impl Rows {
@@ -100,17 +100,15 @@ impl Rows {
     /// Notes the edge from row `caller` to row `callee` as a profile had it
     /// ([`crate::top::TopEdge`]).
     fn edge(&mut self, caller: usize, callee: usize, inlined: bool, called: bool) {
-        let key = (caller as u64) << 32 | callee as u64;
-        let had = self.edges.entry(key).or_default();
+        let had = self.edges.entry((caller, callee)).or_default();
         *had = had.or(Reached { inlined, called });
     }
 
     /// Sets how each row is reached, from its in-edges.
     fn settle_edges(&mut self) {
-        for (&key, had) in &self.edges {
-            let how = Reached::of_edge(had.inlined, had.called);
-            let row = &mut self.rows[(key & u64::from(u32::MAX)) as usize];
-            row.reached = row.reached.or(how);
+        for (&(_, callee), had) in &self.edges {
+            let row = &mut self.rows[callee];
+            row.reached = row.reached.or(Reached::of_edge(had.inlined, had.called));
         }
     }
 }
@@ -228,8 +226,7 @@ impl TopSum {
                 row
             })
             .collect();
-        for (key, had) in other.rows.edges {
-            let (caller, callee) = ((key >> 32) as usize, (key & u64::from(u32::MAX)) as usize);
+        for ((caller, callee), had) in other.rows.edges {
             self.rows
                 .edge(row_of[caller], row_of[callee], had.inlined, had.called);
         }
