@@ -64,8 +64,8 @@ fn key(caller: FrameId, callee: FrameId) -> u64 {
 
 impl CallEdges {
     /// Makes room for frame ids below `frames`.
-    pub fn grow(&mut self, frames: usize) {
-        self.called.grow(frames);
+    pub fn grow(&mut self, frames: usize, matrix: bool) {
+        self.called.grow(frames, matrix);
     }
 
     /// Starts the next profile: the edges inside its locations are told next
@@ -85,6 +85,20 @@ impl CallEdges {
         }
         self.states[e as usize].inside = self.epoch;
         e
+    }
+
+    /// Whether every frame below the count given to [`CallEdges::grow`] has its
+    /// edges in a bit matrix ([`CallEdges::known_in_matrix`]).
+    #[inline(always)]
+    pub fn has_matrix(&self) -> bool {
+        self.called.dim != 0
+    }
+
+    /// Whether a real call along edge `caller → callee` counted, both frames in the
+    /// matrix ([`CallEdges::has_matrix`]).
+    #[inline(always)]
+    pub fn known_in_matrix(&self, caller: FrameId, callee: FrameId) -> bool {
+        self.called.matrix_contains(caller, callee)
     }
 
     /// Whether a real call along edge `caller → callee` counted: then later calls
@@ -224,10 +238,12 @@ impl CallEdges {
     }
 }
 
-/// A set of call edges, found in a few instructions: per caller, an open-addressing
-/// set of its callees in one shared arena of 16-bit slots, small enough to stay in a
-/// core's cache (an edge whose ids do not fit goes to a hash set). What was inserted
-/// since [`KnownCalls::keep`] can be taken back.
+/// A set of call edges, found in a few instructions. While every frame id is below
+/// [`MATRIX_FRAMES`] (and the caller asks for it), a bit matrix: one load and no
+/// branch to guess, where a sum of many profiles checks most of its calls. Else, per
+/// caller, an open-addressing set of its callees in one shared arena of 16-bit slots,
+/// small enough to stay in a core's cache (an edge whose ids do not fit goes to a
+/// hash set). What was inserted since [`KnownCalls::keep`] can be taken back.
 #[derive(Debug)]
 struct KnownCalls {
     /// Per caller frame id: where its set starts in `arena`, and its size minus one
@@ -247,7 +263,20 @@ struct KnownCalls {
     wide: FxHashSet<u64>,
     /// The edges inserted since [`KnownCalls::keep`].
     added: Vec<(FrameId, FrameId)>,
+    /// The edges between frames below `dim` (every edge, when `dim` is not 0): bit
+    /// `caller % 64` of word `caller / 64` of row `callee`.
+    bits: Vec<u64>,
+    /// The frames the matrix holds: 0, or a power of two from 64 to [`MATRIX_FRAMES`].
+    dim: u32,
+    /// log2 of the words of a row of `bits`.
+    shift: u32,
+    /// The rows of `bits` below which every edge lies.
+    rows: u32,
 }
+
+/// The most frames [`KnownCalls::bits`] holds: its 2 MiB stay mostly in a core's
+/// second-level cache, as only the rows and words of the ids in use are touched.
+const MATRIX_FRAMES: u32 = 4096;
 
 /// An empty slot of [`KnownCalls::arena`].
 const NO_FRAME: u16 = u16::MAX;
@@ -261,6 +290,10 @@ impl Default for KnownCalls {
             garbage: 0,
             wide: FxHashSet::default(),
             added: Vec::new(),
+            bits: Vec::new(),
+            dim: 0,
+            shift: 0,
+            rows: 0,
         }
     }
 }
@@ -272,8 +305,9 @@ fn probe_start(callee: FrameId, mask: u32) -> u32 {
 }
 
 impl KnownCalls {
-    /// Makes room for caller ids below `frames` in the sets.
-    fn grow(&mut self, frames: usize) {
+    /// Makes room for frame ids below `frames`: every edge moves into the matrix when
+    /// `matrix` and they fit in it, else out of it.
+    fn grow(&mut self, frames: usize, matrix: bool) {
         if self.sets.len() < frames {
             self.sets.resize(frames, (0, 0));
             self.lens.resize(frames, 0);
@@ -282,11 +316,66 @@ impl KnownCalls {
                 self.put((k >> 32) as FrameId, k as FrameId);
             }
         }
+        let dim = match u32::try_from(frames) {
+            Ok(n) if matrix && n <= MATRIX_FRAMES => n.next_power_of_two().max(64),
+            _ => 0,
+        };
+        if dim > self.dim || (dim == 0 && self.dim != 0) {
+            let edges: Vec<_> = self.edges().collect();
+            let added = std::mem::take(&mut self.added);
+            self.clear();
+            self.added = added;
+            let shift = (dim / 64).trailing_zeros();
+            self.bits = vec![0; (dim as usize) << shift];
+            self.dim = dim;
+            self.shift = shift;
+            for (caller, callee) in edges {
+                self.put(caller, callee);
+            }
+        }
+    }
+
+    /// Whether edge `caller → callee` lies in the matrix.
+    #[inline(always)]
+    fn in_matrix(&self, caller: FrameId, callee: FrameId) -> bool {
+        (caller | callee) < self.dim
+    }
+
+    /// The word and bit of edge `caller → callee` in the matrix.
+    #[inline(always)]
+    fn bit(&self, caller: FrameId, callee: FrameId) -> (usize, u64) {
+        (
+            (callee as usize) << self.shift | (caller / 64) as usize,
+            1 << (caller % 64),
+        )
+    }
+
+    /// Whether the matrix holds edge `caller → callee` (which lies in it).
+    #[inline(always)]
+    fn matrix_contains(&self, caller: FrameId, callee: FrameId) -> bool {
+        let (w, bit) = self.bit(caller, callee);
+        self.bits.get(w).is_some_and(|word| word & bit != 0)
+    }
+
+    /// Sets or clears the matrix's bit of edge `caller → callee` (which lies in it).
+    fn set_bit(&mut self, caller: FrameId, callee: FrameId, on: bool) {
+        let (w, bit) = self.bit(caller, callee);
+        if let Some(word) = self.bits.get_mut(w) {
+            if on {
+                *word |= bit;
+                self.rows = self.rows.max(callee + 1);
+            } else {
+                *word &= !bit;
+            }
+        }
     }
 
     /// Whether the set holds edge `caller → callee`.
     #[inline(always)]
     fn contains(&self, caller: FrameId, callee: FrameId) -> bool {
+        if self.in_matrix(caller, callee) {
+            return self.matrix_contains(caller, callee);
+        }
         let Some(&(at, mask)) = self.sets.get(caller as usize) else {
             return self.wide.contains(&key(caller, callee));
         };
@@ -311,6 +400,10 @@ impl KnownCalls {
 
     /// [`KnownCalls::insert`], not noted in `added`.
     fn put(&mut self, caller: FrameId, callee: FrameId) {
+        if self.in_matrix(caller, callee) {
+            self.set_bit(caller, callee, true);
+            return;
+        }
         let c = caller as usize;
         let (Some(&(at, mask)), Some(&len)) = (self.sets.get(c), self.lens.get(c)) else {
             self.wide.insert(key(caller, callee));
@@ -346,6 +439,10 @@ impl KnownCalls {
 
     /// Takes edge `caller → callee` out of the set, where it is.
     fn remove(&mut self, caller: FrameId, callee: FrameId) {
+        if self.in_matrix(caller, callee) {
+            self.set_bit(caller, callee, false);
+            return;
+        }
         let c = caller as usize;
         let Some(&(at, mask)) = self.sets.get(c) else {
             self.wide.remove(&key(caller, callee));
@@ -404,6 +501,19 @@ impl KnownCalls {
 
     /// Every edge of the set, as (caller, callee).
     fn edges(&self) -> impl Iterator<Item = (FrameId, FrameId)> + '_ {
+        let shift = self.shift;
+        let rows = self
+            .bits
+            .get(..(self.rows as usize) << shift)
+            .unwrap_or_default();
+        let in_bits = (rows.iter().enumerate())
+            .filter(|(_, w)| **w != 0)
+            .flat_map(move |(i, &w)| {
+                let callee = (i >> shift) as FrameId;
+                let base = ((i & ((1 << shift) - 1)) * 64) as FrameId;
+                std::iter::successors(Some(w), |w| Some(w & (w - 1)).filter(|w| *w != 0))
+                    .map(move |w| (base + w.trailing_zeros(), callee))
+            });
         let in_sets = (self.sets.iter().enumerate())
             .filter(|(_, (at, _))| *at != 0)
             .flat_map(|(c, &(at, mask))| {
@@ -413,7 +523,7 @@ impl KnownCalls {
                     .map(move |&f| (c as FrameId, u32::from(f)))
             });
         let wide = (self.wide.iter()).map(|&k| ((k >> 32) as FrameId, k as FrameId));
-        in_sets.chain(wide)
+        in_bits.chain(in_sets).chain(wide)
     }
 
     /// Keeps the edges inserted so far.
@@ -430,6 +540,9 @@ impl KnownCalls {
 
     /// Forgets every edge.
     fn clear(&mut self) {
+        let rows = (self.rows as usize) << self.shift;
+        self.bits.get_mut(..rows).unwrap_or_default().fill(0);
+        self.rows = 0;
         self.sets.fill((0, 0));
         self.lens.fill(0);
         self.arena.truncate(1);
@@ -446,7 +559,7 @@ mod tests {
     #[test]
     fn known_calls_hold_what_was_inserted_through_growth_and_packing() {
         let mut known = KnownCalls::default();
-        known.grow(50);
+        known.grow(50, false);
         // Callers' sets grow in turns, so that sets move and the arena is packed.
         for round in 0..200u32 {
             for caller in 0..50u32 {
@@ -470,7 +583,7 @@ mod tests {
         assert_eq!(edges.len(), 50 * 200 + 2);
         assert!(edges.binary_search(&(3, 70_000)).is_ok());
         // A caller that gets a set takes its edges there.
-        known.grow(61);
+        known.grow(61, false);
         assert!(known.wide.len() == 1 && known.contains(60, 4));
         known.clear();
         assert!(!known.contains(0, 0));
@@ -479,7 +592,7 @@ mod tests {
     #[test]
     fn known_calls_take_back_what_was_inserted_since_kept() {
         let mut known = KnownCalls::default();
-        known.grow(8);
+        known.grow(8, false);
         // Callees of one caller, many probing from the same slot.
         let kept: Vec<u32> = (0..40).map(|i| i * 64).collect();
         for &f in &kept {
@@ -496,5 +609,45 @@ mod tests {
         assert!(!later.iter().any(|&f| known.contains(1, f)));
         assert!(!known.contains(2, 70_000));
         assert_eq!(known.edges().count(), kept.len());
+    }
+
+    #[test]
+    fn known_calls_move_into_the_matrix_and_out_with_what_was_inserted() {
+        let mut known = KnownCalls::default();
+        known.grow(100, true);
+        assert_eq!(known.dim, 128);
+        let kept: Vec<(u32, u32)> = (0..99).map(|i| (i, (i * 37 + 5) % 100)).collect();
+        for &(caller, callee) in &kept {
+            known.insert(caller, callee);
+        }
+        known.keep();
+        known.insert(7, 70);
+        // More frames: a wider matrix, then more than it holds (the sets), which
+        // growing again keeps.
+        for (frames, dim) in [(3000, 4096), (5000, 0), (5000, 0)] {
+            known.grow(frames, true);
+            assert_eq!(known.dim, dim);
+            assert!(kept.iter().all(|&(c, e)| known.contains(c, e)));
+            assert!(known.contains(7, 70) && !known.contains(70, 7));
+            assert_eq!(known.edges().count(), kept.len() + 1);
+        }
+        known.insert(4500, 3);
+        known.forget();
+        assert!(!known.contains(7, 70) && !known.contains(4500, 3));
+        let mut edges: Vec<_> = known.edges().collect();
+        edges.sort_unstable();
+        assert_eq!(edges, kept);
+
+        let mut matrix = KnownCalls::default();
+        matrix.grow(4096, true);
+        matrix.insert(4095, 0);
+        matrix.insert(0, 4095);
+        matrix.insert(63, 64);
+        let mut edges: Vec<_> = matrix.edges().collect();
+        edges.sort_unstable();
+        assert_eq!(edges, [(0, 4095), (63, 64), (4095, 0)]);
+        matrix.clear();
+        assert_eq!(matrix.edges().count(), 0);
+        assert!(!matrix.contains(4095, 0));
     }
 }

@@ -282,9 +282,10 @@ impl Calls {
 }
 
 /// Notes a real call from `caller` to `callee` in sample `mark`, unless the edge is
-/// known called.
+/// known called: with `MATRIX` (every frame in [`CallEdges`]' matrix), found there;
+/// else found in `cell` or, failing that, in the edges.
 #[inline(always)]
-fn call(
+fn call<const MATRIX: bool>(
     cell: &mut Cell,
     calls: &mut Calls,
     edges: &mut CallEdges,
@@ -292,7 +293,11 @@ fn call(
     callee: FrameId,
     mark: u32,
 ) {
-    if cell.caller != caller && calls.known(edges, caller, callee, mark) {
+    if MATRIX {
+        if !edges.known_in_matrix(caller, callee) && caller != callee {
+            calls.settle(edges, caller, callee, mark);
+        }
+    } else if cell.caller != caller && calls.known(edges, caller, callee, mark) {
         cell.caller = caller;
     }
 }
@@ -311,7 +316,7 @@ impl Counts {
         if self.cells.len() < frames {
             self.cells.resize(frames, Cell::default());
         }
-        self.edges.grow(frames);
+        self.edges.grow(frames, self.calls.complete);
         if !self.calls.complete && self.calls.plain.len() < frames {
             self.calls.plain.resize(frames, 0);
         }
@@ -322,6 +327,21 @@ impl Counts {
     /// are counted.
     #[inline]
     pub fn add(
+        &mut self,
+        value: i64,
+        stack: &mut impl Iterator<Item = u32>,
+        frames: &LocationFrames,
+    ) {
+        if self.edges.has_matrix() {
+            self.add_as::<true>(value, stack, frames);
+        } else {
+            self.add_as::<false>(value, stack, frames);
+        }
+    }
+
+    /// [`Counts::add`], with `MATRIX` when every frame is in [`CallEdges`]' matrix.
+    #[inline(always)]
+    fn add_as<const MATRIX: bool>(
         &mut self,
         value: i64,
         stack: &mut impl Iterator<Item = u32>,
@@ -386,7 +406,7 @@ impl Counts {
             // few enough values to keep them all in registers.
             if entry < SEVERAL_FRAMES {
                 count(cells, callee);
-                call(
+                call::<MATRIX>(
                     &mut cells[callee as usize],
                     calls,
                     edges,
@@ -402,7 +422,7 @@ impl Counts {
                 continue;
             };
             count(cells, callee);
-            call(
+            call::<MATRIX>(
                 &mut cells[callee as usize],
                 calls,
                 edges,

@@ -1,7 +1,7 @@
 //! The top table summed straight from pprof bytes equals the one summed from decoded
 //! profiles, and the bytes it refuses are exactly those decoding refuses.
 
-use profile_model::codec::{DecodeOptions, decode, encode, message_bytes};
+use profile_model::codec::{DecodeOptions, decode, encode, from_proto, message_bytes};
 use profile_model::filter::{Filters, TagFilter, compile_regex};
 use profile_model::frames::Granularity;
 use profile_model::merge::Merger;
@@ -367,4 +367,52 @@ fn a_profile_refused_halfway_adds_nothing_to_the_sum() {
         refused += 1;
     });
     assert!(refused > 100, "{refused}");
+}
+
+#[test]
+fn a_sum_past_the_frames_a_call_matrix_holds_sums_alike() {
+    use profile_model::synthetic::{SeriesParams, Universe, UniverseParams, series_profile};
+    // The first profiles name fewer than 4,096 frames (their calls are looked up in
+    // a bit matrix), the later ones more (in sets): every mark must survive the move.
+    let universe = Universe::new(&UniverseParams {
+        locations: 40_000,
+        functions: 20_000,
+        binaries: 4,
+        min_depth: 8,
+        max_depth: 30,
+        seed: 7,
+    })
+    .expect("universe");
+    let series = SeriesParams {
+        samples: 3_000,
+        start_nanos: 0,
+        step_secs: 10,
+        seed: 3,
+    };
+    let profiles: Vec<Profile> = (0..10)
+        .map(|i| from_proto(series_profile(&universe, &series, i)).expect("valid profile"))
+        .collect();
+    let bodies: Vec<Vec<u8>> = profiles.iter().map(encode).collect();
+    let decoded: Vec<(&Profile, i64)> = profiles.iter().map(|p| (p, 1)).collect();
+    let wire: Vec<(&[u8], i64)> = bodies.iter().map(|b| (b.as_slice(), 1)).collect();
+    let first = wire_sum(&wire[..1], 0);
+    let expected = decoded_sum(&decoded, 0);
+    assert!(
+        first.0.len() < 4_096 && expected.0.len() > 4_096,
+        "{}",
+        first.0.len()
+    );
+    assert!(
+        expected
+            .0
+            .iter()
+            .any(|r| r.reached.inlined && r.reached.called)
+    );
+    assert!(
+        expected
+            .0
+            .iter()
+            .any(|r| r.reached.inlined && !r.reached.called)
+    );
+    assert_eq!(wire_sum(&wire, 0), expected);
 }
