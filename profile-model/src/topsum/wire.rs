@@ -3,6 +3,8 @@
 //! the decoded profile: frames are named once per location of the message, and every
 //! regex runs once per distinct string of the whole sum, never per sample.
 
+use std::fmt::Write as _;
+
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
@@ -48,8 +50,13 @@ pub(super) struct WireState {
     /// functions they were met for, which alone decides the frame
     /// ([`function_name`]): the next profile's look-up then needs no naming.
     raw_frames: FxHashMap<String, FrameId>,
-    /// Functions (line and address granularity): `name NUL file` → id, and by id the
-    /// name and the cleaned file.
+    /// Every other function's `function_key`, by what decides it (see
+    /// [`WireState::location_frames`]), so that a function is named once per sum.
+    function_keys: FxHashMap<Vec<u8>, FrameId>,
+    /// The key being looked up in `function_keys`, kept to be reused.
+    function_lookup: Vec<u8>,
+    /// Functions (line and address granularity): the name's length, `:`, the name and
+    /// the file → id, and by id the name and the cleaned file.
     names: FxHashMap<String, u32>,
     name_of: Vec<(String, String)>,
     /// The key being looked up in `names`, kept to be reused.
@@ -228,8 +235,28 @@ impl WireState {
                 w.function_key.push(f);
                 continue;
             }
-            let name = function_name(raw, tables.str(function.system_name));
+            let system_name = tables.str(function.system_name);
             let file = tables.str(function.filename);
+            // Else a function met before is found by what decides its key: the name
+            // it is shown by comes from its name, or its system name when the name is
+            // empty; its file counts unless the key is that name alone.
+            let lookup = &mut w.function_lookup;
+            lookup.clear();
+            let (named_by, by) = match raw.is_empty() {
+                true => (1u8, system_name),
+                false => (0, raw),
+            };
+            lookup.push(named_by);
+            lookup.extend_from_slice(&(by.len() as u64).to_le_bytes());
+            lookup.extend_from_slice(by.as_bytes());
+            if !plain {
+                lookup.extend_from_slice(file.as_bytes());
+            }
+            if let Some(&key) = w.function_keys.get(lookup.as_slice()) {
+                w.function_key.push(key);
+                continue;
+            }
+            let name = function_name(raw, system_name);
             let key = if w
                 .filters
                 .hide
@@ -249,6 +276,7 @@ impl WireState {
             } else {
                 w.function_id(&name, file)
             };
+            w.function_keys.insert(w.function_lookup.clone(), key);
             w.function_key.push(key);
         }
         w.spans.clear();
@@ -347,8 +375,9 @@ impl WireState {
     fn function_id(&mut self, name: &str, file: &str) -> u32 {
         let key = &mut self.name_key;
         key.clear();
+        // Told apart by the name's length: a name or a file may hold any character.
+        let _ = write!(key, "{}:", name.len());
         key.push_str(name);
-        key.push('\0');
         key.push_str(file);
         let id = id_of(&mut self.names, key);
         if id as usize == self.name_of.len() {

@@ -416,3 +416,54 @@ fn a_sum_past_the_frames_a_call_matrix_holds_sums_alike() {
     );
     assert_eq!(wire_sum(&wire, 0), expected);
 }
+
+#[test]
+fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
+    // `a\0b` in `c` and `a` in `b\0c`: one string if name and file were joined by a NUL.
+    let strings = ["", "samples", "count", "a\0b", "c", "a", "b\0c"];
+    let function = |id, name, filename| proto::Function {
+        id,
+        name,
+        filename,
+        ..Default::default()
+    };
+    let location = |id: u64| proto::Location {
+        id,
+        line: vec![proto::Line {
+            function_id: id,
+            line: 7,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let p = proto::Profile {
+        sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+        function: vec![function(1, 3, 4), function(2, 5, 6)],
+        location: vec![location(1), location(2)],
+        sample: [(1, 3), (2, 5)]
+            .into_iter()
+            .map(|(id, v)| proto::Sample {
+                location_id: vec![id],
+                value: vec![v],
+                label: Vec::new(),
+            })
+            .collect(),
+        string_table: strings.iter().map(|s| (*s).to_string()).collect(),
+        ..Default::default()
+    };
+    let bytes = prost::Message::encode_to_vec(&p);
+    let decoded = decode(&bytes).expect("valid");
+    for granularity in [Granularity::FunctionLine, Granularity::Address] {
+        let options = ViewOptions {
+            granularity,
+            ..ViewOptions::default()
+        };
+        let expected = decoded_view_sum(&[(&decoded, 1)], 0, &options);
+        assert_eq!(expected.0.len(), 2, "{granularity:?}: {:?}", expected.0);
+        // Twice: the second profile finds both functions named already.
+        let twice = wire_view_sum(&[(&bytes, 1), (&bytes, 1)], 0, &options);
+        let once = wire_view_sum(&[(&bytes, 1)], 0, &options);
+        assert_eq!(once, expected, "{granularity:?}");
+        assert_eq!(twice.0.len(), 2, "{granularity:?}");
+    }
+}
