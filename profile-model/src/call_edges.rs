@@ -101,11 +101,11 @@ impl CallEdges {
         self.called.matrix_contains(caller, callee)
     }
 
-    /// Whether a real call along edge `caller → callee` counted: then later calls
-    /// along it say nothing new.
+    /// Whether a real call along edge `caller → callee` counted, without a matrix
+    /// ([`CallEdges::has_matrix`]): then later calls along it say nothing new.
     #[inline(always)]
     pub fn known_called(&mut self, caller: FrameId, callee: FrameId) -> bool {
-        self.called.contains(caller, callee)
+        self.called.sets_contain(caller, callee)
     }
 
     /// Changes the state of edge `e`, journaled.
@@ -376,6 +376,12 @@ impl KnownCalls {
         if self.in_matrix(caller, callee) {
             return self.matrix_contains(caller, callee);
         }
+        self.sets_contain(caller, callee)
+    }
+
+    /// Whether the sets (not the matrix) hold edge `caller → callee`.
+    #[inline(always)]
+    fn sets_contain(&self, caller: FrameId, callee: FrameId) -> bool {
         let Some(&(at, mask)) = self.sets.get(caller as usize) else {
             return self.wide.contains(&key(caller, callee));
         };

@@ -322,31 +322,24 @@ impl Counts {
         }
     }
 
-    /// Counts one sample of weight `value` (not 0) whose locations' entries in
-    /// `frames` ([`LocationFrames::entries`]) `stack` yields, leaf first, read as they
-    /// are counted.
-    #[inline]
-    pub fn add(
-        &mut self,
-        value: i64,
-        stack: &mut impl Iterator<Item = u32>,
-        frames: &LocationFrames,
-    ) {
-        if self.edges.has_matrix() {
-            self.add_as::<true>(value, stack, frames);
-        } else {
-            self.add_as::<false>(value, stack, frames);
-        }
+    /// Whether [`Counts::add`] is to be called with `MATRIX` (for every sample until
+    /// the next [`Counts::grow`]): every frame's call edges are then in a bit matrix.
+    pub fn has_matrix(&self) -> bool {
+        self.edges.has_matrix()
     }
 
-    /// [`Counts::add`], with `MATRIX` when every frame is in [`CallEdges`]' matrix.
+    /// Counts one sample of weight `value` (not 0) whose locations' entries in
+    /// `frames` ([`LocationFrames::entries`]) `stack` yields, leaf first, read as they
+    /// are counted. `MATRIX` is [`Counts::has_matrix`]: a caller picks its loop once,
+    /// not per sample.
     #[inline(always)]
-    fn add_as<const MATRIX: bool>(
+    pub fn add<const MATRIX: bool>(
         &mut self,
         value: i64,
         stack: &mut impl Iterator<Item = u32>,
         frames: &LocationFrames,
     ) {
+        debug_assert_eq!(MATRIX, self.has_matrix());
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
             None => {
@@ -547,6 +540,28 @@ impl Counts {
     }
 }
 
+/// Counts into `counts` every sample of `profile` that `filter` keeps, of weight
+/// `values[i]`, through `frames`; returns the kept samples' total.
+fn count_samples<const MATRIX: bool>(
+    counts: &mut Counts,
+    (profile, filter, values, frames): (&Profile, &SampleFilter, &[i64], &LocationFrames),
+) -> i64 {
+    let mut kept = 0i64;
+    for (i, &value) in values.iter().enumerate() {
+        if !filter.keeps(profile, i) {
+            continue;
+        }
+        kept = kept.wrapping_add(value);
+        if value == 0 {
+            // As pprof: a sample that weighs nothing adds no row.
+            continue;
+        }
+        let stack = profile.samples.stack(i).iter();
+        counts.add::<MATRIX>(value, &mut stack.map(|&l| frames.entry(l)), frames);
+    }
+    kept
+}
+
 /// Computes the top table of column `sample_type` over the samples that `filter` keeps;
 /// with every call edge counted when `edges` (to be summed with other profiles',
 /// [`crate::topsum::TopSum`]).
@@ -566,26 +581,14 @@ pub fn top(
     let locations = (0..profile.locations.len()).map(|l| frames.of_location(l as LocationId));
     let mut location_frames = LocationFrames::default();
     counts.note_locations(locations, &mut location_frames);
-    let mut kept = 0i64;
     let Some(values) = profile.samples.values.get(sample_type) else {
         return Top::default();
     };
-    for (i, &value) in values.iter().enumerate() {
-        if !filter.keeps(profile, i) {
-            continue;
-        }
-        kept = kept.wrapping_add(value);
-        if value == 0 {
-            // As pprof: a sample that weighs nothing adds no row.
-            continue;
-        }
-        let stack = profile.samples.stack(i).iter();
-        counts.add(
-            value,
-            &mut stack.map(|&l| location_frames.entry(l)),
-            &location_frames,
-        );
-    }
+    let counting = (profile, filter, values.as_slice(), &location_frames);
+    let kept = match counts.has_matrix() {
+        true => count_samples::<true>(&mut counts, counting),
+        false => count_samples::<false>(&mut counts, counting),
+    };
     let (total, base_total) = totals(profile, sample_type);
     let mut rows: Vec<TopRow> = counts.rows(frames.len()).collect();
     sort_pprof(&mut rows, frames);

@@ -185,12 +185,17 @@ impl WireState {
         let frames = &self.location_frames;
         let locations = (self.spans.iter()).map(|&(a, b)| &frames[a as usize..b as usize]);
         self.counts.note_locations(locations, &mut self.frames);
-        let counted = self.count_samples(tables, body, sample_type, sign);
+        // The counting loop is picked once per profile (see `Counts::add`).
+        let count = |w: &mut Self, sign: i64| match w.counts.has_matrix() {
+            true => w.count_samples::<true>(tables, body, sample_type, sign),
+            false => w.count_samples::<false>(tables, body, sample_type, sign),
+        };
+        let counted = count(self, sign);
         if counted.is_err() {
             // Reading is deterministic: counted again negated, the samples counted
             // before the refused one (and the part of it that was) are taken back out,
             // up to the same error.
-            let again = self.count_samples(tables, body, sample_type, sign.wrapping_neg());
+            let again = count(self, sign.wrapping_neg());
             debug_assert!(again.is_err(), "a refused profile was read whole");
             self.counts.forget_new_edges();
         }
@@ -400,8 +405,9 @@ impl WireState {
     }
 
     /// Counts every sample of `body` that the filters keep into `counts`, `sign` times;
-    /// returns the profile's totals (of every sample, kept or not).
-    fn count_samples(
+    /// returns the profile's totals (of every sample, kept or not). `MATRIX` is
+    /// [`Counts::has_matrix`].
+    fn count_samples<const MATRIX: bool>(
         &mut self,
         tables: &Tables<'_>,
         body: &[u8],
@@ -467,7 +473,7 @@ impl WireState {
             match packed {
                 None if counted => {
                     let stack = sample.locations.iter();
-                    counts.add(weight, &mut stack.map(|&l| frames.entry(l)), frames);
+                    counts.add::<MATRIX>(weight, &mut stack.map(|&l| frames.entry(l)), frames);
                 }
                 None => {}
                 // One entry per location: `location_frames` filled `frames` so.
@@ -475,7 +481,11 @@ impl WireState {
                     let read = (i - 1, bytes, packed);
                     tables.read_deferred_ids(read, frames.entries(), sample, |stack| {
                         if counted {
-                            counts.add(weight, &mut stack.map(|(_, entry)| entry), frames);
+                            counts.add::<MATRIX>(
+                                weight,
+                                &mut stack.map(|(_, entry)| entry),
+                                frames,
+                            );
                         }
                     })?;
                 }
