@@ -50,8 +50,8 @@ pub(super) struct WireState {
     /// functions they were met for, which alone decides the frame
     /// ([`function_name`]): the next profile's look-up then needs no naming.
     raw_frames: FxHashMap<String, FrameId>,
-    /// Every other function's `function_key`, by what decides it (see
-    /// [`WireState::location_frames`]), so that a function is named once per sum.
+    /// Every other function's `function_key`, by what decides it
+    /// ([`function_lookup`]), so that a function is named once per sum.
     function_keys: FxHashMap<Vec<u8>, FrameId>,
     /// The key being looked up in `function_keys`, kept to be reused.
     function_lookup: Vec<u8>,
@@ -98,11 +98,14 @@ impl Answers {
     }
 }
 
-/// A regex with what it said of each string met so far.
+/// A regex with what it said of each string met so far, and of each function.
 #[derive(Debug)]
 struct CachedRegex {
     regex: Regex,
     said: Answers,
+    /// Whether it matches a function's name or file, by [`function_lookup`].
+    functions: FxHashMap<Vec<u8>, bool>,
+    lookup: Vec<u8>,
 }
 
 impl CachedRegex {
@@ -110,12 +113,43 @@ impl CachedRegex {
         Self {
             regex: regex.clone(),
             said: Answers::default(),
+            functions: FxHashMap::default(),
+            lookup: Vec::new(),
         }
     }
 
     fn is_match(&mut self, text: &str) -> bool {
         let regex = &self.regex;
         self.said.of(text, |t| regex.is_match(t))
+    }
+
+    /// Whether it matches the name the function named `raw` (system name
+    /// `system_name`) is shown by, or its `file`; each function named once per sum.
+    fn matches_function(&mut self, raw: &str, system_name: &str, file: &str) -> bool {
+        function_lookup(&mut self.lookup, raw, system_name, Some(file));
+        if let Some(&matched) = self.functions.get(self.lookup.as_slice()) {
+            return matched;
+        }
+        let matched = self.is_match(&function_name(raw, system_name)) || self.is_match(file);
+        self.functions.insert(self.lookup.clone(), matched);
+        matched
+    }
+}
+
+/// Writes into `key` what decides how a function is shown and told apart: the name
+/// it is shown by comes from its name, or its system name when the name is empty
+/// ([`function_name`]); then its `file`, where that counts.
+fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: Option<&str>) {
+    key.clear();
+    let (named_by, by) = match raw.is_empty() {
+        true => (1u8, system_name),
+        false => (0, raw),
+    };
+    key.push(named_by);
+    key.extend_from_slice(&(by.len() as u64).to_le_bytes());
+    key.extend_from_slice(by.as_bytes());
+    if let Some(file) = file {
+        key.extend_from_slice(file.as_bytes());
     }
 }
 
@@ -242,22 +276,11 @@ impl WireState {
             }
             let system_name = tables.str(function.system_name);
             let file = tables.str(function.filename);
-            // Else a function met before is found by what decides its key: the name
-            // it is shown by comes from its name, or its system name when the name is
-            // empty; its file counts unless the key is that name alone.
-            let lookup = &mut w.function_lookup;
-            lookup.clear();
-            let (named_by, by) = match raw.is_empty() {
-                true => (1u8, system_name),
-                false => (0, raw),
-            };
-            lookup.push(named_by);
-            lookup.extend_from_slice(&(by.len() as u64).to_le_bytes());
-            lookup.extend_from_slice(by.as_bytes());
-            if !plain {
-                lookup.extend_from_slice(file.as_bytes());
-            }
-            if let Some(&key) = w.function_keys.get(lookup.as_slice()) {
+            // Else a function met before is found by what decides its key (its file
+            // counts unless the key is its name alone).
+            let file_counts = (!plain).then_some(file);
+            function_lookup(&mut w.function_lookup, raw, system_name, file_counts);
+            if let Some(&key) = w.function_keys.get(w.function_lookup.as_slice()) {
                 w.function_key.push(key);
                 continue;
             }
@@ -525,8 +548,8 @@ impl WireFilters {
             if let Some(re) = regex {
                 let functions: Vec<bool> = (tables.functions.iter())
                     .map(|f| {
-                        let name = function_name(tables.str(f.name), tables.str(f.system_name));
-                        re.is_match(&name) || re.is_match(tables.str(f.filename))
+                        let (raw, file) = (tables.str(f.name), tables.str(f.filename));
+                        re.matches_function(raw, tables.str(f.system_name), file)
                     })
                     .collect();
                 let mappings: Vec<bool> = (tables.mappings.iter())
