@@ -143,8 +143,11 @@ struct Cell {
     cum: i64,
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
-    /// The last caller met whose calls of the frame are known called
-    /// ([`Calls::known`]; [`NO_CALLER`] for none): most calls then need no look-up.
+    /// Summing profiles: the last caller met whose calls of the frame are known
+    /// called ([`Calls::known`]; [`NO_CALLER`] for none): most calls then need no
+    /// look-up. One profile alone: the frame's one caller along an edge inside a
+    /// location ([`NO_CALLER`] for none, [`MANY_CALLERS`] for several), as a call
+    /// along any other edge only marks the frame called.
     caller: FrameId,
 }
 
@@ -161,6 +164,8 @@ impl Default for Cell {
 
 /// In [`Cell::caller`]: no caller (frame ids stay below 2^31).
 const NO_CALLER: FrameId = FrameId::MAX;
+/// In [`Cell::caller`], one profile alone: the frame is inlined into several callers.
+const MANY_CALLERS: FrameId = FrameId::MAX - 1;
 
 /// The frames of each location of the profile being counted, as the counting loop
 /// reads them: one entry per location, the location's one frame id, or for a
@@ -256,6 +261,14 @@ impl Calls {
         edges.known_called(caller, callee) || self.settle(edges, caller, callee, mark)
     }
 
+    /// Marks `callee` called along an edge inside no location (one profile alone).
+    #[inline(always)]
+    fn mark_called(&mut self, callee: FrameId) {
+        if let Some(p) = self.plain.get_mut(callee as usize) {
+            *p |= CALLED;
+        }
+    }
+
     /// [`Calls::known`] along an edge not known called.
     #[cold]
     #[inline(never)]
@@ -296,6 +309,15 @@ fn call<const MATRIX: bool>(
     if MATRIX {
         if !edges.known_in_matrix(caller, callee) && caller != callee {
             calls.settle(edges, caller, callee, mark);
+        }
+    } else if !calls.complete {
+        // Almost every call is along an edge inside no location: the callee is marked
+        // called, with no branch to guess.
+        let inlined_by = cell.caller;
+        if inlined_by != caller && inlined_by != MANY_CALLERS && caller != callee {
+            calls.mark_called(callee);
+        } else {
+            calls.known(edges, caller, callee, mark);
         }
     } else if cell.caller != caller && calls.known(edges, caller, callee, mark) {
         cell.caller = caller;
@@ -465,6 +487,16 @@ impl Counts {
                 });
                 if let Some(p) = self.calls.plain.get_mut(callee as usize) {
                     *p |= INSIDE;
+                }
+                if !self.calls.complete
+                    && callee != caller
+                    && let Some(cell) = self.cells.get_mut(callee as usize)
+                {
+                    cell.caller = match cell.caller {
+                        NO_CALLER => caller,
+                        one if one == caller => caller,
+                        _ => MANY_CALLERS,
+                    };
                 }
             }
         }
