@@ -220,6 +220,24 @@ fn a_merged_difference_counts_its_base_total() {
     assert_eq!(wire_sum(&[(&encode(&diff), 1)], 1), expected);
 }
 
+/// Samples of one value each, of the given location ids, without labels.
+fn samples<const N: usize>(stacks: [(Vec<u64>, i64); N]) -> Vec<proto::Sample> {
+    (stacks.into_iter())
+        .map(|(location_id, v)| proto::Sample {
+            location_id,
+            value: vec![v],
+            label: Vec::new(),
+        })
+        .collect()
+}
+
+/// `p`'s bytes, and the profile decoded from them.
+fn encoded(p: &proto::Profile) -> (Vec<u8>, Profile) {
+    let bytes = prost::Message::encode_to_vec(p);
+    let decoded = decode(&bytes).expect("valid");
+    (bytes, decoded)
+}
+
 #[test]
 fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
     let strings = [
@@ -296,25 +314,17 @@ fn unsymbolized_inlined_and_unnamed_frames_sum_alike() {
                 ..Default::default()
             },
         ],
-        sample: [
+        sample: samples([
             (vec![1, 2, 5], 5),
             (vec![3, 2], 7),
             (vec![4, 5, 5], 11),
             (vec![2], 0),
             (vec![5, 1], -2),
-        ]
-        .into_iter()
-        .map(|(location_id, v)| proto::Sample {
-            location_id,
-            value: vec![v],
-            label: Vec::new(),
-        })
-        .collect(),
+        ]),
         string_table: strings.iter().map(|s| (*s).to_string()).collect(),
         ..Default::default()
     };
-    let bytes = prost::Message::encode_to_vec(&p);
-    let decoded = decode(&bytes).expect("valid");
+    let (bytes, decoded) = encoded(&p);
     let views = views(&["libc", "^inlined$"], &[]);
     assert_views_sum_alike(&[(&decoded, 1)], &[(&bytes, 1)], 0, &views);
     let expected = decoded_sum(&[(&decoded, 1)], 0);
@@ -440,19 +450,11 @@ fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
         sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
         function: vec![function(1, 3, 4), function(2, 5, 6)],
         location: vec![location(1), location(2)],
-        sample: [(1, 3), (2, 5)]
-            .into_iter()
-            .map(|(id, v)| proto::Sample {
-                location_id: vec![id],
-                value: vec![v],
-                label: Vec::new(),
-            })
-            .collect(),
+        sample: samples([(vec![1], 3), (vec![2], 5)]),
         string_table: strings.iter().map(|s| (*s).to_string()).collect(),
         ..Default::default()
     };
-    let bytes = prost::Message::encode_to_vec(&p);
-    let decoded = decode(&bytes).expect("valid");
+    let (bytes, decoded) = encoded(&p);
     for granularity in [Granularity::FunctionLine, Granularity::Address] {
         let options = ViewOptions {
             granularity,
