@@ -296,7 +296,8 @@ impl Calls {
 
 /// Notes a real call from `caller` to `callee` in sample `mark`, unless the edge is
 /// known called: with `MATRIX` (every frame in [`CallEdges`]' matrix), found there;
-/// else found in `cell` or, failing that, in the edges.
+/// one profile alone, a call along an edge inside no location ([`Cell::caller`]) only
+/// marks its callee; else found in `cell` or, failing that, in the edges.
 #[inline(always)]
 fn call<const MATRIX: bool>(
     cell: &mut Cell,
