@@ -215,26 +215,21 @@ const NO_EDGE: u32 = u32::MAX;
 struct Calls {
     /// Whether every call edge is kept in [`CallEdges`] (to sum profiles); else only
     /// the edges inside a location (one profile alone), a call along any other
-    /// marking its callee called in `plain`.
+    /// marking its callee in `called`.
     complete: bool,
-    /// Per frame, when not `complete`: [`INSIDE`] for the callee of an edge inside a
-    /// location, [`CALLED`] when a call along an edge not kept reached it.
-    plain: Vec<u8>,
+    /// Per frame, when not `complete`: whether a call along an edge not kept reached
+    /// it.
+    called: Vec<bool>,
 }
 
 impl Default for Calls {
     fn default() -> Self {
         Self {
             complete: true,
-            plain: Vec::new(),
+            called: Vec::new(),
         }
     }
 }
-
-/// In [`Calls::plain`]: the callee of an edge inside a location.
-const INSIDE: u8 = 1;
-/// In [`Calls::plain`]: reached by a call along an edge not kept.
-const CALLED: u8 = 2;
 
 impl Calls {
     /// Whether the edge `caller → callee`, along which sample `mark` made a real call,
@@ -248,24 +243,16 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
-        if caller == callee {
-            return true;
-        }
-        if !self.complete
-            && let Some(p) = self.plain.get_mut(callee as usize)
-            && *p & INSIDE == 0
-        {
-            *p |= CALLED;
-            return true;
-        }
-        edges.known_called(caller, callee) || self.settle(edges, caller, callee, mark)
+        caller == callee
+            || edges.known_called(caller, callee)
+            || self.settle(edges, caller, callee, mark)
     }
 
     /// Marks `callee` called along an edge inside no location (one profile alone).
     #[inline(always)]
     fn mark_called(&mut self, callee: FrameId) {
-        if let Some(p) = self.plain.get_mut(callee as usize) {
-            *p |= CALLED;
+        if let Some(called) = self.called.get_mut(callee as usize) {
+            *called = true;
         }
     }
 
@@ -280,10 +267,8 @@ impl Calls {
         mark: u32,
     ) -> bool {
         let called = edges.call(caller, callee, mark).unwrap_or_else(|| {
-            if !self.complete
-                && let Some(p) = self.plain.get_mut(callee as usize)
-            {
-                *p |= CALLED;
+            if !self.complete {
+                self.mark_called(callee);
             }
             true
         });
@@ -340,8 +325,8 @@ impl Counts {
             self.cells.resize(frames, Cell::default());
         }
         self.edges.grow(frames, self.calls.complete);
-        if !self.calls.complete && self.calls.plain.len() < frames {
-            self.calls.plain.resize(frames, 0);
+        if !self.calls.complete && self.calls.called.len() < frames {
+            self.calls.called.resize(frames, false);
         }
     }
 
@@ -486,9 +471,6 @@ impl Counts {
                     true => self.edges.inside(caller, callee),
                     false => NO_EDGE,
                 });
-                if let Some(p) = self.calls.plain.get_mut(callee as usize) {
-                    *p |= INSIDE;
-                }
                 if !self.calls.complete
                     && callee != caller
                     && let Some(cell) = self.cells.get_mut(callee as usize)
@@ -509,11 +491,11 @@ impl Counts {
         self.edges.keep();
         self.reached.clear();
         self.reached.resize(frames, Reached::default());
-        for (r, p) in self.reached.iter_mut().zip(&self.calls.plain) {
-            r.called = p & CALLED != 0;
+        for (r, &called) in self.reached.iter_mut().zip(&self.calls.called) {
+            r.called = called;
         }
         // One profile alone: every callee of a call along an edge outside locations
-        // is marked called in `plain` already.
+        // is marked in `calls.called` already.
         let called = (self.calls.complete).then(|| self.edges.counted_called());
         for e in self
             .edges
@@ -556,7 +538,7 @@ impl Counts {
     pub fn clear(&mut self, frames: usize) {
         let n = frames.min(self.cells.len());
         self.cells[..n].fill(Cell::default());
-        self.calls.plain.fill(0);
+        self.calls.called.fill(false);
         self.edges.clear();
     }
 
