@@ -379,7 +379,18 @@ impl KnownCalls {
         self.sets_contain(caller, callee)
     }
 
-    /// Whether the sets (not the matrix) hold edge `caller → callee`.
+    /// Where the sets keep edge `caller → callee`: in caller `c`'s set, which starts at
+    /// `at` of `arena` and has `mask + 1` slots, as `(c, at, mask)`; `None` for `wide`.
+    #[inline(always)]
+    fn set_of(&self, caller: FrameId, callee: FrameId) -> Option<(usize, u32, u32)> {
+        let c = caller as usize;
+        let &(at, mask) = self.sets.get(c)?;
+        (callee < u32::from(NO_FRAME)).then_some((c, at, mask))
+    }
+
+    /// Whether the sets (not the matrix) hold edge `caller → callee`. It decides as
+    /// [`KnownCalls::set_of`] does, spelled out: the counting loop inlines it, and
+    /// through `set_of` fleet's loop took 1.8% more instructions.
     #[inline(always)]
     fn sets_contain(&self, caller: FrameId, callee: FrameId) -> bool {
         let Some(&(at, mask)) = self.sets.get(caller as usize) else {
@@ -410,15 +421,11 @@ impl KnownCalls {
             self.set_bit(caller, callee, true);
             return;
         }
-        let c = caller as usize;
-        let (Some(&(at, mask)), Some(&len)) = (self.sets.get(c), self.lens.get(c)) else {
+        let Some((c, at, mask)) = self.set_of(caller, callee) else {
             self.wide.insert(key(caller, callee));
             return;
         };
-        if callee >= u32::from(NO_FRAME) {
-            self.wide.insert(key(caller, callee));
-            return;
-        }
+        let len = self.lens[c];
         // At most three quarters full, so that every probe ends at an empty slot soon.
         if at == 0 || 4 * (len + 1) > 3 * (mask + 1) {
             let size = if at == 0 { 4 } else { 2 * (mask + 1) };
@@ -449,15 +456,10 @@ impl KnownCalls {
             self.set_bit(caller, callee, false);
             return;
         }
-        let c = caller as usize;
-        let Some(&(at, mask)) = self.sets.get(c) else {
+        let Some((c, at, mask)) = self.set_of(caller, callee) else {
             self.wide.remove(&key(caller, callee));
             return;
         };
-        if callee >= u32::from(NO_FRAME) {
-            self.wide.remove(&key(caller, callee));
-            return;
-        }
         let slot = |i: u32| (at + (i & mask)) as usize;
         let mut i = probe_start(callee, mask);
         while self.arena[slot(i)] != callee as u16 {
