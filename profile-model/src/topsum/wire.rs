@@ -50,8 +50,9 @@ pub(super) struct WireState {
     /// functions they were met for, which alone decides the frame
     /// ([`function_name`]): the next profile's look-up then needs no naming.
     raw_frames: FxHashMap<String, FrameId>,
-    /// Every other function's `function_key`, by what decides it
-    /// ([`function_lookup`]), so that a function is named once per sum.
+    /// Every other function's `function_key` (line or address granularity, `hide`, or
+    /// no name), by what decides it ([`function_lookup`]), so that a function is named
+    /// once per sum.
     function_keys: FxHashMap<Vec<u8>, FrameId>,
     /// The key being looked up in `function_keys`, kept to be reused.
     function_lookup: Vec<u8>,
@@ -126,7 +127,7 @@ impl CachedRegex {
     /// Whether it matches the name the function named `raw` (system name
     /// `system_name`) is shown by, or its `file`; each function named once per sum.
     fn matches_function(&mut self, raw: &str, system_name: &str, file: &str) -> bool {
-        function_lookup(&mut self.lookup, raw, system_name, Some(file));
+        function_lookup(&mut self.lookup, raw, system_name, file);
         if let Some(&matched) = self.functions.get(self.lookup.as_slice()) {
             return matched;
         }
@@ -138,8 +139,8 @@ impl CachedRegex {
 
 /// Writes into `key` what decides how a function is shown and told apart: the name
 /// it is shown by comes from its name, or its system name when the name is empty
-/// ([`function_name`]); then its `file`, where that counts.
-fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: Option<&str>) {
+/// ([`function_name`]); then its `file`.
+fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: &str) {
     key.clear();
     let (named_by, by) = match raw.is_empty() {
         true => (1u8, system_name),
@@ -148,9 +149,7 @@ fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: Option
     key.push(named_by);
     key.extend_from_slice(&(by.len() as u64).to_le_bytes());
     key.extend_from_slice(by.as_bytes());
-    if let Some(file) = file {
-        key.extend_from_slice(file.as_bytes());
-    }
+    key.extend_from_slice(file.as_bytes());
 }
 
 /// [`crate::filter::Filters`] for reading profiles from their bytes.
@@ -266,23 +265,21 @@ impl WireState {
         let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         for function in &tables.functions {
             let raw = tables.str(function.name);
-            // Most functions: a name met before.
-            if plain
-                && !raw.is_empty()
-                && let Some(&f) = w.raw_frames.get(raw)
-            {
+            // Most functions: a name met before, which alone decides the frame.
+            let by_raw = plain && !raw.is_empty();
+            if by_raw && let Some(&f) = w.raw_frames.get(raw) {
                 w.function_key.push(f);
                 continue;
             }
             let system_name = tables.str(function.system_name);
             let file = tables.str(function.filename);
-            // Else a function met before is found by what decides its key (its file
-            // counts unless the key is its name alone).
-            let file_counts = (!plain).then_some(file);
-            function_lookup(&mut w.function_lookup, raw, system_name, file_counts);
-            if let Some(&key) = w.function_keys.get(w.function_lookup.as_slice()) {
-                w.function_key.push(key);
-                continue;
+            // Any other function met before is found by what decides its key.
+            if !by_raw {
+                function_lookup(&mut w.function_lookup, raw, system_name, file);
+                if let Some(&key) = w.function_keys.get(w.function_lookup.as_slice()) {
+                    w.function_key.push(key);
+                    continue;
+                }
             }
             let name = function_name(raw, system_name);
             let key = if w
@@ -296,15 +293,15 @@ impl WireState {
                 NO_FRAME
             } else if w.granularity == Granularity::Function {
                 // A named frame's key is its name (crate::names::node_key).
-                let f = w.frame(rows, &name, &name);
-                if plain && !raw.is_empty() {
-                    w.raw_frames.insert(raw.to_string(), f);
-                }
-                f
+                w.frame(rows, &name, &name)
             } else {
                 w.function_id(&name, file)
             };
-            w.function_keys.insert(w.function_lookup.clone(), key);
+            if by_raw {
+                w.raw_frames.insert(raw.to_string(), key);
+            } else {
+                w.function_keys.insert(w.function_lookup.clone(), key);
+            }
             w.function_key.push(key);
         }
         w.spans.clear();
