@@ -485,10 +485,15 @@ impl Counts {
         }
     }
 
-    /// Ends counting: how each frame is reached, from its in-edges.
-    fn settle_edges(&mut self, frames: usize) {
+    /// Ends counting: the last sample's edges are noted.
+    fn end_counting(&mut self) {
         self.edges.end_sample();
         self.edges.keep();
+    }
+
+    /// Ends counting: how each frame is reached, from its in-edges.
+    fn settle_edges(&mut self, frames: usize) {
+        self.end_counting();
         self.reached.clear();
         self.reached.resize(frames, Reached::default());
         for (r, &called) in self.reached.iter_mut().zip(&self.calls.called) {
@@ -509,26 +514,30 @@ impl Counts {
     }
 
     /// The rows of the frames below `frames` with a flat or cum value, by frame id,
-    /// once counting has ended. As pprof, a frame whose values cancel out (in a
-    /// difference) has no row.
+    /// once counting has ended ([`counted`]).
     pub fn rows(&mut self, frames: usize) -> impl Iterator<Item = TopRow> + '_ {
         let n = frames.min(self.cells.len());
         self.settle_edges(n);
-        let (cells, reached) = (&self.cells, &self.reached);
-        (0..n as FrameId)
-            .map(|f| {
-                let (c, how) = (cells[f as usize], reached[f as usize]);
-                TopRow {
-                    frame: f,
-                    flat: c.flat,
-                    cum: c.cum,
-                    reached: how,
-                }
-            })
-            .filter(|r| r.flat != 0 || r.cum != 0)
+        let reached = &self.reached;
+        counted(&self.cells[..n]).map(|(frame, flat, cum)| TopRow {
+            frame,
+            flat,
+            cum,
+            reached: reached[frame as usize],
+        })
     }
 
-    /// Every call edge counted, once the rows were read ([`Counts::rows`]).
+    /// (frame, flat, cum) of the frames below `frames` with a flat or cum value, once
+    /// counting has ended: [`Counts::rows`] without how each frame is reached, for a
+    /// sum that works it out from the [`Counts::edges`] of all its profiles.
+    pub fn values(&mut self, frames: usize) -> impl Iterator<Item = (FrameId, i64, i64)> + '_ {
+        let n = frames.min(self.cells.len());
+        self.end_counting();
+        counted(&self.cells[..n])
+    }
+
+    /// Every call edge counted, once the rows or values were read ([`Counts::rows`],
+    /// [`Counts::values`]).
     pub fn edges(&self) -> impl Iterator<Item = TopEdge> + '_ {
         self.edges.counted()
     }
@@ -553,6 +562,14 @@ impl Counts {
         self.cells.iter_mut().for_each(|c| c.caller = NO_CALLER);
         self.edges.forget();
     }
+}
+
+/// (frame, flat, cum) of each cell with a flat or cum value. As pprof, a frame whose
+/// values cancel out (in a difference) has none.
+fn counted(cells: &[Cell]) -> impl Iterator<Item = (FrameId, i64, i64)> + '_ {
+    (cells.iter().enumerate())
+        .filter(|(_, c)| c.flat != 0 || c.cum != 0)
+        .map(|(f, c)| (f as FrameId, c.flat, c.cum))
 }
 
 /// Counts into `counts` every sample of `profile` that `filter` keeps, of weight

@@ -144,6 +144,10 @@ pub trait Fold: Sync {
         bytes: FileBytes<'_>,
     ) -> Result<(), NotAdded>;
 
+    /// Called by the thread that folded `run` once it adds no more files to it: work
+    /// that absorbing runs would do on one thread, done by every thread on its own.
+    fn seal(&self, _run: &mut Self::Run) {}
+
     /// Adds `later`, the run of the files after those of `run`, to `run`.
     fn absorb(&self, run: &mut Self::Run, later: Self::Run) -> Result<(), ReadError>;
 
@@ -344,6 +348,7 @@ impl Files {
             F::ORDER,
             || (fold.run(), Vec::new()),
             add,
+            |(run, _)| fold.seal(run),
             |(run, added), (later, later_added)| {
                 fold.absorb(run, later)?;
                 added.extend(later_added);

@@ -44,8 +44,10 @@ pub struct RunBuffers {
 
 /// Folds items `0..count` on up to four threads: each thread folds a run of
 /// consecutive items into a value of its own made by `new`, with `add(fold, buffers,
-/// i)` (the thread's [`RunBuffers`]), and the runs are absorbed in order into one more
-/// made by `new`, so the result is the one of adding every item in order to one value.
+/// i)` (the thread's [`RunBuffers`]), then `seal`s it (work absorbing would otherwise
+/// do on one thread), and the runs are absorbed in order into the first (or, with no
+/// item, a value made by `new`), so the result is the one of adding every item in
+/// order to one value.
 /// A thread done with its run takes the second half of what is left of the largest
 /// run as a new run, so that the threads finish together however the work lies.
 /// With [`Order::Any`], a thread folds all its runs into one value, which then holds
@@ -61,6 +63,7 @@ pub fn fold_in_runs<A: Send, E: Send>(
     order: Order,
     new: impl Fn() -> A + Sync,
     add: impl Fn(&mut A, &mut RunBuffers, usize) -> Result<(), Failure<E>> + Sync,
+    seal: impl Fn(&mut A) + Sync,
     absorb: impl Fn(&mut A, A) -> Result<(), E>,
 ) -> Result<Folded<A, E>, E> {
     // The helpers' memory is the caller's (a query's, within a server's budget). A
@@ -81,10 +84,13 @@ pub fn fold_in_runs<A: Send, E: Send>(
     let done: Vec<RunsDone<A, E>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|thread| {
-                let (runs, new, add, account) = (&runs, &new, &add, account.clone());
+                let (runs, new, add, seal) = (&runs, &new, &add, &seal);
+                let account = account.clone();
                 scope.spawn(move || {
                     let _charge = memory::charge_to_any(account);
-                    runs.work(thread, order, new, add)
+                    let mut done = runs.work(thread, order, new, add);
+                    done.folds.iter_mut().for_each(|(_, fold)| seal(fold));
+                    done
                 })
             })
             .collect();
@@ -113,8 +119,9 @@ pub fn fold_in_runs<A: Send, E: Send>(
     }
     folds.sort_by_key(|(start, _)| *start);
     skipped.sort_by_key(|(i, _)| *i);
-    let mut fold = new();
-    for (_, run) in folds {
+    let mut folds = folds.into_iter().map(|(_, fold)| fold);
+    let mut fold = folds.next().unwrap_or_else(new);
+    for run in folds {
         absorb(&mut fold, run)?;
     }
     Ok(Folded { fold, skipped })
@@ -274,9 +281,14 @@ mod tests {
         count: usize,
         add: impl Fn(&mut Merger, &mut RunBuffers, usize) -> Result<(), Failure<String>> + Sync,
     ) -> Result<Folded<Merger, String>, String> {
-        fold_in_runs(count, Order::Items, Merger::new, add, |merger, run| {
-            merger.absorb(run).map_err(|e| e.to_string())
-        })
+        fold_in_runs(
+            count,
+            Order::Items,
+            Merger::new,
+            add,
+            |_| {},
+            |merger, run| merger.absorb(run).map_err(|e| e.to_string()),
+        )
     }
 
     #[test]
@@ -345,9 +357,20 @@ mod tests {
 
     /// Folds items `0..count` (the first run slow, so that other threads take parts
     /// of it) into lists of items, in `order`: the items folded, and how many lists
-    /// were made.
+    /// were made. Each list is sealed once, on the thread that folded it.
     fn fold_lists(count: usize, order: Order) -> (Vec<usize>, usize) {
         let made = AtomicUsize::new(0);
+        let sealed = AtomicUsize::new(0);
+        let main = std::thread::current().id();
+        let seal = |items: &mut Vec<usize>| {
+            assert_ne!(
+                std::thread::current().id(),
+                main,
+                "sealed by its own thread"
+            );
+            sealed.fetch_add(1, Ordering::Relaxed);
+            items.push(usize::MAX);
+        };
         let new = || {
             made.fetch_add(1, Ordering::Relaxed);
             Vec::new()
@@ -363,8 +386,13 @@ mod tests {
             items.extend(later);
             Ok(())
         };
-        let folded = fold_in_runs(count, order, new, add, absorb).expect("no item fails");
-        (folded.fold, made.into_inner())
+        let folded = fold_in_runs(count, order, new, add, seal, absorb).expect("no item fails");
+        let made = made.into_inner();
+        assert_eq!(sealed.into_inner(), made, "every list sealed once");
+        let mut items = folded.fold;
+        assert_eq!(items.iter().filter(|&&i| i == usize::MAX).count(), made);
+        items.retain(|&i| i != usize::MAX);
+        (items, made)
     }
 
     #[test]
@@ -372,9 +400,9 @@ mod tests {
         let (mut items, made) = fold_lists(40, Order::Any);
         items.sort_unstable();
         assert_eq!(items, (0..40).collect::<Vec<_>>(), "each item once");
-        // One value per thread and the one they are absorbed into, however many runs
+        // One value per thread, the others absorbed into the first, however many runs
         // the threads took from one another.
-        assert!(made <= worker_count() + 1, "{made} values made");
+        assert!(made <= worker_count(), "{made} values made");
         // In item order, every run is a value of its own, absorbed in order.
         let (items, made) = fold_lists(40, Order::Items);
         assert_eq!(items, (0..40).collect::<Vec<_>>());

@@ -289,6 +289,10 @@ impl Fold for SumFiles<'_> {
         Ok(())
     }
 
+    fn seal(&self, (sum, _): &mut Self::Run) {
+        sum.settle();
+    }
+
     fn absorb(&self, (sum, parts): &mut Self::Run, later: Self::Run) -> Result<(), ReadError> {
         sum.absorb(later.0);
         parts.extend(later.1);

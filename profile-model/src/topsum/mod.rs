@@ -215,7 +215,7 @@ impl TopSum {
 
     /// Adds every row and total of `other` (summed on another thread).
     pub fn absorb(&mut self, mut other: TopSum) {
-        other.wire.flush(&mut other.rows);
+        other.settle();
         let row_of: Vec<usize> = (other.rows.rows.iter())
             .map(|r| {
                 let row = self.rows.row(&r.key, &r.name);
@@ -234,10 +234,17 @@ impl TopSum {
         self.base_total = self.base_total.wrapping_add(other.base_total);
     }
 
+    /// Adds what the profiles read from their bytes counted to the rows, as absorbing
+    /// or finishing the sum does first: done by the thread that read them, it is not
+    /// left to the one that absorbs every thread's sum.
+    pub fn settle(&mut self) {
+        self.wire.flush(&mut self.rows);
+    }
+
     /// The rows in pprof's order (frames whose values cancel out left out), and the
     /// 100% of the percentages: the base's total for a difference, else the total.
     pub fn finish(mut self) -> (Vec<NamedRow>, i64) {
-        self.wire.flush(&mut self.rows);
+        self.settle();
         self.rows.settle_edges();
         let mut rows = self.rows.rows;
         rows.retain(|r| r.flat != 0 || r.cum != 0);

@@ -81,6 +81,8 @@ pub(super) struct WireState {
     /// Whether the last profile counted had a negative value: its totals are then
     /// pprof's only once equal samples are merged ([`crate::top::totals`]).
     pub(super) saw_negative: bool,
+    /// Whether a profile was counted since the last [`WireState::flush`].
+    unflushed: bool,
 }
 
 /// What a question about strings answered for each string asked so far.
@@ -212,6 +214,7 @@ impl WireState {
         rows: &mut Rows,
         sign: i64,
     ) -> Result<(i64, i64), ProfileError> {
+        self.unflushed = true;
         self.location_frames(tables, rows);
         self.filters.prepare(tables);
         self.counts.grow(self.row_of.len());
@@ -239,8 +242,11 @@ impl WireState {
     /// Adds the counts of every profile added since the last flush to `rows`, and
     /// forgets them.
     pub(super) fn flush(&mut self, rows: &mut Rows) {
-        for r in self.counts.rows(self.row_of.len()) {
-            rows.add(self.row_of[r.frame as usize], r.flat, r.cum, 1);
+        if !std::mem::take(&mut self.unflushed) {
+            return;
+        }
+        for (frame, flat, cum) in self.counts.values(self.row_of.len()) {
+            rows.add(self.row_of[frame as usize], flat, cum, 1);
         }
         for e in self.counts.edges() {
             let (caller, callee) = (

@@ -60,6 +60,7 @@ pub(crate) fn merge<L: Sync>(
         Order::Items,
         Merger::new,
         add,
+        |_| {},
         |merger, run| {
             merger
                 .absorb(run)
