@@ -280,11 +280,11 @@ impl Calls {
 }
 
 /// Notes a real call from `caller` to `callee` in sample `mark`, unless the edge is
-/// known called: with `TABLE` (every frame in [`CallEdges`]' table), found there;
+/// known called: with `MATRIX` (every frame in [`CallEdges`]' matrix), found there;
 /// one profile alone, a call along an edge inside no location ([`Cell::caller`]) only
 /// marks its callee; else found in `cell` or, failing that, in the edges.
 #[inline(always)]
-fn call<const TABLE: bool>(
+fn call<const MATRIX: bool>(
     cell: &mut Cell,
     calls: &mut Calls,
     edges: &mut CallEdges,
@@ -292,8 +292,8 @@ fn call<const TABLE: bool>(
     callee: FrameId,
     mark: u32,
 ) {
-    if TABLE {
-        if !edges.known_in_table(caller, callee) && caller != callee {
+    if MATRIX {
+        if !edges.known_in_matrix(caller, callee) && caller != callee {
             calls.settle(edges, caller, callee, mark);
         }
     } else if !calls.complete {
@@ -330,24 +330,24 @@ impl Counts {
         }
     }
 
-    /// Whether [`Counts::add`] is to be called with `TABLE` (for every sample until
-    /// the next [`Counts::grow`]): every frame's call edges are then in one table.
-    pub fn has_table(&self) -> bool {
-        self.edges.has_table()
+    /// Whether [`Counts::add`] is to be called with `MATRIX` (for every sample until
+    /// the next [`Counts::grow`]): every frame's call edges are then in a bit matrix.
+    pub fn has_matrix(&self) -> bool {
+        self.edges.has_matrix()
     }
 
     /// Counts one sample of weight `value` (not 0) whose locations' entries in
     /// `frames` ([`LocationFrames::entries`]) `stack` yields, leaf first, read as they
-    /// are counted. `TABLE` is [`Counts::has_table`]: a caller picks its loop once,
+    /// are counted. `MATRIX` is [`Counts::has_matrix`]: a caller picks its loop once,
     /// not per sample.
     #[inline(always)]
-    pub fn add<const TABLE: bool>(
+    pub fn add<const MATRIX: bool>(
         &mut self,
         value: i64,
         stack: &mut impl Iterator<Item = u32>,
         frames: &LocationFrames,
     ) {
-        debug_assert_eq!(TABLE, self.has_table());
+        debug_assert_eq!(MATRIX, self.has_matrix());
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
             None => {
@@ -407,7 +407,7 @@ impl Counts {
             // few enough values to keep them all in registers.
             if entry < SEVERAL_FRAMES {
                 count(cells, callee);
-                call::<TABLE>(
+                call::<MATRIX>(
                     &mut cells[callee as usize],
                     calls,
                     edges,
@@ -423,7 +423,7 @@ impl Counts {
                 continue;
             };
             count(cells, callee);
-            call::<TABLE>(
+            call::<MATRIX>(
                 &mut cells[callee as usize],
                 calls,
                 edges,
@@ -574,7 +574,7 @@ fn counted(cells: &[Cell]) -> impl Iterator<Item = (FrameId, i64, i64)> + '_ {
 
 /// Counts into `counts` every sample of `profile` that `filter` keeps, of weight
 /// `values[i]`, through `frames`; returns the kept samples' total.
-fn count_samples<const TABLE: bool>(
+fn count_samples<const MATRIX: bool>(
     counts: &mut Counts,
     (profile, filter, values, frames): (&Profile, &SampleFilter, &[i64], &LocationFrames),
 ) -> i64 {
@@ -589,7 +589,7 @@ fn count_samples<const TABLE: bool>(
             continue;
         }
         let stack = profile.samples.stack(i).iter();
-        counts.add::<TABLE>(value, &mut stack.map(|&l| frames.entry(l)), frames);
+        counts.add::<MATRIX>(value, &mut stack.map(|&l| frames.entry(l)), frames);
     }
     kept
 }
@@ -617,7 +617,7 @@ pub fn top(
         return Top::default();
     };
     let counting = (profile, filter, values.as_slice(), &location_frames);
-    let kept = match counts.has_table() {
+    let kept = match counts.has_matrix() {
         true => count_samples::<true>(&mut counts, counting),
         false => count_samples::<false>(&mut counts, counting),
     };
