@@ -50,9 +50,11 @@ pub(super) struct WireState {
     /// functions they were met for, which alone decides the frame
     /// ([`function_name`]): the next profile's look-up then needs no naming.
     raw_frames: FxHashMap<String, FrameId>,
-    /// Every other function's `function_key` (line or address granularity, `hide`, or
-    /// no name), by what decides it ([`function_lookup`]), so that a function is named
-    /// once per sum.
+    /// The `function_key` of every other function with a name (line or address
+    /// granularity, or `hide`), by its name and its file.
+    named: NamedFunctions,
+    /// The `function_key` of every function without a name, by what decides it
+    /// ([`function_lookup`]), so that a function is named once per sum.
     function_keys: FxHashMap<Vec<u8>, FrameId>,
     /// The key being looked up in `function_keys`, kept to be reused.
     function_lookup: Vec<u8>,
@@ -152,6 +154,70 @@ fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: &str) 
     key.extend_from_slice(&(by.len() as u64).to_le_bytes());
     key.extend_from_slice(by.as_bytes());
     key.extend_from_slice(file.as_bytes());
+}
+
+/// Keys of functions with a name, by that name and their file: the name is looked up
+/// as it is, the file by the id it got when first met in the profile, so that no key
+/// is put together from the two (name and path: the longest strings of a profile).
+#[derive(Debug, Default)]
+struct NamedFunctions {
+    /// Name → the first of its entries in `entries`.
+    by_name: FxHashMap<String, u32>,
+    /// (file id, key, the name's next entry or [`NONE`]).
+    entries: Vec<(u32, FrameId, u32)>,
+    /// File → id.
+    files: FxHashMap<String, u32>,
+    /// Per profile, by string id: the string's id as a file, [`NONE`] until asked.
+    file_ids: Vec<u32>,
+}
+
+/// No entry, or no id yet, in [`NamedFunctions`].
+const NONE: u32 = u32::MAX;
+
+impl NamedFunctions {
+    /// Starts a profile of `tables`: its string ids are new.
+    fn begin_profile(&mut self, tables: &Tables<'_>) {
+        self.file_ids.clear();
+        self.file_ids.resize(tables.strings.len(), NONE);
+    }
+
+    /// The id of file `file` (a string id of `tables`).
+    fn file_id(&mut self, tables: &Tables<'_>, file: StrId) -> u32 {
+        if let Some(&id) = self.file_ids.get(file as usize)
+            && id != NONE
+        {
+            return id;
+        }
+        let path = tables.str(file);
+        let id = id_of(&mut self.files, path);
+        if let Some(slot) = self.file_ids.get_mut(file as usize) {
+            *slot = id;
+        }
+        id
+    }
+
+    /// The key of the function named `name` in file `file` (an id), if met before.
+    fn get(&self, name: &str, file: u32) -> Option<FrameId> {
+        let mut e = *self.by_name.get(name)?;
+        while let Some(&(f, key, next)) = self.entries.get(e as usize) {
+            if f == file {
+                return Some(key);
+            }
+            e = next;
+        }
+        None
+    }
+
+    /// Notes the key of the function named `name` in file `file`, not met before.
+    fn insert(&mut self, name: &str, file: u32, key: FrameId) {
+        let e = self.entries.len() as u32;
+        let first = match self.by_name.get_mut(name) {
+            Some(first) => first,
+            None => self.by_name.entry(name.to_string()).or_insert(NONE),
+        };
+        self.entries.push((file, key, *first));
+        *first = e;
+    }
 }
 
 /// [`crate::filter::Filters`] for reading profiles from their bytes.
@@ -269,18 +335,30 @@ impl WireState {
         // by location). At function granularity, a function no location names gets a
         // row that stays empty.
         let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
+        if !plain {
+            w.named.begin_profile(tables);
+        }
         for function in &tables.functions {
             let raw = tables.str(function.name);
-            // Most functions: a name met before, which alone decides the frame.
-            let by_raw = plain && !raw.is_empty();
-            if by_raw && let Some(&f) = w.raw_frames.get(raw) {
-                w.function_key.push(f);
+            // Most functions: a name met before, which alone decides the frame at
+            // plain function granularity, and with the file otherwise.
+            let file_id = match raw.is_empty() || plain {
+                true => NONE,
+                false => w.named.file_id(tables, function.filename),
+            };
+            let found = match (raw.is_empty(), plain) {
+                (true, _) => None,
+                (false, true) => w.raw_frames.get(raw).copied(),
+                (false, false) => w.named.get(raw, file_id),
+            };
+            if let Some(key) = found {
+                w.function_key.push(key);
                 continue;
             }
             let system_name = tables.str(function.system_name);
             let file = tables.str(function.filename);
-            // Any other function met before is found by what decides its key.
-            if !by_raw {
+            // A function without a name met before is found by what decides its key.
+            if raw.is_empty() {
                 function_lookup(&mut w.function_lookup, raw, system_name, file);
                 if let Some(&key) = w.function_keys.get(w.function_lookup.as_slice()) {
                     w.function_key.push(key);
@@ -303,10 +381,14 @@ impl WireState {
             } else {
                 w.function_id(&name, file)
             };
-            if by_raw {
-                w.raw_frames.insert(raw.to_string(), key);
-            } else {
-                w.function_keys.insert(w.function_lookup.clone(), key);
+            match (raw.is_empty(), plain) {
+                (true, _) => {
+                    w.function_keys.insert(w.function_lookup.clone(), key);
+                }
+                (false, true) => {
+                    w.raw_frames.insert(raw.to_string(), key);
+                }
+                (false, false) => w.named.insert(raw, file_id, key),
             }
             w.function_key.push(key);
         }

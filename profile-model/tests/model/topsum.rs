@@ -469,3 +469,54 @@ fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
         assert_eq!(twice.0.len(), 2, "{granularity:?}");
     }
 }
+
+#[test]
+fn one_name_in_two_files_stays_two_functions_whatever_ids_the_files_get() {
+    // The files swap string ids from one profile to the next.
+    let profile = |strings: [&str; 6], files: [i64; 2], values: [i64; 2]| {
+        let function = |id, filename| proto::Function {
+            id,
+            name: 3,
+            filename,
+            ..Default::default()
+        };
+        let location = |id: u64| proto::Location {
+            id,
+            line: vec![proto::Line {
+                function_id: id,
+                line: 7,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        encoded(&proto::Profile {
+            sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+            function: vec![function(1, files[0]), function(2, files[1])],
+            location: vec![location(1), location(2)],
+            sample: samples([(vec![1], values[0]), (vec![2], values[1])]),
+            string_table: strings.iter().map(|s| (*s).to_string()).collect(),
+            ..Default::default()
+        })
+    };
+    let (a, decoded_a) = profile(
+        ["", "samples", "count", "work", "x.go", "y.go"],
+        [4, 5],
+        [3, 5],
+    );
+    let (b, decoded_b) = profile(
+        ["", "samples", "count", "work", "y.go", "x.go"],
+        [5, 4],
+        [7, 11],
+    );
+    for granularity in [Granularity::FunctionLine, Granularity::Address] {
+        let options = ViewOptions {
+            granularity,
+            ..ViewOptions::default()
+        };
+        let expected = decoded_view_sum(&[(&decoded_a, 1), (&decoded_b, 1)], 0, &options);
+        let flats: Vec<i64> = expected.0.iter().map(|r| r.flat).collect();
+        assert_eq!(flats, [16, 10], "{granularity:?}: {:?}", expected.0);
+        let wire = wire_view_sum(&[(&a, 1), (&b, 1)], 0, &options);
+        assert_eq!(wire, expected, "{granularity:?}");
+    }
+}
