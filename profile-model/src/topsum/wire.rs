@@ -14,7 +14,7 @@ use crate::filter::{TagFilter, locations_matching, stack_passes};
 use crate::frames::{FrameId, Granularity, LineParts};
 use crate::merge::BASE_LABEL;
 use crate::names::{clean_path, function_name};
-use crate::profile::{Label, LocationId, StrId};
+use crate::profile::{Function, Label, LocationId, StrId};
 use crate::top::{Counts, LocationFrames};
 use crate::view::ViewOptions;
 use crate::wire::tables::{LabelRuns, RawTables, SampleBuf, TableLocation, Tables};
@@ -47,9 +47,10 @@ pub(super) struct WireState {
     /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
     /// Frames at function granularity without `hide`, by the (non-empty) name of the
-    /// functions they were met for, which alone decides the frame
-    /// ([`function_name`]): the next profile's look-up then needs no naming.
-    raw_frames: FxHashMap<String, FrameId>,
+    /// functions they were met for, shown as it is and by the system name
+    /// ([`shown_by_system_name`]), which alone decide the frame: the next profile's
+    /// look-up then needs no naming.
+    raw_frames: FxHashMap<String, [Option<FrameId>; 2]>,
     /// The `function_key` of every other function with a name (line or address
     /// granularity, or `hide`), by its name and its file.
     named: NamedFunctions,
@@ -141,12 +142,24 @@ impl CachedRegex {
     }
 }
 
+/// Whether a function named `raw`, of system name `system_name`, is shown by its
+/// system name as pprof rewrites it (demangled, shortened: [`function_name`]), where
+/// its name is empty or is the system name; any other name is shown as it is. The
+/// same name is two functions when one profile sets it as both names and one not.
+fn shown_by_system_name(raw: &str, system_name: &str) -> bool {
+    raw.is_empty() || raw == system_name
+}
+
+/// [`shown_by_system_name`] of function `f` of `tables`.
+fn function_shown_by_system_name(tables: &Tables<'_>, f: &Function) -> bool {
+    f.name == f.system_name || shown_by_system_name(tables.str(f.name), tables.str(f.system_name))
+}
+
 /// Writes into `key` what decides how a function is shown and told apart: the name
-/// it is shown by comes from its name, or its system name when the name is empty
-/// ([`function_name`]); then its `file`.
+/// it is shown by ([`shown_by_system_name`]), then its `file`.
 fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: &str) {
     key.clear();
-    let (named_by, by) = match raw.is_empty() {
+    let (named_by, by) = match shown_by_system_name(raw, system_name) {
         true => (1u8, system_name),
         false => (0, raw),
     };
@@ -156,14 +169,16 @@ fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: &str) 
     key.extend_from_slice(file.as_bytes());
 }
 
-/// Keys of functions with a name, by that name and their file: the name is looked up
-/// as it is, the file by the id it got when first met in the profile, so that no key
-/// is put together from the two (name and path: the longest strings of a profile).
+/// Keys of functions with a name, by that name, whether it is shown by the system
+/// name ([`shown_by_system_name`]) and their file: the name is looked up as it is, the
+/// file by the id it got when first met in the profile, so that no key is put
+/// together from the two (name and path: the longest strings of a profile).
 #[derive(Debug, Default)]
 struct NamedFunctions {
     /// Name → the first of its entries in `entries`.
     by_name: FxHashMap<String, u32>,
-    /// (file id, key, the name's next entry or [`NONE`]).
+    /// (file id times 2, plus 1 when shown by the system name; key; the name's next
+    /// entry or [`NONE`]).
     entries: Vec<(u32, FrameId, u32)>,
     /// File → id.
     files: FxHashMap<String, u32>,
@@ -196,9 +211,11 @@ impl NamedFunctions {
         id
     }
 
-    /// The key of the function named `name` in file `file` (an id), if met before.
-    fn get(&self, name: &str, file: u32) -> Option<FrameId> {
+    /// The key of the function named `name` in file `file` (an id), shown by its
+    /// system name or not (`by_system`), if met before.
+    fn get(&self, name: &str, by_system: bool, file: u32) -> Option<FrameId> {
         let mut e = *self.by_name.get(name)?;
+        let file = 2 * file + u32::from(by_system);
         while let Some(&(f, key, next)) = self.entries.get(e as usize) {
             if f == file {
                 return Some(key);
@@ -208,14 +225,15 @@ impl NamedFunctions {
         None
     }
 
-    /// Notes the key of the function named `name` in file `file`, not met before.
-    fn insert(&mut self, name: &str, file: u32, key: FrameId) {
+    /// Notes the key of a function [`NamedFunctions::get`] did not find.
+    fn insert(&mut self, name: &str, by_system: bool, file: u32, key: FrameId) {
         let e = self.entries.len() as u32;
         let first = match self.by_name.get_mut(name) {
             Some(first) => first,
             None => self.by_name.entry(name.to_string()).or_insert(NONE),
         };
-        self.entries.push((file, key, *first));
+        self.entries
+            .push((2 * file + u32::from(by_system), key, *first));
         *first = e;
     }
 }
@@ -341,15 +359,17 @@ impl WireState {
         for function in &tables.functions {
             let raw = tables.str(function.name);
             // Most functions: a name met before, which alone decides the frame at
-            // plain function granularity, and with the file otherwise.
+            // plain function granularity (with whether it is shown by the system
+            // name), and with the file otherwise.
+            let by_system = function_shown_by_system_name(tables, function);
             let file_id = match raw.is_empty() || plain {
                 true => NONE,
                 false => w.named.file_id(tables, function.filename),
             };
             let found = match (raw.is_empty(), plain) {
                 (true, _) => None,
-                (false, true) => w.raw_frames.get(raw).copied(),
-                (false, false) => w.named.get(raw, file_id),
+                (false, true) => (w.raw_frames.get(raw)).and_then(|f| f[usize::from(by_system)]),
+                (false, false) => w.named.get(raw, by_system, file_id),
             };
             if let Some(key) = found {
                 w.function_key.push(key);
@@ -386,9 +406,13 @@ impl WireState {
                     w.function_keys.insert(w.function_lookup.clone(), key);
                 }
                 (false, true) => {
-                    w.raw_frames.insert(raw.to_string(), key);
+                    let frames = match w.raw_frames.get_mut(raw) {
+                        Some(frames) => frames,
+                        None => w.raw_frames.entry(raw.to_string()).or_default(),
+                    };
+                    frames[usize::from(by_system)] = Some(key);
                 }
-                (false, false) => w.named.insert(raw, file_id, key),
+                (false, false) => w.named.insert(raw, by_system, file_id, key),
             }
             w.function_key.push(key);
         }

@@ -520,3 +520,60 @@ fn one_name_in_two_files_stays_two_functions_whatever_ids_the_files_get() {
         assert_eq!(wire, expected, "{granularity:?}");
     }
 }
+
+#[test]
+fn a_name_shown_demangled_only_where_it_is_the_system_name_sums_alike() {
+    // pprof demangles a name equal to the system name, and keeps any other as it is:
+    // the same name is two functions when one profile sets it as both and one not.
+    let mangled = "_ZN3foo3barEi";
+    let profile = |system_name: i64, value: i64| {
+        encoded(&proto::Profile {
+            sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+            function: vec![proto::Function {
+                id: 1,
+                name: 3,
+                system_name,
+                filename: 4,
+                ..Default::default()
+            }],
+            location: vec![proto::Location {
+                id: 1,
+                line: vec![proto::Line {
+                    function_id: 1,
+                    line: 7,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            sample: samples([(vec![1], value)]),
+            string_table: ["", "samples", "count", mangled, "foo.cc"]
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect(),
+            ..Default::default()
+        })
+    };
+    let (both, decoded_both) = profile(3, 3);
+    let (name_only, decoded_name_only) = profile(0, 5);
+    for options in views(&["bar"], &[]) {
+        let (what, options) = options;
+        for order in [[0, 1], [1, 0]] {
+            let decoded = [(&decoded_both, 1), (&decoded_name_only, 1)];
+            let wire = [(both.as_slice(), 1), (name_only.as_slice(), 1)];
+            let decoded = order.map(|i| decoded[i]);
+            let wire = order.map(|i| wire[i]);
+            let expected = decoded_view_sum(&decoded, 0, &options);
+            assert_eq!(
+                wire_view_sum(&wire, 0, &options),
+                expected,
+                "{what}, {order:?}"
+            );
+        }
+    }
+    let names: Vec<String> = decoded_sum(&[(&decoded_both, 1), (&decoded_name_only, 1)], 0)
+        .0
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, [mangled, "foo::bar"]);
+}
