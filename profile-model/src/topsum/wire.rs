@@ -104,14 +104,19 @@ impl Answers {
     }
 }
 
-/// A regex with what it said of each string met so far, and of each function.
+/// A regex with what it said of each string met so far, of each function's name, and
+/// of each string of the profile being read.
 #[derive(Debug)]
 struct CachedRegex {
     regex: Regex,
     said: Answers,
-    /// Whether it matches a function's name or file, by [`function_lookup`].
-    functions: FxHashMap<Vec<u8>, bool>,
-    lookup: Vec<u8>,
+    /// Whether it matches the name a function is shown by, by the function's
+    /// (non-empty) name, shown as it is and by the system name
+    /// ([`shown_by_system_name`]): each name is rewritten once per sum.
+    names: FxHashMap<String, [Option<bool>; 2]>,
+    /// Per profile, by string id: what it said of the string (0 not asked yet, 1 no,
+    /// 2 yes), so that a file or binary is looked up once per profile.
+    strings: Vec<u8>,
 }
 
 impl CachedRegex {
@@ -119,8 +124,8 @@ impl CachedRegex {
         Self {
             regex: regex.clone(),
             said: Answers::default(),
-            functions: FxHashMap::default(),
-            lookup: Vec::new(),
+            names: FxHashMap::default(),
+            strings: Vec::new(),
         }
     }
 
@@ -129,16 +134,45 @@ impl CachedRegex {
         self.said.of(text, |t| regex.is_match(t))
     }
 
-    /// Whether it matches the name the function named `raw` (system name
-    /// `system_name`) is shown by, or its `file`; each function named once per sum.
-    fn matches_function(&mut self, raw: &str, system_name: &str, file: &str) -> bool {
-        function_lookup(&mut self.lookup, raw, system_name, file);
-        if let Some(&matched) = self.functions.get(self.lookup.as_slice()) {
-            return matched;
+    /// Starts a profile of `tables`: its string ids are new.
+    fn begin_profile(&mut self, tables: &Tables<'_>) {
+        self.strings.clear();
+        self.strings.resize(tables.strings.len(), 0);
+    }
+
+    /// Whether it matches string `id` of `tables`.
+    fn matches_string(&mut self, tables: &Tables<'_>, id: StrId) -> bool {
+        match self.strings.get(id as usize) {
+            Some(&known) if known != 0 => known == 2,
+            _ => {
+                let matched = self.is_match(tables.str(id));
+                if let Some(known) = self.strings.get_mut(id as usize) {
+                    *known = 1 + u8::from(matched);
+                }
+                matched
+            }
         }
-        let matched = self.is_match(&function_name(raw, system_name)) || self.is_match(file);
-        self.functions.insert(self.lookup.clone(), matched);
-        matched
+    }
+
+    /// Whether it matches the name function `f` of `tables` is shown by, or its file.
+    fn matches_function(&mut self, tables: &Tables<'_>, f: &Function) -> bool {
+        let (raw, system_name) = (tables.str(f.name), tables.str(f.system_name));
+        let by_system = usize::from(function_shown_by_system_name(tables, f));
+        let name_matches = match self.names.get(raw).and_then(|said| said[by_system]) {
+            Some(said) => said,
+            None => {
+                let said = self.is_match(&function_name(raw, system_name));
+                if !raw.is_empty() {
+                    let names = match self.names.get_mut(raw) {
+                        Some(names) => names,
+                        None => self.names.entry(raw.to_string()).or_default(),
+                    };
+                    names[by_system] = Some(said);
+                }
+                said
+            }
+        };
+        name_matches || self.matches_string(tables, f.filename)
     }
 }
 
@@ -356,6 +390,9 @@ impl WireState {
         if !plain {
             w.named.begin_profile(tables);
         }
+        if let Some(hide) = &mut w.filters.hide {
+            hide.begin_profile(tables);
+        }
         for function in &tables.functions {
             let raw = tables.str(function.name);
             // Most functions: a name met before, which alone decides the frame at
@@ -390,7 +427,7 @@ impl WireState {
                 .filters
                 .hide
                 .as_mut()
-                .is_some_and(|hide| hide.is_match(&name) || hide.is_match(file))
+                .is_some_and(|hide| hide.matches_function(tables, function))
             {
                 HIDDEN
             } else if name.is_empty() {
@@ -429,10 +466,13 @@ impl WireState {
                     continue;
                 }
             }
-            let binary = loc
-                .mapping
-                .map_or("", |m| tables.str(tables.mappings[m as usize].filename));
-            if !w.filters.hide.as_mut().is_some_and(|h| h.is_match(binary)) {
+            let binary = loc.mapping.map(|m| tables.mappings[m as usize].filename);
+            let hidden = (w.filters.hide.as_mut()).is_some_and(|h| match binary {
+                Some(binary) => h.matches_string(tables, binary),
+                None => h.is_match(""),
+            });
+            let binary = binary.map_or("", |b| tables.str(b));
+            if !hidden {
                 w.frames_of(tables, loc, binary, rows);
             }
             w.spans.push((start, w.location_frames.len() as u32));
@@ -655,14 +695,12 @@ impl WireFilters {
             (&mut self.ignore, &mut self.ignored),
         ] {
             if let Some(re) = regex {
+                re.begin_profile(tables);
                 let functions: Vec<bool> = (tables.functions.iter())
-                    .map(|f| {
-                        let (raw, file) = (tables.str(f.name), tables.str(f.filename));
-                        re.matches_function(raw, tables.str(f.system_name), file)
-                    })
+                    .map(|f| re.matches_function(tables, f))
                     .collect();
                 let mappings: Vec<bool> = (tables.mappings.iter())
-                    .map(|m| re.is_match(tables.str(m.filename)))
+                    .map(|m| re.matches_string(tables, m.filename))
                     .collect();
                 let locations = tables.locations.iter();
                 *matched = locations_matching(

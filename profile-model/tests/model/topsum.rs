@@ -519,6 +519,12 @@ fn one_name_in_two_files_stays_two_functions_whatever_ids_the_files_get() {
         let wire = wire_view_sum(&[(&a, 1), (&b, 1)], 0, &options);
         assert_eq!(wire, expected, "{granularity:?}");
     }
+    // Filters on the file: what they said of a string id holds for one profile only.
+    for (what, options) in views(&[r"x\.go"], &[]) {
+        let expected = decoded_view_sum(&[(&decoded_a, 1), (&decoded_b, 1)], 0, &options);
+        let wire = wire_view_sum(&[(&a, 1), (&b, 1)], 0, &options);
+        assert_eq!(wire, expected, "{what}");
+    }
 }
 
 #[test]
