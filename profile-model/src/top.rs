@@ -146,8 +146,9 @@ struct Cell {
     /// Summing profiles: the last caller met whose calls of the frame are known
     /// called ([`Calls::known`]; [`NO_CALLER`] for none): most calls then need no
     /// look-up. One profile alone: the frame's one caller along an edge inside a
-    /// location ([`NO_CALLER`] for none, [`MANY_CALLERS`] for several), as a call
-    /// along any other edge only marks the frame called.
+    /// location ([`NO_CALLER`] for none; for a few, [`SEVERAL_CALLERS`] plus where
+    /// [`Calls::inliners`] lists them; [`MANY_CALLERS`] for more), as a call along any
+    /// other edge only marks the frame called.
     caller: FrameId,
 }
 
@@ -164,8 +165,16 @@ impl Default for Cell {
 
 /// In [`Cell::caller`]: no caller (frame ids stay below 2^31).
 const NO_CALLER: FrameId = FrameId::MAX;
-/// In [`Cell::caller`], one profile alone: the frame is inlined into several callers.
+/// In [`Cell::caller`], one profile alone: the frame is inlined into more callers
+/// than [`Calls::inliners`] lists for one frame.
 const MANY_CALLERS: FrameId = FrameId::MAX - 1;
+/// In [`Cell::caller`], one profile alone: from here up (below [`MANY_CALLERS`]), the
+/// frame is inlined into the few callers listed in [`Calls::inliners`] at the
+/// difference.
+const SEVERAL_CALLERS: FrameId = 1 << 31;
+/// The most callers [`Calls::inliners`] lists for one frame: a call is checked
+/// against each.
+const LISTED_CALLERS: usize = 8;
 
 /// The frames of each location of the profile being counted, as the counting loop
 /// reads them: one entry per location, the location's one frame id, or for a
@@ -220,6 +229,9 @@ struct Calls {
     /// Per frame, when not `complete`: whether a call along an edge not kept reached
     /// it.
     called: Vec<bool>,
+    /// When not `complete`: the callers of frames inlined into a few
+    /// ([`SEVERAL_CALLERS`]).
+    inliners: Vec<Vec<FrameId>>,
 }
 
 impl Default for Calls {
@@ -227,6 +239,7 @@ impl Default for Calls {
         Self {
             complete: true,
             called: Vec::new(),
+            inliners: Vec::new(),
         }
     }
 }
@@ -246,6 +259,18 @@ impl Calls {
         caller == callee
             || edges.known_called(caller, callee)
             || self.settle(edges, caller, callee, mark)
+    }
+
+    /// Whether `caller` inlines a frame whose [`Cell::caller`] is `inlined_by` (one
+    /// profile alone): the edge from it lies inside a location.
+    #[inline(always)]
+    fn inlines(&self, inlined_by: FrameId, caller: FrameId) -> bool {
+        inlined_by == caller
+            || inlined_by == MANY_CALLERS
+            || (inlined_by >= SEVERAL_CALLERS
+                && inlined_by != NO_CALLER
+                && (self.inliners.get((inlined_by - SEVERAL_CALLERS) as usize))
+                    .is_some_and(|callers| callers.contains(&caller)))
     }
 
     /// Marks `callee` called along an edge inside no location (one profile alone).
@@ -299,8 +324,7 @@ fn call<const MATRIX: bool>(
     } else if !calls.complete {
         // Almost every call is along an edge inside no location: the callee is marked
         // called, with no branch to guess.
-        let inlined_by = cell.caller;
-        if inlined_by != caller && inlined_by != MANY_CALLERS && caller != callee {
+        if !calls.inlines(cell.caller, caller) && caller != callee {
             calls.mark_called(callee);
         } else {
             calls.known(edges, caller, callee, mark);
@@ -475,10 +499,26 @@ impl Counts {
                     && callee != caller
                     && let Some(cell) = self.cells.get_mut(callee as usize)
                 {
+                    let inliners = &mut self.calls.inliners;
                     cell.caller = match cell.caller {
                         NO_CALLER => caller,
+                        MANY_CALLERS => MANY_CALLERS,
                         one if one == caller => caller,
-                        _ => MANY_CALLERS,
+                        several if several >= SEVERAL_CALLERS => {
+                            let i = (several - SEVERAL_CALLERS) as usize;
+                            match inliners.get_mut(i) {
+                                Some(listed) if listed.contains(&caller) => several,
+                                Some(listed) if listed.len() < LISTED_CALLERS => {
+                                    listed.push(caller);
+                                    several
+                                }
+                                _ => MANY_CALLERS,
+                            }
+                        }
+                        one => {
+                            inliners.push(vec![one, caller]);
+                            SEVERAL_CALLERS + (inliners.len() - 1) as FrameId
+                        }
                     };
                 }
             }

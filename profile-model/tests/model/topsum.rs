@@ -583,3 +583,71 @@ fn a_name_shown_demangled_only_where_it_is_the_system_name_sums_alike() {
         .collect();
     assert_eq!(names, [mangled, "foo::bar"]);
 }
+
+#[test]
+fn a_frame_inlined_into_a_few_callers_or_many_is_marked_as_pprof_marks_it() {
+    // `h` inlined into each of `callers` callers; `called_by` of them also call it.
+    let profile = |callers: u64, called_by: u64| {
+        let mut strings: Vec<String> = ["", "samples", "count", "main", "h"]
+            .map(String::from)
+            .into();
+        strings.extend((0..callers).map(|i| format!("c{i}")));
+        let function = |id: u64, name: u64| proto::Function {
+            id,
+            name: name as i64,
+            ..Default::default()
+        };
+        let line = |function_id| proto::Line {
+            function_id,
+            ..Default::default()
+        };
+        let location = |id, functions: &[u64]| proto::Location {
+            id,
+            line: functions.iter().map(|&f| line(f)).collect(),
+            ..Default::default()
+        };
+        let mut functions = vec![function(1, 3), function(2, 4)];
+        let mut locations = vec![location(1, &[1]), location(300, &[2])];
+        let mut sample = Vec::new();
+        for i in 0..callers {
+            functions.push(function(10 + i, 5 + i));
+            locations.push(location(100 + i, &[2, 10 + i]));
+            locations.push(location(200 + i, &[10 + i]));
+            sample.push((vec![100 + i, 1], 1));
+            if i < called_by {
+                sample.push((vec![300, 200 + i, 1], 1));
+            }
+        }
+        encoded(&proto::Profile {
+            sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
+            sample: (sample.into_iter())
+                .map(|(location_id, v)| proto::Sample {
+                    location_id,
+                    value: vec![v],
+                    label: Vec::new(),
+                })
+                .collect(),
+            location: locations,
+            function: functions,
+            string_table: strings,
+            ..Default::default()
+        })
+    };
+    // A few callers are listed per frame, more are looked up: both as pprof marks.
+    for callers in [3, 12] {
+        for (called_by, inlined, called) in
+            [(callers, false, true), (1, true, true), (0, true, false)]
+        {
+            let (bytes, decoded) = profile(callers, called_by);
+            let alone = decoded_sum(&[(&decoded, 1)], 0);
+            let h = alone.0.iter().find(|r| r.name == "h").expect("h has a row");
+            let what = format!("{callers} callers, {called_by} call");
+            assert_eq!(
+                (h.reached.inlined, h.reached.called),
+                (inlined, called),
+                "{what}"
+            );
+            assert_eq!(wire_sum(&[(&bytes, 1)], 0), alone, "{what}");
+        }
+    }
+}
