@@ -230,8 +230,8 @@ struct Calls {
     /// it.
     called: Vec<bool>,
     /// When not `complete`: the callers of frames inlined into a few
-    /// ([`SEVERAL_CALLERS`]).
-    inliners: Vec<Vec<FrameId>>,
+    /// ([`SEVERAL_CALLERS`]), side by side, the slots not used [`NO_CALLER`].
+    inliners: Vec<[FrameId; LISTED_CALLERS]>,
 }
 
 impl Default for Calls {
@@ -269,8 +269,9 @@ impl Calls {
             || inlined_by == MANY_CALLERS
             || (inlined_by >= SEVERAL_CALLERS
                 && inlined_by != NO_CALLER
-                && (self.inliners.get((inlined_by - SEVERAL_CALLERS) as usize))
-                    .is_some_and(|callers| callers.contains(&caller)))
+                && (self.inliners.get((inlined_by - SEVERAL_CALLERS) as usize)).is_some_and(
+                    |callers| callers.iter().fold(false, |any, &c| any | (c == caller)),
+                ))
     }
 
     /// Marks `callee` called along an edge inside no location (one profile alone).
@@ -506,17 +507,21 @@ impl Counts {
                         one if one == caller => caller,
                         several if several >= SEVERAL_CALLERS => {
                             let i = (several - SEVERAL_CALLERS) as usize;
-                            match inliners.get_mut(i) {
-                                Some(listed) if listed.contains(&caller) => several,
-                                Some(listed) if listed.len() < LISTED_CALLERS => {
-                                    listed.push(caller);
-                                    several
-                                }
+                            let listed = inliners.get_mut(i).map(|listed| {
+                                listed.contains(&caller)
+                                    || (listed.iter_mut().find(|c| **c == NO_CALLER))
+                                        .map(|free| *free = caller)
+                                        .is_some()
+                            });
+                            match listed {
+                                Some(true) => several,
                                 _ => MANY_CALLERS,
                             }
                         }
                         one => {
-                            inliners.push(vec![one, caller]);
+                            let mut listed = [NO_CALLER; LISTED_CALLERS];
+                            listed[..2].copy_from_slice(&[one, caller]);
+                            inliners.push(listed);
                             SEVERAL_CALLERS + (inliners.len() - 1) as FrameId
                         }
                     };
