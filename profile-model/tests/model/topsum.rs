@@ -427,14 +427,13 @@ fn a_sum_past_the_frames_a_call_matrix_holds_sums_alike() {
     assert_eq!(wire_sum(&wire, 0), expected);
 }
 
-#[test]
-fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
-    // `a\0b` in `c` and `a` in `b\0c`: one string if name and file were joined by a NUL.
-    let strings = ["", "samples", "count", "a\0b", "c", "a", "b\0c"];
-    let function = |id, name, filename| proto::Function {
+/// A profile of two functions, (name, file) string ids of `strings`, each at line 7
+/// of a location of its own, with one sample of each location worth `values`.
+fn two_functions(strings: &[&str], functions: [(i64, i64); 2], values: [i64; 2]) -> proto::Profile {
+    let function = |id: u64| proto::Function {
         id,
-        name,
-        filename,
+        name: functions[id as usize - 1].0,
+        filename: functions[id as usize - 1].1,
         ..Default::default()
     };
     let location = |id: u64| proto::Location {
@@ -446,14 +445,21 @@ fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
         }],
         ..Default::default()
     };
-    let p = proto::Profile {
+    proto::Profile {
         sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
-        function: vec![function(1, 3, 4), function(2, 5, 6)],
+        function: vec![function(1), function(2)],
         location: vec![location(1), location(2)],
-        sample: samples([(vec![1], 3), (vec![2], 5)]),
+        sample: samples([(vec![1], values[0]), (vec![2], values[1])]),
         string_table: strings.iter().map(|s| (*s).to_string()).collect(),
         ..Default::default()
-    };
+    }
+}
+
+#[test]
+fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
+    // `a\0b` in `c` and `a` in `b\0c`: one string if name and file were joined by a NUL.
+    let strings = ["", "samples", "count", "a\0b", "c", "a", "b\0c"];
+    let p = two_functions(&strings, [(3, 4), (5, 6)], [3, 5]);
     let (bytes, decoded) = encoded(&p);
     for granularity in [Granularity::FunctionLine, Granularity::Address] {
         let options = ViewOptions {
@@ -474,29 +480,11 @@ fn functions_told_apart_by_name_and_file_stay_apart_whatever_they_hold() {
 fn one_name_in_two_files_stays_two_functions_whatever_ids_the_files_get() {
     // The files swap string ids from one profile to the next.
     let profile = |strings: [&str; 6], files: [i64; 2], values: [i64; 2]| {
-        let function = |id, filename| proto::Function {
-            id,
-            name: 3,
-            filename,
-            ..Default::default()
-        };
-        let location = |id: u64| proto::Location {
-            id,
-            line: vec![proto::Line {
-                function_id: id,
-                line: 7,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        encoded(&proto::Profile {
-            sample_type: vec![proto::ValueType { r#type: 1, unit: 2 }],
-            function: vec![function(1, files[0]), function(2, files[1])],
-            location: vec![location(1), location(2)],
-            sample: samples([(vec![1], values[0]), (vec![2], values[1])]),
-            string_table: strings.iter().map(|s| (*s).to_string()).collect(),
-            ..Default::default()
-        })
+        encoded(&two_functions(
+            &strings,
+            [(3, files[0]), (3, files[1])],
+            values,
+        ))
     };
     let (a, decoded_a) = profile(
         ["", "samples", "count", "work", "x.go", "y.go"],
