@@ -50,7 +50,7 @@ pub(super) struct WireState {
     /// functions they were met for, shown as it is and by the system name
     /// ([`shown_by_system_name`]), which alone decide the frame: the next profile's
     /// look-up then needs no naming.
-    raw_frames: FxHashMap<String, [Option<FrameId>; 2]>,
+    raw_frames: ByShownName<FrameId>,
     /// The `function_key` of every other function with a name (line or address
     /// granularity, or `hide`), by its name and its file.
     named: NamedFunctions,
@@ -111,12 +111,11 @@ struct CachedRegex {
     regex: Regex,
     said: Answers,
     /// Whether it matches the name a function is shown by, by the function's
-    /// (non-empty) name, shown as it is and by the system name
-    /// ([`shown_by_system_name`]): each name is rewritten once per sum.
-    names: FxHashMap<String, [Option<bool>; 2]>,
-    /// Per profile, by string id: what it said of the string (0 not asked yet, 1 no,
-    /// 2 yes), so that a file or binary is looked up once per profile.
-    strings: Vec<u8>,
+    /// (non-empty) name: each name is rewritten once per sum.
+    names: ByShownName<bool>,
+    /// What it said of each string of the profile, so that a file or binary is
+    /// looked up once per profile.
+    strings: StringAnswers,
 }
 
 impl CachedRegex {
@@ -124,8 +123,8 @@ impl CachedRegex {
         Self {
             regex: regex.clone(),
             said: Answers::default(),
-            names: FxHashMap::default(),
-            strings: Vec::new(),
+            names: ByShownName::default(),
+            strings: StringAnswers::default(),
         }
     }
 
@@ -134,45 +133,82 @@ impl CachedRegex {
         self.said.of(text, |t| regex.is_match(t))
     }
 
-    /// Starts a profile of `tables`: its string ids are new.
-    fn begin_profile(&mut self, tables: &Tables<'_>) {
-        self.strings.clear();
-        self.strings.resize(tables.strings.len(), 0);
-    }
-
     /// Whether it matches string `id` of `tables`.
     fn matches_string(&mut self, tables: &Tables<'_>, id: StrId) -> bool {
-        match self.strings.get(id as usize) {
-            Some(&known) if known != 0 => known == 2,
-            _ => {
-                let matched = self.is_match(tables.str(id));
-                if let Some(known) = self.strings.get_mut(id as usize) {
-                    *known = 1 + u8::from(matched);
-                }
-                matched
-            }
+        let (regex, said) = (&self.regex, &mut self.said);
+        let mut ask = || said.of(tables.str(id), |t| regex.is_match(t));
+        match self.strings.of(id, &mut ask) {
+            Some(matched) => matched,
+            None => ask(),
         }
     }
 
     /// Whether it matches the name function `f` of `tables` is shown by, or its file.
     fn matches_function(&mut self, tables: &Tables<'_>, f: &Function) -> bool {
         let (raw, system_name) = (tables.str(f.name), tables.str(f.system_name));
-        let by_system = usize::from(function_shown_by_system_name(tables, f));
-        let name_matches = match self.names.get(raw).and_then(|said| said[by_system]) {
+        let by_system = function_shown_by_system_name(tables, f);
+        let name_matches = match self.names.get(raw, by_system) {
             Some(said) => said,
             None => {
                 let said = self.is_match(&function_name(raw, system_name));
                 if !raw.is_empty() {
-                    let names = match self.names.get_mut(raw) {
-                        Some(names) => names,
-                        None => self.names.entry(raw.to_string()).or_default(),
-                    };
-                    names[by_system] = Some(said);
+                    self.names.insert(raw, by_system, said);
                 }
                 said
             }
         };
         name_matches || self.matches_string(tables, f.filename)
+    }
+}
+
+/// Yes-or-no answers about the strings of the profile being read, by string id, each
+/// asked once per profile.
+#[derive(Debug, Default)]
+struct StringAnswers(
+    /// Per string id: 0 not asked yet, 1 no, 2 yes.
+    Vec<u8>,
+);
+
+impl StringAnswers {
+    /// Starts a profile of `tables`: its string ids are new.
+    fn begin_profile(&mut self, tables: &Tables<'_>) {
+        self.0.clear();
+        self.0.resize(tables.strings.len(), 0);
+    }
+
+    /// The answer for string `id`, asked of `ask` the first time in the profile;
+    /// `None` for an id the profile has no string for.
+    fn of(&mut self, id: StrId, ask: impl FnOnce() -> bool) -> Option<bool> {
+        let known = self.0.get_mut(id as usize)?;
+        if *known == 0 {
+            *known = 1 + u8::from(ask());
+        }
+        Some(*known == 2)
+    }
+}
+
+/// Something known of functions by their (non-empty) name, apart for a name shown
+/// as it is and one shown by the system name ([`shown_by_system_name`]).
+#[derive(Debug)]
+struct ByShownName<T>(FxHashMap<String, [Option<T>; 2]>);
+
+impl<T> Default for ByShownName<T> {
+    fn default() -> Self {
+        Self(FxHashMap::default())
+    }
+}
+
+impl<T: Copy> ByShownName<T> {
+    /// What is known of the functions named `name`, shown by the system name or not.
+    fn get(&self, name: &str, by_system: bool) -> Option<T> {
+        self.0.get(name)?[usize::from(by_system)]
+    }
+
+    /// Notes `value` for the functions named `name`, shown by the system name or not.
+    fn insert(&mut self, name: &str, by_system: bool, value: T) {
+        // Called for what `get` did not find: a name is copied at most twice a sum.
+        let known = self.0.entry(name.to_string()).or_insert([None, None]);
+        known[usize::from(by_system)] = Some(value);
     }
 }
 
@@ -262,10 +298,7 @@ impl NamedFunctions {
     /// Notes the key of a function [`NamedFunctions::get`] did not find.
     fn insert(&mut self, name: &str, by_system: bool, file: u32, key: FrameId) {
         let e = self.entries.len() as u32;
-        let first = match self.by_name.get_mut(name) {
-            Some(first) => first,
-            None => self.by_name.entry(name.to_string()).or_insert(NONE),
-        };
+        let first = self.by_name.entry(name.to_string()).or_insert(NONE);
         self.entries
             .push((2 * file + u32::from(by_system), key, *first));
         *first = e;
@@ -289,10 +322,10 @@ struct WireFilters {
 struct WireTag {
     filter: TagFilter,
     said: Answers,
-    /// Per profile: the string ids of the filter's key, and per string id whether the
-    /// filter keeps that string value (0 not asked yet, 1 no, 2 yes).
+    /// Per profile: the string ids of the filter's key, and whether the filter keeps
+    /// each string as a value.
     keys: Vec<StrId>,
-    values: Vec<u8>,
+    values: StringAnswers,
 }
 
 impl WireState {
@@ -312,7 +345,7 @@ impl WireState {
                         filter: t.clone(),
                         said: Answers::default(),
                         keys: Vec::new(),
-                        values: Vec::new(),
+                        values: StringAnswers::default(),
                     })
                     .collect(),
                 ..WireFilters::default()
@@ -391,7 +424,7 @@ impl WireState {
             w.named.begin_profile(tables);
         }
         if let Some(hide) = &mut w.filters.hide {
-            hide.begin_profile(tables);
+            hide.strings.begin_profile(tables);
         }
         for function in &tables.functions {
             let raw = tables.str(function.name);
@@ -405,7 +438,7 @@ impl WireState {
             };
             let found = match (raw.is_empty(), plain) {
                 (true, _) => None,
-                (false, true) => (w.raw_frames.get(raw)).and_then(|f| f[usize::from(by_system)]),
+                (false, true) => w.raw_frames.get(raw, by_system),
                 (false, false) => w.named.get(raw, by_system, file_id),
             };
             if let Some(key) = found {
@@ -442,13 +475,7 @@ impl WireState {
                 (true, _) => {
                     w.function_keys.insert(w.function_lookup.clone(), key);
                 }
-                (false, true) => {
-                    let frames = match w.raw_frames.get_mut(raw) {
-                        Some(frames) => frames,
-                        None => w.raw_frames.entry(raw.to_string()).or_default(),
-                    };
-                    frames[usize::from(by_system)] = Some(key);
-                }
+                (false, true) => w.raw_frames.insert(raw, by_system, key),
                 (false, false) => w.named.insert(raw, by_system, file_id, key),
             }
             w.function_key.push(key);
@@ -695,7 +722,7 @@ impl WireFilters {
             (&mut self.ignore, &mut self.ignored),
         ] {
             if let Some(re) = regex {
-                re.begin_profile(tables);
+                re.strings.begin_profile(tables);
                 let functions: Vec<bool> = (tables.functions.iter())
                     .map(|f| re.matches_function(tables, f))
                     .collect();
@@ -712,8 +739,7 @@ impl WireFilters {
         }
         for tag in &mut self.tags {
             tag.keys = ids_of(tables, &tag.filter.key);
-            tag.values.clear();
-            tag.values.resize(tables.strings.len(), 0);
+            tag.values.begin_profile(tables);
         }
     }
 
@@ -739,14 +765,8 @@ impl WireTag {
         if label.str == 0 {
             return self.filter.keeps_num(label.num);
         }
-        let Some(known) = self.values.get_mut(label.str as usize) else {
-            return false;
-        };
-        if *known == 0 {
-            let filter = &self.filter;
-            let kept = self.said.of(tables.str(label.str), |t| filter.keeps_str(t));
-            *known = 1 + u8::from(kept);
-        }
-        *known == 2
+        let (filter, said) = (&self.filter, &mut self.said);
+        let ask = || said.of(tables.str(label.str), |t| filter.keeps_str(t));
+        self.values.of(label.str, ask).unwrap_or(false)
     }
 }
