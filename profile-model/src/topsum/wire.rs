@@ -46,19 +46,13 @@ pub(super) struct WireState {
     /// id of its name and file in `names`; [`NO_FRAME`] for a function without a name
     /// (known by its binary), [`HIDDEN`] for one `hide` removes.
     function_key: Vec<FrameId>,
-    /// Frames at function granularity without `hide`, by the (non-empty) name of the
-    /// functions they were met for, shown as it is and by the system name
-    /// ([`shown_by_system_name`]), which alone decide the frame: the next profile's
-    /// look-up then needs no naming.
+    /// Frames at function granularity without `hide`, by what the functions they
+    /// were met for are shown by ([`shown_by`]), which alone decides the frame: the
+    /// next profile's look-up then needs no naming.
     raw_frames: ByShownName<FrameId>,
-    /// The `function_key` of every other function with a name (line or address
-    /// granularity, or `hide`), by its name and its file.
+    /// The `function_key` of every function at line or address granularity, or with
+    /// `hide`: by what it is shown by and its file.
     named: NamedFunctions,
-    /// The `function_key` of every function without a name, by what decides it
-    /// ([`function_lookup`]), so that a function is named once per sum.
-    function_keys: FxHashMap<Vec<u8>, FrameId>,
-    /// The key being looked up in `function_keys`, kept to be reused.
-    function_lookup: Vec<u8>,
     /// Functions (line and address granularity): the name's length, `:`, the name and
     /// the file → id, and by id the name and the cleaned file.
     names: FxHashMap<String, u32>,
@@ -110,8 +104,8 @@ impl Answers {
 struct CachedRegex {
     regex: Regex,
     said: Answers,
-    /// Whether it matches the name a function is shown by, by the function's
-    /// (non-empty) name: each name is rewritten once per sum.
+    /// Whether it matches the name a function is shown by, by what it is shown by
+    /// ([`shown_by`]): each name is rewritten once per sum.
     names: ByShownName<bool>,
     /// What it said of each string of the profile, so that a file or binary is
     /// looked up once per profile.
@@ -145,15 +139,13 @@ impl CachedRegex {
 
     /// Whether it matches the name function `f` of `tables` is shown by, or its file.
     fn matches_function(&mut self, tables: &Tables<'_>, f: &Function) -> bool {
-        let (raw, system_name) = (tables.str(f.name), tables.str(f.system_name));
-        let by_system = function_shown_by_system_name(tables, f);
-        let name_matches = match self.names.get(raw, by_system) {
+        let (by, by_system) = shown_by(tables, f);
+        let name_matches = match self.names.get(by, by_system) {
             Some(said) => said,
             None => {
-                let said = self.is_match(&function_name(raw, system_name));
-                if !raw.is_empty() {
-                    self.names.insert(raw, by_system, said);
-                }
+                let name = function_name(tables.str(f.name), tables.str(f.system_name));
+                let said = self.is_match(&name);
+                self.names.insert(by, by_system, said);
                 said
             }
         };
@@ -187,8 +179,8 @@ impl StringAnswers {
     }
 }
 
-/// Something known of functions by their (non-empty) name, apart for a name shown
-/// as it is and one shown by the system name ([`shown_by_system_name`]).
+/// Something known of functions by what they are shown by ([`shown_by`]): a name
+/// shown as it is apart from the same system name rewritten.
 #[derive(Debug)]
 struct ByShownName<T>(FxHashMap<String, [Option<T>; 2]>);
 
@@ -199,12 +191,12 @@ impl<T> Default for ByShownName<T> {
 }
 
 impl<T: Copy> ByShownName<T> {
-    /// What is known of the functions named `name`, shown by the system name or not.
+    /// What is known of the functions shown by `name`, a system name or not.
     fn get(&self, name: &str, by_system: bool) -> Option<T> {
         self.0.get(name)?[usize::from(by_system)]
     }
 
-    /// Notes `value` for the functions named `name`, shown by the system name or not.
+    /// Notes `value` for the functions shown by `name`, a system name or not.
     fn insert(&mut self, name: &str, by_system: bool, value: T) {
         // Called for what `get` did not find: a name is copied at most twice a sum.
         let known = self.0.entry(name.to_string()).or_insert([None, None]);
@@ -212,37 +204,23 @@ impl<T: Copy> ByShownName<T> {
     }
 }
 
-/// Whether a function named `raw`, of system name `system_name`, is shown by its
-/// system name as pprof rewrites it (demangled, shortened: [`function_name`]), where
-/// its name is empty or is the system name; any other name is shown as it is. The
-/// same name is two functions when one profile sets it as both names and one not.
-fn shown_by_system_name(raw: &str, system_name: &str) -> bool {
-    raw.is_empty() || raw == system_name
+/// What function `f` of `tables` is shown by, which alone decides the name shown
+/// ([`function_name`]): its system name, rewritten as pprof does (demangled,
+/// shortened), where its name is empty or is the system name; else its name as it is.
+/// Returned with whether it is the system name: the same name is two functions when
+/// one profile sets it as both names and one not.
+fn shown_by<'a>(tables: &Tables<'a>, f: &Function) -> (&'a str, bool) {
+    let (raw, system_name) = (tables.str(f.name), tables.str(f.system_name));
+    match f.name == f.system_name || raw.is_empty() || raw == system_name {
+        true => (system_name, true),
+        false => (raw, false),
+    }
 }
 
-/// [`shown_by_system_name`] of function `f` of `tables`.
-fn function_shown_by_system_name(tables: &Tables<'_>, f: &Function) -> bool {
-    f.name == f.system_name || shown_by_system_name(tables.str(f.name), tables.str(f.system_name))
-}
-
-/// Writes into `key` what decides how a function is shown and told apart: the name
-/// it is shown by ([`shown_by_system_name`]), then its `file`.
-fn function_lookup(key: &mut Vec<u8>, raw: &str, system_name: &str, file: &str) {
-    key.clear();
-    let (named_by, by) = match shown_by_system_name(raw, system_name) {
-        true => (1u8, system_name),
-        false => (0, raw),
-    };
-    key.push(named_by);
-    key.extend_from_slice(&(by.len() as u64).to_le_bytes());
-    key.extend_from_slice(by.as_bytes());
-    key.extend_from_slice(file.as_bytes());
-}
-
-/// Keys of functions with a name, by that name, whether it is shown by the system
-/// name ([`shown_by_system_name`]) and their file: the name is looked up as it is, the
-/// file by the id it got when first met in the profile, so that no key is put
-/// together from the two (name and path: the longest strings of a profile).
+/// Keys of functions by what they are shown by ([`shown_by`]) and their file: the
+/// name is looked up as it is, the file by the id it got when first met in the
+/// profile, so that no key is put together from the two (name and path: the longest
+/// strings of a profile).
 #[derive(Debug, Default)]
 struct NamedFunctions {
     /// Name → the first of its entries in `entries`.
@@ -281,8 +259,8 @@ impl NamedFunctions {
         id
     }
 
-    /// The key of the function named `name` in file `file` (an id), shown by its
-    /// system name or not (`by_system`), if met before.
+    /// The key of the function shown by `name` (a system name or not: `by_system`) in
+    /// file `file` (an id), if met before.
     fn get(&self, name: &str, by_system: bool, file: u32) -> Option<FrameId> {
         let mut e = *self.by_name.get(name)?;
         let file = 2 * file + u32::from(by_system);
@@ -427,35 +405,23 @@ impl WireState {
             hide.strings.begin_profile(tables);
         }
         for function in &tables.functions {
-            let raw = tables.str(function.name);
-            // Most functions: a name met before, which alone decides the frame at
-            // plain function granularity (with whether it is shown by the system
-            // name), and with the file otherwise.
-            let by_system = function_shown_by_system_name(tables, function);
-            let file_id = match raw.is_empty() || plain {
+            // Most functions: shown by a name met before, which alone decides the
+            // frame at plain function granularity, and with the file otherwise.
+            let (by, by_system) = shown_by(tables, function);
+            let file_id = match plain {
                 true => NONE,
                 false => w.named.file_id(tables, function.filename),
             };
-            let found = match (raw.is_empty(), plain) {
-                (true, _) => None,
-                (false, true) => w.raw_frames.get(raw, by_system),
-                (false, false) => w.named.get(raw, by_system, file_id),
+            let found = match plain {
+                true => w.raw_frames.get(by, by_system),
+                false => w.named.get(by, by_system, file_id),
             };
             if let Some(key) = found {
                 w.function_key.push(key);
                 continue;
             }
-            let system_name = tables.str(function.system_name);
             let file = tables.str(function.filename);
-            // A function without a name met before is found by what decides its key.
-            if raw.is_empty() {
-                function_lookup(&mut w.function_lookup, raw, system_name, file);
-                if let Some(&key) = w.function_keys.get(w.function_lookup.as_slice()) {
-                    w.function_key.push(key);
-                    continue;
-                }
-            }
-            let name = function_name(raw, system_name);
+            let name = function_name(tables.str(function.name), tables.str(function.system_name));
             let key = if w
                 .filters
                 .hide
@@ -471,12 +437,9 @@ impl WireState {
             } else {
                 w.function_id(&name, file)
             };
-            match (raw.is_empty(), plain) {
-                (true, _) => {
-                    w.function_keys.insert(w.function_lookup.clone(), key);
-                }
-                (false, true) => w.raw_frames.insert(raw, by_system, key),
-                (false, false) => w.named.insert(raw, by_system, file_id, key),
+            match plain {
+                true => w.raw_frames.insert(by, by_system, key),
+                false => w.named.insert(by, by_system, file_id, key),
             }
             w.function_key.push(key);
         }
