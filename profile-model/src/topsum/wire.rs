@@ -109,7 +109,7 @@ struct CachedRegex {
     names: ByShownName<bool>,
     /// What it said of each string of the profile, so that a file or binary is
     /// looked up once per profile.
-    strings: StringAnswers,
+    strings: PerString<bool>,
 }
 
 impl CachedRegex {
@@ -118,7 +118,7 @@ impl CachedRegex {
             regex: regex.clone(),
             said: Answers::default(),
             names: ByShownName::default(),
-            strings: StringAnswers::default(),
+            strings: PerString::default(),
         }
     }
 
@@ -153,29 +153,29 @@ impl CachedRegex {
     }
 }
 
-/// Yes-or-no answers about the strings of the profile being read, by string id, each
-/// asked once per profile.
-#[derive(Debug, Default)]
-struct StringAnswers(
-    /// Per string id: 0 not asked yet, 1 no, 2 yes.
-    Vec<u8>,
-);
+/// What was asked of the strings of the profile being read, by string id, each asked
+/// once per profile.
+#[derive(Debug)]
+struct PerString<T>(Vec<Option<T>>);
 
-impl StringAnswers {
+impl<T> Default for PerString<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T: Copy> PerString<T> {
     /// Starts a profile of `tables`: its string ids are new.
     fn begin_profile(&mut self, tables: &Tables<'_>) {
         self.0.clear();
-        self.0.resize(tables.strings.len(), 0);
+        self.0.resize_with(tables.strings.len(), || None);
     }
 
     /// The answer for string `id`, asked of `ask` the first time in the profile;
     /// `None` for an id the profile has no string for.
-    fn of(&mut self, id: StrId, ask: impl FnOnce() -> bool) -> Option<bool> {
+    fn of(&mut self, id: StrId, ask: impl FnOnce() -> T) -> Option<T> {
         let known = self.0.get_mut(id as usize)?;
-        if *known == 0 {
-            *known = 1 + u8::from(ask());
-        }
-        Some(*known == 2)
+        Some(*known.get_or_insert_with(ask))
     }
 }
 
@@ -230,33 +230,23 @@ struct NamedFunctions {
     entries: Vec<(u32, FrameId, u32)>,
     /// File → id.
     files: FxHashMap<String, u32>,
-    /// Per profile, by string id: the string's id as a file, [`NONE`] until asked.
-    file_ids: Vec<u32>,
+    /// Per profile, by string id: the string's id as a file.
+    file_ids: PerString<u32>,
 }
 
-/// No entry, or no id yet, in [`NamedFunctions`].
+/// No next entry in [`NamedFunctions`]; the file id of a function at plain function
+/// granularity, where files are not looked up.
 const NONE: u32 = u32::MAX;
 
 impl NamedFunctions {
-    /// Starts a profile of `tables`: its string ids are new.
-    fn begin_profile(&mut self, tables: &Tables<'_>) {
-        self.file_ids.clear();
-        self.file_ids.resize(tables.strings.len(), NONE);
-    }
-
     /// The id of file `file` (a string id of `tables`).
     fn file_id(&mut self, tables: &Tables<'_>, file: StrId) -> u32 {
-        if let Some(&id) = self.file_ids.get(file as usize)
-            && id != NONE
-        {
-            return id;
+        let files = &mut self.files;
+        let mut id = || id_of(files, tables.str(file));
+        match self.file_ids.of(file, &mut id) {
+            Some(id) => id,
+            None => id(),
         }
-        let path = tables.str(file);
-        let id = id_of(&mut self.files, path);
-        if let Some(slot) = self.file_ids.get_mut(file as usize) {
-            *slot = id;
-        }
-        id
     }
 
     /// The key of the function shown by `name` (a system name or not: `by_system`) in
@@ -303,7 +293,7 @@ struct WireTag {
     /// Per profile: the string ids of the filter's key, and whether the filter keeps
     /// each string as a value.
     keys: Vec<StrId>,
-    values: StringAnswers,
+    values: PerString<bool>,
 }
 
 impl WireState {
@@ -323,7 +313,7 @@ impl WireState {
                         filter: t.clone(),
                         said: Answers::default(),
                         keys: Vec::new(),
-                        values: StringAnswers::default(),
+                        values: PerString::default(),
                     })
                     .collect(),
                 ..WireFilters::default()
@@ -399,7 +389,7 @@ impl WireState {
         // row that stays empty.
         let plain = w.granularity == Granularity::Function && w.filters.hide.is_none();
         if !plain {
-            w.named.begin_profile(tables);
+            w.named.file_ids.begin_profile(tables);
         }
         if let Some(hide) = &mut w.filters.hide {
             hide.strings.begin_profile(tables);
