@@ -264,12 +264,10 @@ struct KnownCalls {
     /// The edges inserted since [`KnownCalls::keep`].
     added: Vec<(FrameId, FrameId)>,
     /// The edges between frames below `dim` (every edge, when `dim` is not 0): bit
-    /// `caller % 64` of word `caller / 64` of row `callee`.
+    /// `caller % 64` of word `caller / 64` of row `callee` (see [`ROW_SHIFT`]).
     bits: Vec<u64>,
     /// The frames the matrix holds: 0, or a power of two from 64 to [`MATRIX_FRAMES`].
     dim: u32,
-    /// log2 of the words of a row of `bits`.
-    shift: u32,
     /// The rows of `bits` below which every edge lies.
     rows: u32,
 }
@@ -277,6 +275,10 @@ struct KnownCalls {
 /// The most frames [`KnownCalls::bits`] holds: its 2 MiB stay mostly in a core's
 /// second-level cache, as only the rows and words of the ids in use are touched.
 const MATRIX_FRAMES: u32 = 4096;
+
+/// log2 of the words of a row of [`KnownCalls::bits`], which holds [`MATRIX_FRAMES`]
+/// callers whatever its `dim`: a constant shift finds a word in fewer instructions.
+const ROW_SHIFT: u32 = (MATRIX_FRAMES / 64).trailing_zeros();
 
 /// An empty slot of [`KnownCalls::arena`].
 const NO_FRAME: u16 = u16::MAX;
@@ -292,7 +294,6 @@ impl Default for KnownCalls {
             added: Vec::new(),
             bits: Vec::new(),
             dim: 0,
-            shift: 0,
             rows: 0,
         }
     }
@@ -325,10 +326,8 @@ impl KnownCalls {
             let added = std::mem::take(&mut self.added);
             self.clear();
             self.added = added;
-            let shift = (dim / 64).trailing_zeros();
-            self.bits = vec![0; (dim as usize) << shift];
+            self.bits = vec![0; (dim as usize) << ROW_SHIFT];
             self.dim = dim;
-            self.shift = shift;
             for (caller, callee) in edges {
                 self.put(caller, callee);
             }
@@ -341,26 +340,22 @@ impl KnownCalls {
         (caller | callee) < self.dim
     }
 
-    /// The word and bit of edge `caller → callee` in the matrix.
+    /// The word of edge `caller → callee` in the matrix, whose bit `caller % 64` it is.
     #[inline(always)]
-    fn bit(&self, caller: FrameId, callee: FrameId) -> (usize, u64) {
-        (
-            (callee as usize) << self.shift | (caller / 64) as usize,
-            1 << (caller % 64),
-        )
+    fn word(caller: FrameId, callee: FrameId) -> usize {
+        (callee as usize) << ROW_SHIFT | (caller / 64) as usize
     }
 
     /// Whether the matrix holds edge `caller → callee` (which lies in it).
     #[inline(always)]
     fn matrix_contains(&self, caller: FrameId, callee: FrameId) -> bool {
-        let (w, bit) = self.bit(caller, callee);
-        self.bits.get(w).is_some_and(|word| word & bit != 0)
+        (self.bits.get(Self::word(caller, callee))).is_some_and(|w| (w >> (caller % 64)) & 1 != 0)
     }
 
     /// Sets or clears the matrix's bit of edge `caller → callee` (which lies in it).
     fn set_bit(&mut self, caller: FrameId, callee: FrameId, on: bool) {
-        let (w, bit) = self.bit(caller, callee);
-        if let Some(word) = self.bits.get_mut(w) {
+        let bit = 1 << (caller % 64);
+        if let Some(word) = self.bits.get_mut(Self::word(caller, callee)) {
             if on {
                 *word |= bit;
                 self.rows = self.rows.max(callee + 1);
@@ -509,16 +504,15 @@ impl KnownCalls {
 
     /// Every edge of the set, as (caller, callee).
     fn edges(&self) -> impl Iterator<Item = (FrameId, FrameId)> + '_ {
-        let shift = self.shift;
         let rows = self
             .bits
-            .get(..(self.rows as usize) << shift)
+            .get(..(self.rows as usize) << ROW_SHIFT)
             .unwrap_or_default();
         let in_bits = (rows.iter().enumerate())
             .filter(|(_, w)| **w != 0)
             .flat_map(move |(i, &w)| {
-                let callee = (i >> shift) as FrameId;
-                let base = ((i & ((1 << shift) - 1)) * 64) as FrameId;
+                let callee = (i >> ROW_SHIFT) as FrameId;
+                let base = ((i & ((1 << ROW_SHIFT) - 1)) * 64) as FrameId;
                 std::iter::successors(Some(w), |w| Some(w & (w - 1)).filter(|w| *w != 0))
                     .map(move |w| (base + w.trailing_zeros(), callee))
             });
@@ -548,7 +542,7 @@ impl KnownCalls {
 
     /// Forgets every edge.
     fn clear(&mut self) {
-        let rows = (self.rows as usize) << self.shift;
+        let rows = (self.rows as usize) << ROW_SHIFT;
         self.bits.get_mut(..rows).unwrap_or_default().fill(0);
         self.rows = 0;
         self.sets.fill((0, 0));

@@ -247,7 +247,6 @@ impl Default for Calls {
 impl Calls {
     /// Whether the edge `caller → callee`, along which sample `mark` made a real call,
     /// is known called, now or before (telling `edges` of the call when it was not).
-    /// As pprof, a frame calling itself is no edge.
     #[inline(always)]
     fn known(
         &mut self,
@@ -256,9 +255,7 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
-        caller == callee
-            || edges.known_called(caller, callee)
-            || self.settle(edges, caller, callee, mark)
+        edges.known_called(caller, callee) || self.settle(edges, caller, callee, mark)
     }
 
     /// Whether `caller` inlines a frame whose [`Cell::caller`] is `inlined_by` (one
@@ -282,7 +279,8 @@ impl Calls {
         }
     }
 
-    /// [`Calls::known`] along an edge not known called.
+    /// [`Calls::known`] along an edge not known called. As pprof, a frame calling
+    /// itself is no edge: known, here on the cold path, as recursion is rare.
     #[cold]
     #[inline(never)]
     fn settle(
@@ -292,6 +290,9 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
+        if caller == callee {
+            return true;
+        }
         let called = edges.call(caller, callee, mark).unwrap_or_else(|| {
             if !self.complete {
                 self.mark_called(callee);
@@ -319,7 +320,7 @@ fn call<const MATRIX: bool>(
     mark: u32,
 ) {
     if MATRIX {
-        if !edges.known_in_matrix(caller, callee) && caller != callee {
+        if !edges.known_in_matrix(caller, callee) {
             calls.settle(edges, caller, callee, mark);
         }
     } else if !calls.complete {
