@@ -179,10 +179,11 @@ impl<T: Copy> PerString<T> {
     }
 }
 
-/// A name as the sums find it again: its 128-bit xxh3 hash, not its bytes. Comparing
-/// a stored name's bytes cost a cache miss per function per file (7% of the time of
-/// the 2,000-sample day's sum); two different names share a hash with odds of 2^-128
-/// a pair, and whoever writes a profile can give any two functions one name anyway.
+/// A name (or a source file's path) as the sums find it again: its 128-bit xxh3 hash,
+/// not its bytes. Comparing a stored name's bytes cost a cache miss per function per
+/// file (7% of the time of the 2,000-sample day's sum); two different names share a
+/// hash with odds of 2^-128 a pair, and whoever writes a profile can give any two
+/// functions one name anyway.
 type NameHash = u128;
 
 /// The [`NameHash`] of `name`.
@@ -239,7 +240,7 @@ struct NamedFunctions {
     /// entry or [`NONE`]).
     entries: Vec<(u32, FrameId, u32)>,
     /// File → id.
-    files: FxHashMap<String, u32>,
+    files: FxHashMap<NameHash, u32>,
     /// Per profile, by string id: the string's id as a file.
     file_ids: PerString<u32>,
 }
@@ -252,7 +253,10 @@ impl NamedFunctions {
     /// The id of file `file` (a string id of `tables`).
     fn file_id(&mut self, tables: &Tables<'_>, file: StrId) -> u32 {
         let files = &mut self.files;
-        let mut id = || id_of(files, tables.str(file));
+        let mut id = || {
+            let next = files.len() as u32;
+            *files.entry(name_hash(tables.str(file))).or_insert(next)
+        };
         match self.file_ids.of(file, &mut id) {
             Some(id) => id,
             None => id(),
