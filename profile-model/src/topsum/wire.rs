@@ -3,7 +3,9 @@
 //! the decoded profile: frames are named once per location of the message, and every
 //! regex runs once per distinct string of the whole sum, never per sample.
 
+use std::borrow::Borrow;
 use std::fmt::Write as _;
+use std::hash::Hash;
 
 use regex::Regex;
 use rustc_hash::FxHashMap;
@@ -253,10 +255,7 @@ impl NamedFunctions {
     /// The id of file `file` (a string id of `tables`).
     fn file_id(&mut self, tables: &Tables<'_>, file: StrId) -> u32 {
         let files = &mut self.files;
-        let mut id = || {
-            let next = files.len() as u32;
-            *files.entry(name_hash(tables.str(file))).or_insert(next)
-        };
+        let mut id = || id_of(files, &name_hash(tables.str(file)));
         match self.file_ids.of(file, &mut id) {
             Some(id) => id,
             None => id(),
@@ -663,13 +662,18 @@ impl WireState {
     }
 }
 
-/// The id of `text` in `ids`, the next one when it has none yet.
-fn id_of(ids: &mut FxHashMap<String, u32>, text: &str) -> u32 {
-    if let Some(&id) = ids.get(text) {
+/// The id of `key` in `ids`, the next one when it has none yet (a key is copied only
+/// then: a name, or a [`NameHash`]).
+fn id_of<K, Q>(ids: &mut FxHashMap<K, u32>, key: &Q) -> u32
+where
+    K: Borrow<Q> + Eq + Hash,
+    Q: ToOwned<Owned = K> + Eq + Hash + ?Sized,
+{
+    if let Some(&id) = ids.get(key) {
         return id;
     }
     let id = ids.len() as u32;
-    ids.insert(text.to_string(), id);
+    ids.insert(key.to_owned(), id);
     id
 }
 
