@@ -62,10 +62,27 @@ fn gzip_error(what: &str) -> ProfileError {
 /// `limit` bytes.
 pub(crate) fn gunzip_into(bytes: &[u8], limit: u64, out: &mut Vec<u8>) -> Result<(), ProfileError> {
     out.clear();
+    DECOMPRESSOR.with(|decompressor| match decompressor {
+        Some(decompressor) => inflate(decompressor, bytes, limit, out),
+        None => explain(bytes, limit, out),
+    })
+}
+
+thread_local! {
+    /// This thread's decompressor, kept from one stream to the next: making one per
+    /// stream (an allocation, its tables zeroed) cost about 0.6% of the instructions
+    /// of inflating one of the 2,000-sample day's profiles.
+    static DECOMPRESSOR: Option<Decompressor> = Decompressor::new();
+}
+
+/// [`gunzip_into`] with `decompressor`.
+fn inflate(
+    decompressor: &Decompressor,
+    bytes: &[u8],
+    limit: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), ProfileError> {
     let too_large = || ProfileError::TooLarge { limit_bytes: limit };
-    let Some(decompressor) = Decompressor::new() else {
-        return explain(bytes, limit, out);
-    };
     let hint = size_hint(bytes);
     let mut rest = bytes;
     while !rest.is_empty() {

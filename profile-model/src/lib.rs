@@ -31,6 +31,7 @@ pub mod frames;
 pub mod group_by;
 mod gzip;
 pub mod interner;
+mod known_calls;
 pub mod layout;
 mod location_index;
 pub mod merge;

@@ -143,10 +143,8 @@ struct Cell {
     cum: i64,
     /// `stamp == mark` when the frame was already counted for the current sample.
     stamp: u32,
-    /// Summing profiles: the last caller met whose calls of the frame are known
-    /// called ([`Calls::known`]; [`NO_CALLER`] for none): most calls then need no
-    /// look-up. One profile alone: the frame's one caller along an edge inside a
-    /// location ([`NO_CALLER`] for none; for a few, [`SEVERAL_CALLERS`] plus where
+    /// One profile alone: the frame's one caller along an edge inside a location
+    /// ([`NO_CALLER`] for none; for a few, [`SEVERAL_CALLERS`] plus where
     /// [`Calls::inliners`] lists them; [`MANY_CALLERS`] for more), as a call along any
     /// other edge only marks the frame called.
     caller: FrameId,
@@ -255,7 +253,7 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
-        edges.known_called(caller, callee) || self.settle(edges, caller, callee, mark)
+        edges.seen_called(caller, callee) || self.settle(edges, caller, callee, mark)
     }
 
     /// Whether `caller` inlines a frame whose [`Cell::caller`] is `inlined_by` (one
@@ -279,8 +277,8 @@ impl Calls {
         }
     }
 
-    /// [`Calls::known`] along an edge not known called. As pprof, a frame calling
-    /// itself is no edge: known, here on the cold path, as recursion is rare.
+    /// [`Calls::known`] along an edge not seen called in one look. As pprof, a frame
+    /// calling itself is no edge: known, here on the cold path, as recursion is rare.
     #[cold]
     #[inline(never)]
     fn settle(
@@ -290,7 +288,7 @@ impl Calls {
         callee: FrameId,
         mark: u32,
     ) -> bool {
-        if caller == callee {
+        if caller == callee || edges.known_called(caller, callee) {
             return true;
         }
         let called = edges.call(caller, callee, mark).unwrap_or_else(|| {
@@ -307,32 +305,23 @@ impl Calls {
 }
 
 /// Notes a real call from `caller` to `callee` in sample `mark`, unless the edge is
-/// known called: with `MATRIX` (every frame in [`CallEdges`]' matrix), found there;
-/// one profile alone, a call along an edge inside no location ([`Cell::caller`]) only
-/// marks its callee; else found in `cell` or, failing that, in the edges.
+/// known called. `COMPLETE` is [`Calls::complete`]; else (one profile alone) a call
+/// along an edge inside no location ([`Cell::caller`]) only marks its callee.
 #[inline(always)]
-fn call<const MATRIX: bool>(
-    cell: &mut Cell,
+fn call<const COMPLETE: bool>(
+    cell: &Cell,
     calls: &mut Calls,
     edges: &mut CallEdges,
     caller: FrameId,
     callee: FrameId,
     mark: u32,
 ) {
-    if MATRIX {
-        if !edges.known_in_matrix(caller, callee) {
-            calls.settle(edges, caller, callee, mark);
-        }
-    } else if !calls.complete {
-        // Almost every call is along an edge inside no location: the callee is marked
-        // called, with no branch to guess.
-        if !calls.inlines(cell.caller, caller) && caller != callee {
-            calls.mark_called(callee);
-        } else {
-            calls.known(edges, caller, callee, mark);
-        }
-    } else if cell.caller != caller && calls.known(edges, caller, callee, mark) {
-        cell.caller = caller;
+    // Almost every call of one profile alone is along an edge inside no location:
+    // the callee is marked called, with no branch to guess.
+    if !COMPLETE && !calls.inlines(cell.caller, caller) && caller != callee {
+        calls.mark_called(callee);
+    } else {
+        calls.known(edges, caller, callee, mark);
     }
 }
 
@@ -350,30 +339,30 @@ impl Counts {
         if self.cells.len() < frames {
             self.cells.resize(frames, Cell::default());
         }
-        self.edges.grow(frames, self.calls.complete);
+        self.edges.grow(frames);
         if !self.calls.complete && self.calls.called.len() < frames {
             self.calls.called.resize(frames, false);
         }
     }
 
-    /// Whether [`Counts::add`] is to be called with `MATRIX` (for every sample until
-    /// the next [`Counts::grow`]): every frame's call edges are then in a bit matrix.
-    pub fn has_matrix(&self) -> bool {
-        self.edges.has_matrix()
+    /// Whether every call edge is kept ([`Calls::complete`]): [`Counts::add`]'s
+    /// `COMPLETE`.
+    pub fn keeps_every_edge(&self) -> bool {
+        self.calls.complete
     }
 
     /// Counts one sample of weight `value` (not 0) whose locations' entries in
     /// `frames` ([`LocationFrames::entries`]) `stack` yields, leaf first, read as they
-    /// are counted. `MATRIX` is [`Counts::has_matrix`]: a caller picks its loop once,
-    /// not per sample.
+    /// are counted. `COMPLETE` is [`Counts::keeps_every_edge`]: a caller picks its
+    /// loop once, not per sample.
     #[inline(always)]
-    pub fn add<const MATRIX: bool>(
+    pub fn add<const COMPLETE: bool>(
         &mut self,
         value: i64,
         stack: &mut impl Iterator<Item = u32>,
         frames: &LocationFrames,
     ) {
-        debug_assert_eq!(MATRIX, self.has_matrix());
+        debug_assert_eq!(COMPLETE, self.keeps_every_edge());
         self.mark = match self.mark.checked_add(1) {
             Some(m) => m,
             None => {
@@ -433,14 +422,7 @@ impl Counts {
             // few enough values to keep them all in registers.
             if entry < SEVERAL_FRAMES {
                 count(cells, callee);
-                call::<MATRIX>(
-                    &mut cells[callee as usize],
-                    calls,
-                    edges,
-                    entry,
-                    callee,
-                    mark,
-                );
+                call::<COMPLETE>(&cells[callee as usize], calls, edges, entry, callee, mark);
                 callee = entry;
                 continue;
             }
@@ -449,14 +431,7 @@ impl Counts {
                 continue;
             };
             count(cells, callee);
-            call::<MATRIX>(
-                &mut cells[callee as usize],
-                calls,
-                edges,
-                first,
-                callee,
-                mark,
-            );
+            call::<COMPLETE>(&cells[callee as usize], calls, edges, first, callee, mark);
             inlined(cells, edges, several, ids);
             callee = last;
         }
@@ -605,7 +580,6 @@ impl Counts {
     /// Takes back the edges noted since [`Counts::keep_edges`] (of samples whose
     /// values were taken back by counting them again negated).
     pub fn forget_new_edges(&mut self) {
-        self.cells.iter_mut().for_each(|c| c.caller = NO_CALLER);
         self.edges.forget();
     }
 }
@@ -620,7 +594,7 @@ fn counted(cells: &[Cell]) -> impl Iterator<Item = (FrameId, i64, i64)> + '_ {
 
 /// Counts into `counts` every sample of `profile` that `filter` keeps, of weight
 /// `values[i]`, through `frames`; returns the kept samples' total.
-fn count_samples<const MATRIX: bool>(
+fn count_samples<const COMPLETE: bool>(
     counts: &mut Counts,
     (profile, filter, values, frames): (&Profile, &SampleFilter, &[i64], &LocationFrames),
 ) -> i64 {
@@ -635,7 +609,7 @@ fn count_samples<const MATRIX: bool>(
             continue;
         }
         let stack = profile.samples.stack(i).iter();
-        counts.add::<MATRIX>(value, &mut stack.map(|&l| frames.entry(l)), frames);
+        counts.add::<COMPLETE>(value, &mut stack.map(|&l| frames.entry(l)), frames);
     }
     kept
 }
@@ -663,7 +637,7 @@ pub fn top(
         return Top::default();
     };
     let counting = (profile, filter, values.as_slice(), &location_frames);
-    let kept = match counts.has_matrix() {
+    let kept = match counts.keeps_every_edge() {
         true => count_samples::<true>(&mut counts, counting),
         false => count_samples::<false>(&mut counts, counting),
     };

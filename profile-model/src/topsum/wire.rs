@@ -354,7 +354,7 @@ impl WireState {
         let locations = (self.spans.iter()).map(|&(a, b)| &frames[a as usize..b as usize]);
         self.counts.note_locations(locations, &mut self.frames);
         // The counting loop is picked once per profile (see `Counts::add`).
-        let count = |w: &mut Self, sign: i64| match w.counts.has_matrix() {
+        let count = |w: &mut Self, sign: i64| match w.counts.keeps_every_edge() {
             true => w.count_samples::<true>(tables, body, sample_type, sign),
             false => w.count_samples::<false>(tables, body, sample_type, sign),
         };
@@ -570,9 +570,9 @@ impl WireState {
     }
 
     /// Counts every sample of `body` that the filters keep into `counts`, `sign` times;
-    /// returns the profile's totals (of every sample, kept or not). `MATRIX` is
-    /// [`Counts::has_matrix`].
-    fn count_samples<const MATRIX: bool>(
+    /// returns the profile's totals (of every sample, kept or not). `COMPLETE` is
+    /// [`Counts::keeps_every_edge`].
+    fn count_samples<const COMPLETE: bool>(
         &mut self,
         tables: &Tables<'_>,
         body: &[u8],
@@ -638,7 +638,7 @@ impl WireState {
             match packed {
                 None if counted => {
                     let stack = sample.locations.iter();
-                    counts.add::<MATRIX>(weight, &mut stack.map(|&l| frames.entry(l)), frames);
+                    counts.add::<COMPLETE>(weight, &mut stack.map(|&l| frames.entry(l)), frames);
                 }
                 None => {}
                 // One entry per location: `location_frames` filled `frames` so.
@@ -646,7 +646,7 @@ impl WireState {
                     let read = (i - 1, bytes, packed);
                     tables.read_deferred_ids(read, frames.entries(), sample, |stack| {
                         if counted {
-                            counts.add::<MATRIX>(
+                            counts.add::<COMPLETE>(
                                 weight,
                                 &mut stack.map(|(_, entry)| entry),
                                 frames,
