@@ -380,10 +380,10 @@ fn a_profile_refused_halfway_adds_nothing_to_the_sum() {
 }
 
 #[test]
-fn a_sum_past_the_frames_a_call_matrix_holds_sums_alike() {
+fn a_sum_whose_frames_grow_past_4096_sums_alike() {
     use profile_model::synthetic::{SeriesParams, Universe, UniverseParams, series_profile};
-    // The first profiles name fewer than 4,096 frames (their calls are looked up in
-    // a bit matrix), the later ones more (in sets): every mark must survive the move.
+    // The first profiles name fewer than 4,096 frames, the later ones more: the set of
+    // called edges grows with them, and every mark must survive.
     let universe = Universe::new(&UniverseParams {
         locations: 40_000,
         functions: 20_000,
