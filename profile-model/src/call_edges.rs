@@ -18,7 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::frames::FrameId;
-use crate::known_calls::KnownCalls;
+use crate::known_calls::{KnownCalls, key};
 use crate::top::TopEdge;
 
 /// What the occurrences of an edge inside some location said.
@@ -56,11 +56,6 @@ pub(crate) struct CallEdges {
     journal: Vec<(u32, EdgeState)>,
     /// Every edge along which a real call counted.
     called: KnownCalls,
-}
-
-/// Edge `caller → callee` in [`CallEdges::ids`].
-fn key(caller: FrameId, callee: FrameId) -> u64 {
-    u64::from(caller) << 32 | u64::from(callee)
 }
 
 impl CallEdges {
