@@ -240,7 +240,7 @@ impl CompareState {
                         painter,
                         c[0].shrink2(vec2(2.0, 0.0)),
                         pos2(c[0].left() + 15.0, c[0].center().y),
-                        name,
+                        (name, ""),
                         &font,
                         text,
                     );

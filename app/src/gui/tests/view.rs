@@ -522,6 +522,33 @@ fn elide_keeps_the_function() {
 }
 
 #[test]
+fn elide_shows_a_cpp_or_rust_argument_list_as_an_ellipsis_first() {
+    let name = "acme::auth::BufferImpl::serveToken(Envoy::Buffer::Instance&)";
+    assert_eq!(
+        flame::elide(name, 40).as_deref(),
+        Some("acme::auth::BufferImpl::serveToken(…)")
+    );
+    assert_eq!(
+        flame::elide(name, 24).as_deref(),
+        Some("acme::…pl::serveToken(…)")
+    );
+    assert_eq!(
+        flame::elide("foo::Baz<int>::qux(std::pair<int, int>(*)(int)) const", 30).as_deref(),
+        Some("foo::Baz<int>::qux(…) const")
+    );
+    // Names whose parentheses are no argument list keep them.
+    assert_eq!(
+        flame::elide("github.com/acme/svc/handler.(*Server).ServeHTTP", 20).as_deref(),
+        Some("handler.…).ServeHTTP")
+    );
+    assert_eq!(flame::elide("(anonymous)", 8).as_deref(), Some("(an…ous)"));
+    assert_eq!(
+        flame::elide("some::long::function()", 12).as_deref(),
+        Some("some:…tion()")
+    );
+}
+
+#[test]
 fn a_narrow_window_keeps_the_views_totals_in_the_status_bar_and_drops_the_timings() {
     let mut h = harness();
     let totals = h

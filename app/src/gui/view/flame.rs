@@ -5,6 +5,8 @@
 //! [`build_mesh`] is the pure, benchmarkable part: layout + tessellation of the visible
 //! rows. [`show`] wraps it in a scrollable, clickable canvas with a tooltip.
 
+use std::borrow::Cow;
+
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, ScrollArea, Sense, Shape, Ui, pos2, vec2};
 use profile_model::diff::{self, Change, DiffMode};
 use profile_model::frames::{FrameId, FrameTable};
@@ -234,9 +236,11 @@ pub fn node_name<'a>(tree: &CallTree, frames: &'a FrameTable, node: NodeId) -> &
 }
 
 /// `name` shortened to at most `max_chars` characters, the same way in every view: first
-/// without the package path (`github.com/a/b.F` → `b.F`), then with the middle elided,
-/// keeping the package (`b.` or `crate::`, when it takes at most half) and the end,
-/// where the function's own name is (`handler.…).ServeHTTP`). `None` when not even 3 fit.
+/// without the package path (`github.com/a/b.F` → `b.F`), then with a C++ or Rust
+/// argument list that ends it shown as `(…)` (`ns::Impl::serve(Buf&)` → `ns::Impl::serve(…)`),
+/// then with the middle elided, keeping the package (`b.` or `crate::`, when it takes at
+/// most half) and the end, where the function's own name is (`handler.…).ServeHTTP`).
+/// `None` when not even 3 fit.
 pub fn elide(name: &str, max_chars: usize) -> Option<String> {
     let count = name.chars().count();
     if count <= max_chars {
@@ -249,6 +253,10 @@ pub fn elide(name: &str, max_chars: usize) -> Option<String> {
         Some(i) if i + 1 < name.len() => &name[i + 1..],
         _ => name,
     };
+    if short.chars().count() <= max_chars {
+        return Some(short.to_string());
+    }
+    let short = &*without_arguments(short);
     let chars: Vec<char> = short.chars().collect();
     if chars.len() <= max_chars {
         return Some(short.to_string());
@@ -270,6 +278,38 @@ pub fn elide(name: &str, max_chars: usize) -> Option<String> {
     out.push('…');
     out.extend(&chars[chars.len() - tail..]);
     Some(out)
+}
+
+/// `name` with the argument list that ends it (`f(int, char*)`, maybe then ` const`)
+/// shown as `(…)`, as the functions that share a signature are told apart by their own
+/// names; a name without one (Go's `(*T).M`, Node's `(anonymous)`, `f()`) as it is.
+fn without_arguments(name: &str) -> Cow<'_, str> {
+    let (body, qualifier) = match name.strip_suffix(" const") {
+        Some(body) => (body, " const"),
+        None => (name, ""),
+    };
+    let Some(inside) = body.strip_suffix(')') else {
+        return Cow::Borrowed(name);
+    };
+    let mut depth = 0usize;
+    let open = inside.char_indices().rev().find_map(|(i, c)| match c {
+        ')' => {
+            depth += 1;
+            None
+        }
+        '(' if depth == 0 => Some(i),
+        '(' => {
+            depth -= 1;
+            None
+        }
+        _ => None,
+    });
+    match open {
+        Some(open) if open > 0 && open + 1 < inside.len() => {
+            Cow::Owned(format!("{}(…){qualifier}", &body[..open]))
+        }
+        _ => Cow::Borrowed(name),
+    }
 }
 
 fn dim(color: Color32, background: Color32, amount: f32) -> Color32 {

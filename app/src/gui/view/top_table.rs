@@ -247,7 +247,8 @@ impl TopTableState {
                         .get(row.frame as usize)
                         .map_or("?", |f| f.name.as_str());
                     // As pprof's -top: `(inline)` or `(partial-inline)` after the name.
-                    let shown = match row.reached.mark().suffix() {
+                    let mark = row.reached.mark().suffix();
+                    let shown = match mark {
                         "" => Cow::Borrowed(name),
                         mark => Cow::Owned(format!("{name}{mark}")),
                     };
@@ -284,7 +285,7 @@ impl TopTableState {
                         painter,
                         name_cell.shrink2(vec2(2.0, 0.0)),
                         pos2(name_cell.left() + 4.0, name_cell.center().y),
-                        &shown,
+                        (name, mark),
                         &font,
                         color,
                     );
@@ -370,26 +371,37 @@ pub(crate) fn sort_header(
     response
 }
 
-/// Paints a function's `name` left-aligned at `pos` in `cell`, shortened to the cell's
-/// width by [`fit_name`].
+/// Paints a function's `name` and then `suffix` (its inline mark, or `""`) left-aligned
+/// at `pos` in `cell`, the name shortened by [`fit_name`] so that both fit the cell's
+/// width, and the suffix kept whole.
 pub(crate) fn paint_name(
     painter: &egui::Painter,
     cell: Rect,
     pos: egui::Pos2,
-    name: &str,
+    (name, suffix): (&str, &str),
     font: &FontId,
     color: Color32,
 ) {
     let layout = |text: String| painter.layout_no_wrap(text, font.clone(), color);
-    let room = cell.right() - pos.x - 2.0;
-    let text = fit_name(name, room, |text| layout(text.to_string()).size().x);
+    let width = |text: &str| layout(text.to_string()).size().x;
+    let room = cell.right()
+        - pos.x
+        - 2.0
+        - if suffix.is_empty() {
+            0.0
+        } else {
+            width(suffix)
+        };
+    let mut text = fit_name(name, room, width);
+    text.push_str(suffix);
     let galley = layout(text);
     let rect = Align2::LEFT_CENTER.anchor_size(pos, galley.size());
     painter.with_clip_rect(cell).galley(rect.min, galley, color);
 }
 
 /// `name` shortened to fit `room` points, as the flame graph shortens its labels
-/// ([`crate::gui::view::flame::elide`]: first without the package path, then the middle elided), so that
+/// ([`crate::gui::view::flame::elide`]: first without the package path, then without a C++
+/// or Rust argument list, then the middle elided), so that
 /// long names sharing a prefix (`github.com/acme/api-server/…`) stay told apart.
 /// `width` measures a text; glyphs differ in width, so the characters that fit are
 /// guessed from the width measured, and guessed again (fewer) while still too wide.
@@ -429,6 +441,17 @@ mod tests {
     fn a_long_name_loses_its_package_path_first() {
         let name = "github.com/acme/api-server/handler.(*Server).ServeHTTP";
         assert_eq!(fit_name(name, 200.0, width), "handler.(*Server).ServeHTTP");
+    }
+
+    #[test]
+    fn names_that_share_a_signature_keep_their_own_names() {
+        let names = [
+            "acme::auth::BufferImpl::serveToken(Envoy::Buffer::Instance&)",
+            "acme::blob::EncoderImpl::resolveRow(Envoy::Buffer::Instance&)",
+        ];
+        let texts = names.map(|name| fit_name(name, 280.0, width));
+        assert_eq!(texts[0], "acme::auth::BufferImpl::serveToken(…)");
+        assert_eq!(texts[1], "acme::blob::EncoderImpl::resolveRow(…)");
     }
 
     #[test]
