@@ -434,35 +434,8 @@ pub fn panel(
                         let x = plot_ui.auto_bounds().x;
                         plot_ui.set_auto_bounds([x, true]);
                     }
-                    for (i, (name, line)) in names.into_iter().zip(lines).enumerate() {
-                        if !visible[i] {
-                            continue;
-                        }
-                        let color = colors[i];
-                        let marked = line.points.len() <= MARKED_POINTS;
-                        for (k, points) in line.segments().enumerate() {
-                            // A lone point between gaps draws no line: it gets a marker.
-                            if marked || points.len() == 1 {
-                                plot_ui.points(
-                                    Points::new(name.clone(), PlotPoints::Borrowed(points))
-                                        .id(series_key(i, k))
-                                        .color(color)
-                                        .radius(3.0)
-                                        .allow_hover(false),
-                                );
-                            }
-                            plot_ui.line(
-                                Line::new(name.clone(), PlotPoints::Borrowed(points))
-                                    .id(series_key(i, k))
-                                    .color(color)
-                                    .width(1.5)
-                                    .highlight(highlighted == Some(i))
-                                    // Hovered as the click picks ([`Timeline::pick`]).
-                                    .allow_hover(false),
-                            );
-                        }
-                    }
-                    // Selections and their spans, unnamed: only series are hovered by name.
+                    // Selections and their spans, unnamed: only series are hovered by name;
+                    // under the series.
                     let sel_color = Color32::from_rgba_unmultiplied(90, 140, 255, 50);
                     match selection {
                         Some(QueryTime::Single(t)) => {
@@ -512,6 +485,36 @@ pub fn panel(
                             Span::new("dragging", a.min(b)..=a.max(b))
                                 .fill(Color32::from_rgba_unmultiplied(255, 200, 60, 50)),
                         );
+                    }
+                    // The series last, over the spans, so that their colors are the
+                    // legend's.
+                    for (i, (name, line)) in names.into_iter().zip(lines).enumerate() {
+                        if !visible[i] {
+                            continue;
+                        }
+                        let color = colors[i];
+                        let marked = line.points.len() <= MARKED_POINTS;
+                        for (k, points) in line.segments().enumerate() {
+                            // A lone point between gaps draws no line: it gets a marker.
+                            if marked || points.len() == 1 {
+                                plot_ui.points(
+                                    Points::new(name.clone(), PlotPoints::Borrowed(points))
+                                        .id(series_key(i, k))
+                                        .color(color)
+                                        .radius(3.0)
+                                        .allow_hover(false),
+                                );
+                            }
+                            plot_ui.line(
+                                Line::new(name.clone(), PlotPoints::Borrowed(points))
+                                    .id(series_key(i, k))
+                                    .color(color)
+                                    .width(1.5)
+                                    .highlight(highlighted == Some(i))
+                                    // Hovered as the click picks ([`Timeline::pick`]).
+                                    .allow_hover(false),
+                            );
+                        }
                     }
                 });
             let (hovered, click) = legend(ui, &tl.series[..shown], &colors, &tl.hidden, height);
