@@ -228,7 +228,8 @@ struct Calls {
     /// it.
     called: Vec<bool>,
     /// When not `complete`: the callers of frames inlined into a few
-    /// ([`SEVERAL_CALLERS`]), side by side, the slots not used [`NO_CALLER`].
+    /// ([`SEVERAL_CALLERS`]), side by side, the slots not used [`NO_CALLER`]; the
+    /// first lists none, and is what [`Calls::inlines`] looks at for other frames.
     inliners: Vec<[FrameId; LISTED_CALLERS]>,
 }
 
@@ -237,7 +238,7 @@ impl Default for Calls {
         Self {
             complete: true,
             called: Vec::new(),
-            inliners: Vec::new(),
+            inliners: vec![[NO_CALLER; LISTED_CALLERS]],
         }
     }
 }
@@ -260,13 +261,18 @@ impl Calls {
     /// profile alone): the edge from it lies inside a location.
     #[inline(always)]
     fn inlines(&self, inlined_by: FrameId, caller: FrameId) -> bool {
-        inlined_by == caller
-            || inlined_by == MANY_CALLERS
-            || (inlined_by >= SEVERAL_CALLERS
-                && inlined_by != NO_CALLER
-                && (self.inliners.get((inlined_by - SEVERAL_CALLERS) as usize)).is_some_and(
-                    |callers| callers.iter().fold(false, |any, &c| any | (c == caller)),
-                ))
+        // With no branch: a frame inlined into none or one caller looks at the empty
+        // list first in `inliners`, so that the few frames inlined into several, mixed
+        // with the others as the samples mix them, cost no guess.
+        let listed = inlined_by.wrapping_sub(SEVERAL_CALLERS) < MANY_CALLERS - SEVERAL_CALLERS;
+        let at = if listed {
+            inlined_by - SEVERAL_CALLERS
+        } else {
+            0
+        };
+        let in_list = (self.inliners.get(at as usize))
+            .is_some_and(|callers| callers.iter().fold(false, |any, &c| any | (c == caller)));
+        (inlined_by == caller) | (inlined_by == MANY_CALLERS) | in_list
     }
 
     /// Marks `callee` called along an edge inside no location (one profile alone).
