@@ -1,6 +1,8 @@
 //! Turning raw sample values into text: readable (for the window) and exactly as
 //! `go tool pprof` prints them (for `flint top`).
 
+use std::fmt::Write as _;
+
 /// The family of a unit name as found in profiles.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Family {
@@ -250,29 +252,65 @@ fn pprof_auto_unit(value: i64, unit: &str) -> Option<&'static str> {
     )
 }
 
-/// A value as pprof prints it in `-top`, converted from `unit` to `output_unit` (see
-/// [`pprof_output_unit`]): two decimals with `.00` trimmed, `0` for zero, no suffix
-/// for counts.
-pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
-    let v = value as f64;
-    let target = TIME_UNITS
-        .iter()
-        .chain(MEMORY_UNITS.iter())
-        .find(|(name, _)| *name == output_unit);
-    let (scaled, suffix) = match (family(unit), target) {
-        (Family::Time(f) | Family::Memory(f), Some((name, factor))) => (v * f / factor, *name),
-        _ => match output_unit {
-            "count" | "sample" | "samples" | "unit" | "" => (v, ""),
-            other => (v, other),
-        },
-    };
-    let text = two_decimals(scaled);
-    let text = text.strip_suffix(".00").unwrap_or(&text);
-    if text == "0" || text == "-0" {
-        "0".to_string()
-    } else {
-        format!("{text}{suffix}")
+/// How pprof's text reports print the values of `unit` in one output unit (see
+/// [`pprof_output_unit`]), decided once for a report's many values: two decimals
+/// with `.00` trimmed, `0` for zero, no suffix for counts.
+#[derive(Debug, Clone)]
+pub struct PprofValues {
+    /// A value is `v * from / to`, as pprof scales it; `None` leaves it as it is.
+    factors: Option<(f64, f64)>,
+    suffix: String,
+}
+
+impl PprofValues {
+    /// Values of `unit` printed in `output_unit`.
+    pub fn new(unit: &str, output_unit: &str) -> Self {
+        let target =
+            (TIME_UNITS.iter().chain(MEMORY_UNITS.iter())).find(|(name, _)| *name == output_unit);
+        let (factors, suffix) = match (family(unit), target) {
+            (Family::Time(f) | Family::Memory(f), Some((name, factor))) => {
+                (Some((f, *factor)), *name)
+            }
+            _ => match output_unit {
+                "count" | "sample" | "samples" | "unit" | "" => (None, ""),
+                other => (None, other),
+            },
+        };
+        Self {
+            factors,
+            suffix: suffix.to_string(),
+        }
     }
+
+    /// Appends `value` to `out` as pprof prints it.
+    pub fn push(&self, out: &mut String, value: i64) {
+        let v = value as f64;
+        let scaled = self.factors.map_or(v, |(from, to)| v * from / to);
+        let at = out.len();
+        push_two_decimals(out, scaled);
+        if out[at..].ends_with(".00") {
+            out.truncate(out.len() - 3);
+        }
+        if matches!(&out[at..], "0" | "-0") {
+            out.truncate(at);
+            out.push('0');
+        } else {
+            out.push_str(&self.suffix);
+        }
+    }
+
+    /// `value` as pprof prints it.
+    pub fn format(&self, value: i64) -> String {
+        let mut out = String::new();
+        self.push(&mut out, value);
+        out
+    }
+}
+
+/// A value as pprof prints it in `-top`, converted from `unit` to `output_unit` (see
+/// [`PprofValues`]).
+pub fn pprof_value(value: i64, unit: &str, output_unit: &str) -> String {
+    PprofValues::new(unit, output_unit).format(value)
 }
 
 /// A value as pprof prints it in its own unit (its `-unit=minimum` applied to that
@@ -282,15 +320,33 @@ pub fn pprof_value_scaled(value: i64, unit: &str) -> String {
     pprof_value(value, unit, pprof_auto_unit(value, unit).unwrap_or(""))
 }
 
-/// `v` with two decimals, exactly as `format!("{v:.2}")`, most often without
+/// Appends `n` in decimal, at least `width` digits (zeros in front).
+fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut i = digits.len();
+    while n > 0 || digits.len() - i < width.max(1) {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
+}
+
+/// Appends `v` with two decimals, exactly as `format!("{v:.2}")`, most often without
 /// formatting a float ([`rounded_digits`]).
-fn two_decimals(v: f64) -> String {
+fn push_two_decimals(out: &mut String, v: f64) {
     match rounded_digits(v, 2) {
         Some(n) => {
-            let sign = if v.is_sign_negative() { "-" } else { "" };
-            format!("{sign}{}.{:02}", n / 100, n % 100)
+            if v.is_sign_negative() {
+                out.push('-');
+            }
+            push_digits(out, n / 100, 1);
+            out.push('.');
+            push_digits(out, n % 100, 2);
         }
-        None => format!("{v:.2}"),
+        None => {
+            let _ = write!(out, "{v:.2}");
+        }
     }
 }
 
@@ -319,65 +375,89 @@ fn rounded_digits(v: f64, decimals: i32) -> Option<u64> {
 
 /// A percentage as pprof prints it: `  100%`, `12.34%`, ` 0.5%` (Go's `%5.2g` below 1%).
 pub fn pprof_percent(value: i64, total: i64) -> String {
+    let mut out = String::new();
+    push_pprof_percent(&mut out, value, total);
+    out
+}
+
+/// Appends [`pprof_percent`] to `out`.
+pub fn push_pprof_percent(out: &mut String, value: i64, total: i64) {
     let ratio = if total == 0 {
         0.0
     } else {
         (value as f64 / total as f64).abs() * 100.0
     };
     if (99.95..=100.05).contains(&ratio) {
-        "  100%".to_string()
-    } else if ratio >= 1.0 {
-        format!("{:>5}%", two_decimals(ratio))
-    } else {
-        format!("{:>5}%", go_g2(ratio))
+        out.push_str("  100%");
+        return;
     }
+    let at = out.len();
+    if ratio >= 1.0 {
+        push_two_decimals(out, ratio);
+    } else if !push_go_g2_fast(out, ratio) {
+        out.push_str(&go_g2_formatted(ratio));
+    }
+    // Right-aligned in 5 characters, as `%5` (the text is ASCII).
+    let width = out.len() - at;
+    if width < 5 {
+        out.insert_str(at, &"     "[width..]);
+    }
+    out.push('%');
 }
 
-/// Go's `%.2g`: two significant digits, trailing zeros dropped, exponent form for
-/// exponents below -4; most often without formatting a float ([`go_g2_fast`]).
-fn go_g2(v: f64) -> String {
-    go_g2_fast(v).unwrap_or_else(|| go_g2_formatted(v))
-}
-
-/// [`go_g2`] of a `v` in (0, 1) from its two rounded digits, without formatting
-/// floats; `None` where [`rounded_digits`] cannot decide, or for 0.
-fn go_g2_fast(v: f64) -> Option<String> {
+/// Appends Go's `%.2g` of a `v` in (0, 1) (two significant digits, trailing zeros
+/// dropped, exponent form for exponents below -4) from its two rounded digits,
+/// without formatting floats; appends nothing and says `false` where
+/// [`rounded_digits`] cannot decide, or for 0.
+fn push_go_g2_fast(out: &mut String, v: f64) -> bool {
     if v <= 0.0 || v >= 1.0 || v.is_nan() {
-        return None;
+        return false;
     }
     // The exponent of the leading digit, corrected where log10 is off by one.
     let mut exp = v.log10().floor() as i32;
-    let mut digits = rounded_digits(v, 1 - exp)?;
+    let Some(mut digits) = rounded_digits(v, 1 - exp) else {
+        return false;
+    };
     if digits < 10 {
         exp -= 1;
-        digits = rounded_digits(v, 1 - exp)?;
+        let Some(d) = rounded_digits(v, 1 - exp) else {
+            return false;
+        };
+        digits = d;
     }
     if digits >= 100 {
         // Rounded up to the next power of ten (0.0999 → 0.1), or log10 was low.
         exp += 1;
-        digits = rounded_digits(v, 1 - exp)?;
+        let Some(d) = rounded_digits(v, 1 - exp) else {
+            return false;
+        };
+        digits = d;
     }
     if !(10..100).contains(&digits) {
-        return None;
+        return false;
     }
     let (first, second) = (digits / 10, digits % 10);
-    let mut text = if exp < -4 {
-        let mantissa = match second {
-            0 => first.to_string(),
-            _ => format!("{first}.{second}"),
-        };
-        return Some(format!("{mantissa}e-{:02}", -exp));
+    if exp < -4 {
+        push_digits(out, first, 1);
+        if second != 0 {
+            out.push('.');
+            push_digits(out, second, 1);
+        }
+        out.push_str("e-");
+        push_digits(out, u64::from(exp.unsigned_abs()), 2);
     } else if exp >= 0 {
         // Only 1 (from 0.995 and up) is reached below 1.
-        format!("{first}.{second}")
+        push_digits(out, first, 1);
+        if second != 0 {
+            out.push('.');
+            push_digits(out, second, 1);
+        }
     } else {
-        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
-    };
-    if text.contains('.') {
-        let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
-        text.truncate(trimmed);
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+        push_digits(out, if second == 0 { first } else { digits }, 1);
     }
-    Some(text)
+    true
 }
 
 /// [`go_g2`] by formatting `v` and reading it back.
@@ -503,13 +583,21 @@ mod tests {
     fn fast_percentages_equal_formatting_the_float() {
         for v in test_values().map(|v| v * 100.0) {
             if v > 0.0 && v < 1.0 {
-                if let Some(fast) = go_g2_fast(v) {
+                let mut fast = String::new();
+                if push_go_g2_fast(&mut fast, v) {
                     assert_eq!(fast, go_g2_formatted(v), "{v:e}");
                 }
             } else {
                 assert_eq!(two_decimals(v), format!("{v:.2}"), "{v:e}");
             }
         }
+    }
+
+    /// `v` as [`push_two_decimals`] appends it.
+    fn two_decimals(v: f64) -> String {
+        let mut out = String::new();
+        push_two_decimals(&mut out, v);
+        out
     }
 
     #[test]

@@ -11,7 +11,7 @@ use profile_model::codec::DecodeOptions;
 use profile_model::filter::regex_error;
 use profile_model::frames::FrameTable;
 use profile_model::peek::PeekEdge;
-use profile_model::units::pprof_percent;
+use profile_model::units::{PprofValues, pprof_percent};
 
 use super::report::{self, Loaded};
 use super::top::ServerQueryArgs;
@@ -71,10 +71,10 @@ pub fn run(args: &PeekArgs, decode: DecodeOptions) -> Result<(), CliError> {
         let _ = writeln!(
             out,
             "{:>10} {} {} {:>10} {}                | {}",
-            value(entry.row.flat),
+            value.format(entry.row.flat),
             pprof_percent(entry.row.flat, total),
             pprof_percent(flat_sum, total),
-            value(cum),
+            value.format(cum),
             pprof_percent(cum, total),
             frames.get(entry.row.frame).name
         );
@@ -90,14 +90,14 @@ fn write_edges(
     edges: &[PeekEdge],
     cum: i64,
     frames: &FrameTable,
-    value: &impl Fn(i64) -> String,
+    value: &PprofValues,
 ) {
     for e in edges {
         let inline = if e.inline { " (inline)" } else { "" };
         let _ = writeln!(
             out,
             "{:>50} {} |   {}{inline}",
-            value(e.weight),
+            value.format(e.weight),
             pprof_percent(e.weight, cum),
             frames.get(e.frame).name
         );

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use profile_model::codec::DecodeOptions;
-use profile_model::units::{self, pprof_output_unit, pprof_percent, pprof_value};
+use profile_model::units::{self, PprofValues, pprof_output_unit, pprof_percent, pprof_value};
 use profile_model::{Profile, ViewOptions};
 
 use capture::read::top::{TopHeader, header_of};
@@ -93,15 +93,13 @@ pub(super) fn value_format(
     unit: &str,
     total: i64,
     rows: impl Iterator<Item = (i64, i64)>,
-) -> impl Fn(i64) -> String {
+) -> PprofValues {
     let min_value = rows
         .map(|(flat, cum)| if flat != 0 { flat.abs() } else { cum.abs() })
         .filter(|v| *v > 0)
         .min()
         .unwrap_or(0);
-    let out_unit = pprof_output_unit(min_value, total, unit);
-    let unit = unit.to_string();
-    move |v| pprof_value(v, &unit, &out_unit)
+    PprofValues::new(unit, &pprof_output_unit(min_value, total, unit))
 }
 
 /// pprof's header: main binary, comments, type, time, duration and total, active
@@ -111,7 +109,7 @@ pub(super) fn write_header(
     header: &TopHeader,
     filters: &[String],
     (shown, total): (i64, i64),
-    value: &impl Fn(i64) -> String,
+    value: &PprofValues,
 ) {
     let (file, build_id) = &header.binary;
     if !file.is_empty() {
@@ -140,7 +138,7 @@ pub(super) fn write_header(
         let _ = writeln!(
             out,
             "Duration: {duration}, Total samples = {} {ratio}",
-            value(total)
+            value.format(total)
         );
     }
     if !filters.is_empty() {
@@ -152,9 +150,9 @@ pub(super) fn write_header(
     let _ = writeln!(
         out,
         "Showing nodes accounting for {}, {} of {} total",
-        value(shown),
+        value.format(shown),
         pprof_percent(shown, total).trim(),
-        value(total)
+        value.format(total)
     );
 }
 

@@ -8,7 +8,7 @@ use clap::Args;
 use profile_model::Profile;
 use profile_model::codec::DecodeOptions;
 use profile_model::top::InlineMark;
-use profile_model::units::pprof_percent;
+use profile_model::units::push_pprof_percent;
 
 use capture::read::top::{TopHeader, TopSummed, sum_top, top_of_profile};
 use capture::{ProfileSource, Progress, QueryTime, TimeRange};
@@ -248,20 +248,34 @@ fn text(
         "{:>10} {:>5}% {:>5}% {:>10} {:>5}%",
         "flat", "flat", "sum", "cum", "cum"
     );
+    // Each row appended piece by piece, as `{:>10} {} {} {:>10} {}  {}{}` would write
+    // it, with no string made per value: a large profile has tens of thousands of rows.
     let mut sum = 0i64;
+    let mut field = String::new();
+    let mut push_value = |out: &mut String, v: i64| {
+        field.clear();
+        value.push(&mut field, v);
+        out.extend(std::iter::repeat_n(
+            ' ',
+            10usize.saturating_sub(field.chars().count()),
+        ));
+        out.push_str(&field);
+    };
     for r in rows {
         sum = sum.wrapping_add(r.flat);
-        let _ = writeln!(
-            out,
-            "{:>10} {} {} {:>10} {}  {}{}",
-            value(r.flat),
-            pprof_percent(r.flat, total),
-            pprof_percent(sum, total),
-            value(r.cum),
-            pprof_percent(r.cum, total),
-            r.name,
-            r.inline.suffix()
-        );
+        push_value(&mut out, r.flat);
+        out.push(' ');
+        push_pprof_percent(&mut out, r.flat, total);
+        out.push(' ');
+        push_pprof_percent(&mut out, sum, total);
+        out.push(' ');
+        push_value(&mut out, r.cum);
+        out.push(' ');
+        push_pprof_percent(&mut out, r.cum, total);
+        out.push_str("  ");
+        out.push_str(r.name);
+        out.push_str(r.inline.suffix());
+        out.push('\n');
     }
     out
 }
