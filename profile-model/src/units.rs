@@ -408,50 +408,27 @@ pub fn push_pprof_percent(out: &mut String, value: i64, total: i64) {
 /// Appends Go's `%.2g` of a `v` in (0, 1) (two significant digits, trailing zeros
 /// dropped, exponent form for exponents below -4) from its two rounded digits,
 /// without formatting floats; appends nothing and says `false` where
-/// [`rounded_digits`] cannot decide, or for 0.
+/// [`go_g2_digits`] cannot decide.
 fn push_go_g2_fast(out: &mut String, v: f64) -> bool {
-    if v <= 0.0 || v >= 1.0 || v.is_nan() {
-        return false;
-    }
-    // The exponent of the leading digit, corrected where log10 is off by one.
-    let mut exp = v.log10().floor() as i32;
-    let Some(mut digits) = rounded_digits(v, 1 - exp) else {
+    let Some((digits, exp)) = go_g2_digits(v) else {
         return false;
     };
-    if digits < 10 {
-        exp -= 1;
-        let Some(d) = rounded_digits(v, 1 - exp) else {
-            return false;
-        };
-        digits = d;
-    }
-    if digits >= 100 {
-        // Rounded up to the next power of ten (0.0999 → 0.1), or log10 was low.
-        exp += 1;
-        let Some(d) = rounded_digits(v, 1 - exp) else {
-            return false;
-        };
-        digits = d;
-    }
-    if !(10..100).contains(&digits) {
-        return false;
-    }
     let (first, second) = (digits / 10, digits % 10);
-    if exp < -4 {
+    // `first`, then `.second` unless it is 0.
+    let push_mantissa = |out: &mut String| {
         push_digits(out, first, 1);
         if second != 0 {
             out.push('.');
             push_digits(out, second, 1);
         }
+    };
+    if exp < -4 {
+        push_mantissa(out);
         out.push_str("e-");
         push_digits(out, u64::from(exp.unsigned_abs()), 2);
     } else if exp >= 0 {
         // Only 1 (from 0.995 and up) is reached below 1.
-        push_digits(out, first, 1);
-        if second != 0 {
-            out.push('.');
-            push_digits(out, second, 1);
-        }
+        push_mantissa(out);
     } else {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
@@ -460,7 +437,28 @@ fn push_go_g2_fast(out: &mut String, v: f64) -> bool {
     true
 }
 
-/// [`go_g2`] by formatting `v` and reading it back.
+/// The two significant digits of a `v` in (0, 1), rounded (10..=99), and the exponent
+/// of the first; `None` where [`rounded_digits`] cannot decide, or for 0.
+fn go_g2_digits(v: f64) -> Option<(u64, i32)> {
+    if v <= 0.0 || v >= 1.0 || v.is_nan() {
+        return None;
+    }
+    // The exponent of the leading digit, corrected where log10 is off by one.
+    let mut exp = v.log10().floor() as i32;
+    let mut digits = rounded_digits(v, 1 - exp)?;
+    if digits < 10 {
+        exp -= 1;
+        digits = rounded_digits(v, 1 - exp)?;
+    }
+    if digits >= 100 {
+        // Rounded up to the next power of ten (0.0999 → 0.1), or log10 was low.
+        exp += 1;
+        digits = rounded_digits(v, 1 - exp)?;
+    }
+    (10..100).contains(&digits).then_some((digits, exp))
+}
+
+/// Go's `%.2g` of `v` ([`push_go_g2_fast`]) by formatting `v` and reading it back.
 fn go_g2_formatted(v: f64) -> String {
     if v == 0.0 {
         return "0".to_string();
