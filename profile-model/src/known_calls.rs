@@ -8,7 +8,11 @@
 //! past 4,096 frames a second structure and a second counting loop). A set of more
 //! than one bucket is kept at most half full, so that nearly every caller is in its
 //! home bucket; the few that are not are found by a second look, on the counting
-//! loop's cold path.
+//! loop's cold path. A bitmap of every frame for the callees with the most callers
+//! (a few cache lines where their buckets take one per caller or two) was measured and
+//! dropped: on the 2,000-sample day it took a seventh of the look's first-level misses
+//! away, but choosing between bitmap and buckets with no branch added 15 instructions
+//! a look, and the whole run was 3% slower.
 
 use rustc_hash::FxHashSet;
 
